@@ -14,6 +14,8 @@ struct Hardware {
   std::string name;          // display name: "NVIDIA H100 SXM5 80GB"
   std::string vendor;
   double memory_bytes = 0;   // as the datasheet states it (80 GB = 80e9 bytes)
+  // What a driver reports as usable (H100 SXM: about 79.6 GiB), where known.
+  std::optional<double> usable_memory_bytes;
   std::string memory_type;
   double memory_bandwidth_bytes_per_s = 0;
   std::optional<double> tdp_watts;
