@@ -146,6 +146,28 @@ TEST_CASE("llama3-70b on 1024 GPUs: tp 8, pp 4, dp 32, ZeRO-1, seq 8192, SP, sel
   CHECK(v.headroom_bytes == doctest::Approx(80e9 - 32437264384.0));
 }
 
+TEST_CASE("expert parallelism: Mixtral 8x7B on 8 GPUs, ep 8, Megatron's estimator by hand") {
+  // mistralai/Mixtral-8x7B-v0.1: 46,702,792,704 params (HF). Per layer: attention 2·4096² + 2·4096·1024 =
+  // 41,943,040, two RMSNorms 8,192, router 8·4096 = 32,768 (41,984,000 replicated over the 8 GPUs);
+  // experts 8 × 3·4096·14336 = 1,409,286,144, of which one GPU holds 1/8 = 176,160,768.
+  // Dense on a GPU: 32 · 41,984,000 + embedding and untied head 2·32000·4096 + final norm 4096 = 1,605,636,096;
+  // experts 32 · 176,160,768 = 5,637,144,576.
+  Model m = llama3_70b();
+  m.key = "mixtral-8x7b";
+  m.layers = 32, m.d_model = 4096, m.heads = 32, m.d_ff = 14336, m.vocab = 32000;
+  m.moe = MoeSpec{8, 2, 0, 14336, 0};
+  Layout l = layout(1, 1, 8, 1);
+  l.ep = 8;
+  const LayoutMemory r = memory_per_gpu(m, l, setup("bf16-mixed-fp32-grads", 0, true, false));
+  CHECK(r.first.dense_params == doctest::Approx(1605636096.0));
+  CHECK(r.first.expert_params == doctest::Approx(5637144576.0));
+  // compute_weight_and_optimizer_memory with the distributed optimizer: dense × (6 + 12/dp) with dp = 8,
+  // experts × (6 + 12/edp) with edp = world/(etp·ep·pp) = 8/8 = 1: 1,605,636,096 · 7.5 + 5,637,144,576 · 18
+  // = 12,042,270,720 + 101,468,602,368 = 113,510,873,088.
+  CHECK(r.model_states_bytes == doctest::Approx(113510873088.0));
+  CHECK(l.expert_zero_ranks() == 1);
+}
+
 TEST_CASE("ZeRO-3 gather buffer and offload, against DeepSpeed's estimators") {
   // DeepSpeed docs/code-docs/source/memory.rst, estimate_zero3_model_states_mem_needs_all_cold for
   // 2851M params, 32M largest layer, 1 node × 8 GPUs: per GPU 6.09GB (nothing offloaded), 0.78GB

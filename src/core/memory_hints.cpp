@@ -123,9 +123,12 @@ std::vector<FitHint> fit_hints(const Model& m, const Layout& l, const MemorySetu
     consider("--gpus " + n(nl.gpus()), nl, s);
   }
   if (s.offload == Offload::none) {
+    // DeepSpeed offloads ZeRO's partitions (stages 1-3); with one replica there is nothing to partition.
     MemorySetup ns = s;
     ns.offload = Offload::optimizer;
-    consider("--offload optimizer", l, ns);
+    Layout nl = l;
+    if (l.zero_ranks() > 1 && l.zero == 0) nl.zero = 1;
+    consider(nl.zero != l.zero ? "--zero 1 --offload optimizer" : "--offload optimizer", nl, ns);
   }
   if (s.offload != Offload::parameters && l.zero_ranks() > 1) {
     MemorySetup ns = s;
