@@ -182,6 +182,15 @@ TEST_CASE("a layout: llama3-70b on 1024 H100s, tp 8, pp 4, ZeRO-1, SP, selective
   CHECK(j["stages"][1]["stage"] == 3);
   CHECK(j["stages"][1]["total_bytes"] == 16119098368LL);
   CHECK(j["stages"][0]["in_flight_micro_batches"] == 4);
+  CHECK(j["stages"][0]["in_flight_micro_batches"].is_number_integer());
+  CHECK(j["per_gpu"]["total_bytes"].is_number_integer());
+  // Interleaved, v = 5 (80 layers = 4 stages × 5 chunks of 4): the first stage holds
+  // 4·(1 + 3/20) = 4.6 micro-batches: 20 × 281,280,512 × 4.6 = 25,877,807,104, + token ids
+  // 65,536 × 4.6 = 301,465.6 → 25,878,108,569.6, printed as whole bytes.
+  auto v5 = json_of("--model llama3-70b --gpus 1024 --tp 8 --pp 4 --interleave 5 --zero 1 --seq 8192 --sequence-parallel "
+                    "--hardware h100-sxm");
+  CHECK(v5["stages"][0]["in_flight_micro_batches"].get<double>() == doctest::Approx(4.6));
+  CHECK(v5["activations_bytes"] == 25878108570LL);
   CHECK(j["seq_len"] == 8192);
   const auto text = run_napkin("memory --model llama3-70b --gpus 1024 --tp 8 --pp 4 --zero 1 --seq 8192 --sequence-parallel");
   CHECK(text.exit_code == 0);

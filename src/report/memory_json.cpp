@@ -7,6 +7,10 @@ namespace napkin {
 namespace {
 
 nlohmann::json count(double v) { return nlohmann::json(static_cast<long long>(std::floor(v))); }
+// A whole value as an integer (4 micro-batches in flight), a fraction as it is (31/3 interleaved).
+nlohmann::json number(double v) {
+  return v == std::floor(v) && std::fabs(v) < 9e15 ? nlohmann::json(static_cast<long long>(v)) : nlohmann::json(v);
+}
 
 nlohmann::json bpp_json(const BytesPerParam& b) {
   return {{"weights", b.weights}, {"grads", b.grads}, {"master", b.master}, {"optimizer", b.optimizer}, {"total", b.total()}};
@@ -27,7 +31,7 @@ nlohmann::json stage_json(const StageMemory& g) {
           {"optimizer_bytes", json_bytes(g.optimizer_bytes)},
           {"gather_buffer_bytes", json_bytes(g.gather_buffer_bytes)},
           {"model_states_bytes", json_bytes(g.model_states_bytes)},
-          {"in_flight_micro_batches", g.in_flight},
+          {"in_flight_micro_batches", number(g.in_flight)},
           {"layers_activations_bytes", json_bytes(g.layers_in_flight_bytes)},
           {"recompute_working_bytes", json_bytes(g.recompute_working_bytes)},
           {"embedding_activations_bytes", json_bytes(g.embedding_bytes)},
@@ -121,12 +125,12 @@ nlohmann::json memory_json(const MemoryReport& r) {
                         {"recompute", recompute_name(l.recompute)},
                         {"flash_attention", c.flash_attention},
                         {"dropout", c.dropout},
-                        {"value_bytes", c.value_bytes},
+                        {"value_bytes", number(c.value_bytes)},
                         {"layer_terms", rows},
                         {"layer_full_bytes", json_bytes(layer.full_bytes)},
                         {"layer_stored_bytes", json_bytes(layer.stored_bytes)},
                         {"layers_bytes", json_bytes(g.layers_in_flight_bytes)},
-                        {"in_flight_micro_batches", g.in_flight},
+                        {"in_flight_micro_batches", number(g.in_flight)},
                         {"recompute_working_bytes", json_bytes(g.recompute_working_bytes)},
                         {"embedding_bytes", json_bytes(g.embedding_bytes)},
                         {"output_bytes", json_bytes(g.output_bytes)},
