@@ -12,6 +12,7 @@
 #include "cli_helpers.hpp"
 #include "core/error.hpp"
 #include "spec/registry.hpp"
+#include "spec/spec_loader.hpp"
 #include "spec/spec_file.hpp"
 
 using namespace napkin;
@@ -147,4 +148,130 @@ TEST_CASE("a spec folder with a symlink loop, a FIFO or no read permission") {
           closed + ": cannot list the spec folder: Permission denied");
   }
   fs::permissions(tmp / "closed", fs::perms::owner_all);
+}
+
+namespace {
+
+const char* kCardFull = R"(name = "Test Card"
+vendor = "Acme"
+memory_bytes = 24e9
+memory_bandwidth_bytes_per_s = 1e12
+tdp_watts = 300
+tensor_figures_quoted_sparse = true
+source = "made up for a test"
+device_names = ["Acme Test Card"]
+notes = "n"
+
+[dense_tflops]
+bf16 = 100
+)";
+
+const char* kMoeModel = R"(name = "Tiny MoE"
+source = "a test"
+layers = 4
+d_model = 64
+heads = 8
+d_ff = 256
+mlp = "swiglu"
+vocab = 1000
+context = 128
+tied_embeddings = false
+positions = "rotary"
+bias = "none"
+norm = "rmsnorm"
+
+[moe]
+experts = 8
+experts_per_token = 2
+d_ff_expert = 128
+dense_layers = 1
+)";
+
+std::string with(std::string s, const std::string& from, const std::string& to) {
+  const auto i = s.find(from);
+  REQUIRE(i != std::string::npos);
+  return s.replace(i, from.size(), to);
+}
+
+std::string spec_error(const std::string& text) {
+  return error_of([&] { parse_spec(text, "x.toml", "x"); });
+}
+
+}  // namespace
+
+TEST_CASE("good specs for the bounds tests load") {
+  CHECK(std::get<Hardware>(parse_spec(kCardFull, "x.toml", "x")).dense_peak(Dtype::bf16).value() == 100e12);
+  CHECK(std::get<Model>(parse_spec(kMoeModel, "x.toml", "x")).moe->experts == 8);
+}
+
+TEST_CASE("hardware values out of range: file:line:col, the bound and what was found") {
+  // bf16 sits on line 12, column 8, of kCardFull.
+  CHECK(spec_error(with(kCardFull, "bf16 = 100", "bf16 = 1e308")) ==
+        "x.toml:12:8: dense_tflops.bf16: must be at most 1e7 TFLOP/s, found 1e308");
+  CHECK(spec_error(with(kCardFull, "bf16 = 100", "bf16 = inf")) ==
+        "x.toml:12:8: dense_tflops.bf16: must be a finite number, found inf");
+  CHECK(spec_error(with(kCardFull, "bf16 = 100", "bf16 = nan")) ==
+        "x.toml:12:8: dense_tflops.bf16: must be a finite number, found nan");
+  CHECK(spec_error(with(kCardFull, "bf16 = 100", "bf16 = 1e-300")) ==
+        "x.toml:12:8: dense_tflops.bf16: must be at least 1e-6 TFLOP/s, found 1e-300");
+  CHECK(spec_error(with(kCardFull, "memory_bytes = 24e9", "memory_bytes = 1e308")) ==
+        "x.toml:3:16: memory_bytes: must be at most 1e15 bytes, found 1e308");
+  CHECK(spec_error(with(kCardFull, "memory_bytes = 24e9", "memory_bytes = \"1e300GB\"")) ==
+        "x.toml:3:16: memory_bytes: '1e300GB' overflows");
+  CHECK(spec_error(with(kCardFull, "memory_bytes = 24e9", "memory_bytes = \"1e10GB\"")) ==
+        "x.toml:3:16: memory_bytes: must be at most 1e15 bytes, found 1e19");
+  CHECK(spec_error(with(kCardFull, "memory_bytes = 24e9", "memory_bytes = -inf")) ==
+        "x.toml:3:16: memory_bytes: must be a finite number, found -inf");
+  CHECK(spec_error(with(kCardFull, "memory_bandwidth_bytes_per_s = 1e12", "memory_bandwidth_bytes_per_s = 1e18")) ==
+        "x.toml:4:32: memory_bandwidth_bytes_per_s: must be at most 1e17 bytes/s, found 1e18");
+  CHECK(spec_error(with(kCardFull, "tdp_watts = 300", "tdp_watts = 1e9")) ==
+        "x.toml:5:13: tdp_watts: must be at most 1e6 W, found 1e9");
+  // An empty [dense_tflops] table.
+  CHECK(spec_error(with(kCardFull, "bf16 = 100\n", "")).find(
+            "dense_tflops: lists no dtype; give at least one (bf16 = 989.5)") != std::string::npos);
+}
+
+TEST_CASE("hardware strings: never empty, device_names an array of non-empty strings") {
+  CHECK(spec_error(with(kCardFull, "name = \"Test Card\"", "name = \"\"")) == "x.toml:1:8: name: must not be empty");
+  CHECK(spec_error(with(kCardFull, "notes = \"n\"", "notes = \"\"")) == "x.toml:9:9: notes: must not be empty");
+  CHECK(spec_error(with(kCardFull, "name = \"Test Card\"", "name = 5")) ==
+        "x.toml:1:8: name: expected a string, found an integer");
+  CHECK(spec_error(with(kCardFull, "[\"Acme Test Card\"]", "\"Acme Test Card\"")) ==
+        "x.toml:8:16: device_names: expected an array of strings, found a string");
+  CHECK(spec_error(with(kCardFull, "[\"Acme Test Card\"]", "[\"A\", 3]")) ==
+        "x.toml:8:22: device_names: expected strings only, found an integer");
+  CHECK(spec_error(with(kCardFull, "[\"Acme Test Card\"]", "[\"\"]")) ==
+        "x.toml:8:17: device_names: must not hold an empty string");
+}
+
+TEST_CASE("model counts out of range: every count has a bound, stated in the error") {
+  // layers is on line 3, column 10; d_model on line 4, column 11.
+  CHECK(spec_error(with(kMoeModel, "layers = 4", "layers = 9223372036854775807")) ==
+        "x.toml:3:10: layers: must be at most 65536, found 9223372036854775807");
+  CHECK(spec_error(with(kMoeModel, "layers = 4", "layers = -9223372036854775808")) ==
+        "x.toml:3:10: layers: must not be negative, found -9223372036854775808");
+  CHECK(spec_error(with(kMoeModel, "d_model = 64", "d_model = 2147483648")) ==
+        "x.toml:4:11: d_model: must be at most 1048576, found 2147483648");
+  CHECK(spec_error(with(kMoeModel, "heads = 8", "heads = 65537")).find("heads: must be at most 65536") != std::string::npos);
+  CHECK(spec_error(with(kMoeModel, "d_ff = 256", "d_ff = 4194305")).find("d_ff: must be at most 4194304") != std::string::npos);
+  CHECK(spec_error(with(kMoeModel, "vocab = 1000", "vocab = 16777217")).find("vocab: must be at most 16777216") != std::string::npos);
+  CHECK(spec_error(with(kMoeModel, "context = 128", "context = 1073741825")).find("context: must be at most 1073741824") != std::string::npos);
+  CHECK(spec_error(with(kMoeModel, "experts = 8", "experts = 65537")).find("moe.experts: must be at most 65536") != std::string::npos);
+  CHECK(spec_error(with(kMoeModel, "d_ff_expert = 128", "d_ff_expert = 1e3")).find("moe.d_ff_expert: expected an integer, found a number") != std::string::npos);
+  CHECK(spec_error(with(kMoeModel, "context = 128", "context = inf")).find("context: expected an integer, found a number") != std::string::npos);
+  // At the bound itself it loads.
+  CHECK(std::get<Model>(parse_spec(with(kMoeModel, "layers = 4", "layers = 65536"), "x.toml", "x")).layers == 65536);
+}
+
+TEST_CASE("model structure: moe a table, top-k within experts, dense layers fewer than layers") {
+  CHECK(spec_error(with(kMoeModel, "[moe]\nexperts = 8\nexperts_per_token = 2\nd_ff_expert = 128\ndense_layers = 1\n", "moe = 3\n")) ==
+        "x.toml:15:7: moe: expected a table, found an integer");
+  CHECK(spec_error(with(kMoeModel, "experts_per_token = 2", "experts_per_token = 9")) ==
+        "x.toml:17:21: moe.experts_per_token: exceeds experts (8)");
+  CHECK(spec_error(with(kMoeModel, "dense_layers = 1", "dense_layers = 4")) ==
+        "x.toml:19:16: moe.dense_layers: must be fewer than layers (4)");
+  CHECK(spec_error(with(kMoeModel, "name = \"Tiny MoE\"", "name = \"\"")) == "x.toml:1:8: name: must not be empty");
+  CHECK(spec_error(with(kMoeModel, "mlp = \"swiglu\"", "mlp = \"\"")) == "x.toml:7:7: mlp: must not be empty");
+  CHECK(spec_error(with(kMoeModel, "source = \"a test\"", "source = [\"a\"]")) ==
+        "x.toml:2:10: source: expected a string, found an array");
 }
