@@ -86,6 +86,22 @@ TEST_CASE("attention term: 12·L·H·Q·T per token (PaLM appendix B), causal ha
   CHECK(attention_flops_per_token(ds, 4096, false) == 6.0 * 61 * 128 * 4096 * 320);
 }
 
+TEST_CASE("sliding-window layers attend to at most the window") {
+  const SpecRegistry specs = SpecRegistry::builtin_only();
+  // Gemma 2 27B at 8192: 23 global layers attend to 8192 (4096 causal), 23 windowed ones to
+  // 4096 (causal 4096 - 4096²/16384 = 3072). 6 · 32 heads · (128 + 128) = 49,152 FLOPs per key:
+  // non-causal 49,152 · (23·8192 + 23·4096) = 13,891,534,848; causal 49,152 · 23 · (4096 + 3072) = 8,103,395,328.
+  const Model g = specs.model("gemma2-27b");
+  CHECK(attention_flops_per_token(g, 8192, false) == 13891534848.0);
+  CHECK(attention_flops_per_token(g, 8192, true) == 8103395328.0);
+  // Mistral 7B: all 32 layers windowed at 4096; at 4096 tokens the window changes nothing:
+  // 6 · 32 · 32 · 4096 · 256 = 6,442,450,944 non-causal.
+  const Model mi = specs.model("mistral-7b");
+  CHECK(attention_flops_per_token(mi, 4096, false) == 6442450944.0);
+  // at 32768 tokens only 4096 are attended: the same figure.
+  CHECK(attention_flops_per_token(mi, 32768, false) == 6442450944.0);
+}
+
 TEST_CASE("Chinchilla: D = 20·P and the compute-optimal split") {
   // Hoffmann et al. 2022: Chinchilla, 70B params on 1.4T tokens = 20 tokens per parameter;
   // C = 6 · 70e9 · 1.4e12 = 5.88e23 -> P = sqrt(5.88e23 / 120) = 7.0e10.

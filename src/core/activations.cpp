@@ -72,7 +72,7 @@ Layer layer_terms(const Model& m, const ActivationConfig& c, bool moe) {
   add("MLP input (norm output)", "B·s·b·h", B * sb * h);
   // Gated MLP: gate and up outputs, and their product (the down-projection input); the
   // activation of the gate is recomputed inside the fused kernel (Megatron bias_swiglu).
-  const bool gated = m.mlp == MlpKind::swiglu;
+  const bool gated = is_gated(m.mlp);
   const double per_f = gated ? 3 : 2;  // stored f-wide tensors per MLP
   const char* f_formula = gated ? "3·B·s·b·f" : "2·B·s·b·f";
   const char* f_name = gated ? "gate, up and down-projection inputs" : "GeLU input and output";
@@ -84,7 +84,7 @@ Layer layer_terms(const Model& m, const ActivationConfig& c, bool moe) {
     add(std::string("routed experts: ") + f_name, std::string("k·") + f_formula, k * per_f * B * sb * f);
     if (e.shared_experts > 0)
       add(std::string("shared experts: ") + f_name, std::string("n_shared·") + f_formula,
-          static_cast<double>(e.shared_experts) * per_f * B * sb * f);
+          static_cast<double>(e.shared_experts) * per_f * B * sb * static_cast<double>(shared_expert_width(e)));
   } else {
     add(f_name, f_formula, per_f * B * sb * static_cast<double>(m.d_ff));
   }
@@ -150,7 +150,12 @@ ActivationEstimate estimate_activations(const Model& m, const ActivationConfig& 
   if (m.moe)
     e.approximations.push_back("MoE: perfectly balanced routing, no capacity-factor padding or dropped tokens; every token's top-k expert copies kept");
   if (m.mla) e.approximations.push_back("MLA: q, k and v materialized per head after the up-projections; latent norms' inputs not counted");
-  if (m.mlp == MlpKind::swiglu) e.approximations.push_back("gated MLP: the gate's activation is recomputed in the fused kernel (Megatron bias_swiglu)");
+  if (is_gated(m.mlp)) e.approximations.push_back("gated MLP: the gate's activation is recomputed in the fused kernel (Megatron bias_swiglu)");
+  // Eager attention (Megatron's unfused softmax, Hugging Face "eager") applies a sliding window
+  // as a mask on the full s×s scores, so the stored softmax output does not shrink; only a
+  // windowed kernel (FlashAttention's window_size) saves work, and it stores no s² tensor at all.
+  if (m.sliding_window > 0 && m.windowed_layers > 0 && !c.flash_attention && c.seq > static_cast<double>(m.sliding_window))
+    e.approximations.push_back("sliding window: eager attention masks the full s×s scores, so windowed layers store as much as global ones");
   if (c.recompute == Recompute::selective && c.flash_attention)
     e.approximations.push_back("selective recomputation adds nothing to flash attention, which already recomputes the scores");
   return e;

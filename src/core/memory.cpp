@@ -62,7 +62,7 @@ void add_attention(const Model& m, MatrixSums& s) {
 }
 
 void add_mlp(const Model& m, double hidden, double count, MatrixSums& s) {
-  s.add(static_cast<double>(m.d_model), hidden, count * (m.mlp == MlpKind::swiglu ? 3 : 2));
+  s.add(static_cast<double>(m.d_model), hidden, count * (is_gated(m.mlp) ? 3 : 2));
 }
 
 }  // namespace
@@ -80,7 +80,8 @@ double adafactor_state_values_per_param(const Model& m) {
     add_attention(m, s);
     if (is_moe_layer(m, layer)) {
       const MoeSpec& e = *m.moe;
-      add_mlp(m, static_cast<double>(e.d_ff_expert), static_cast<double>(e.experts + e.shared_experts), s);
+      add_mlp(m, static_cast<double>(e.d_ff_expert), static_cast<double>(e.experts), s);
+      add_mlp(m, static_cast<double>(shared_expert_width(e)), static_cast<double>(e.shared_experts), s);
       s.add(static_cast<double>(e.experts), d);  // router
     } else {
       add_mlp(m, static_cast<double>(m.d_ff), 1, s);

@@ -23,8 +23,13 @@ double attention_flops_per_token(const Model& m, double seq_len, bool causal) {
   const double heads = static_cast<double>(m.heads);
   const double d_qk = m.mla ? static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim) : static_cast<double>(m.head_dim);
   const double d_v = m.mla ? static_cast<double>(m.mla->v_head_dim) : static_cast<double>(m.head_dim);
-  const double flops = 6.0 * static_cast<double>(m.layers) * heads * seq_len * (d_qk + d_v);
-  return causal ? flops / 2 : flops;
+  // Per layer and token: 2 FLOPs × 3 (forward + backward) × heads × keys attended × (d_qk + d_v).
+  // Windowed layers (Mistral 7B, Gemma-2's local layers) attend to at most `sliding_window` keys.
+  const double windowed = static_cast<double>(m.sliding_window > 0 ? m.windowed_layers : 0);
+  const double global = static_cast<double>(m.layers) - windowed;
+  const double keys = global * mean_keys_per_query(seq_len, 0, causal) +
+                      windowed * mean_keys_per_query(seq_len, m.sliding_window, causal);
+  return 6.0 * heads * keys * (d_qk + d_v);
 }
 
 TrainingRun solve_training(const TrainingQuery& q) {
