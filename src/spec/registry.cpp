@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/suggest.hpp"
 #include "spec/builtin_specs.hpp"
+#include "spec/hf_config.hpp"
 #include "spec/spec_loader.hpp"
 
 namespace napkin {
@@ -43,7 +44,7 @@ std::vector<std::string> toml_files_in(const fs::path& dir) {
 }  // namespace
 
 bool looks_like_path(std::string_view s) {
-  return s.find('/') != std::string_view::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".toml");
+  return s.find('/') != std::string_view::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".toml") || looks_like_hf_config(s);
 }
 
 void SpecRegistry::add_text(std::string_view text, const std::string& display_path, const std::string& key) {
@@ -88,11 +89,18 @@ Hardware SpecRegistry::hardware(std::string_view name) const {
 Model SpecRegistry::model(std::string_view name) const {
   if (looks_like_path(name)) {
     const std::string path(name);
+    if (auto hf = hf_model(path)) return hf->model;
     return parse_model(read_file(path), path, stem_of(path));
   }
   if (auto it = models_.find(std::string(name)); it != models_.end()) return it->second;
   throw Error("unknown model '" + std::string(name) + "'" + did_you_mean(name, keys_of(models_)) +
               " ('napkin models list' shows all)");
+}
+
+std::optional<HfImport> SpecRegistry::hf_model(std::string_view path) const {
+  auto config = hf_config_file(std::string(path));
+  if (!config) return std::nullopt;
+  return import_hf_config(read_file(*config), *config, hf_model_key(*config));
 }
 
 const Hardware* SpecRegistry::hardware_for_device(std::string_view device_name) const {

@@ -2,12 +2,14 @@
 // Every spec napkin knows: the built-in ones, then the user's (NAPKIN_SPEC_PATH, then
 // --spec, in order), a later one with the same name replacing an earlier one.
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/hardware.hpp"
 #include "core/model.hpp"
+#include "spec/hf_config.hpp"
 
 namespace napkin {
 
@@ -22,6 +24,9 @@ class SpecRegistry {
   // closest known names.
   Hardware hardware(std::string_view name_or_path) const;
   Model model(std::string_view name_or_path) const;
+  // A Hugging Face config.json (or a folder holding one) read as a model, with how each
+  // field was derived; nullopt when the path is not one (a TOML spec).
+  std::optional<HfImport> hf_model(std::string_view path) const;
 
   // The first hardware spec that lists `device_name` (as the driver reports it), if any.
   const Hardware* hardware_for_device(std::string_view device_name) const;
