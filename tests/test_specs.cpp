@@ -5,6 +5,7 @@
 #include <fstream>
 #include <string>
 
+#include "cli_helpers.hpp"
 #include "core/error.hpp"
 #include "spec/registry.hpp"
 #include "spec/spec_loader.hpp"
@@ -114,7 +115,7 @@ TEST_CASE("model spec: the new keys' errors name the key") {
   CHECK(error_of(g + "qk_norm = \"head\"\n").find("qk_norm") != std::string::npos);
   CHECK(error_of(g + "rotary_fraction = 0.5\n").find("rotary_fraction: needs positions = \"rotary\"") != std::string::npos);
   CHECK(error_of(replace(g, "positions = \"learned\"", "positions = \"rotary\"\nrotary_fraction = 1.5")).find("rotary_fraction: must lie in (0, 1]") != std::string::npos);
-  CHECK(error_of(g + "norms_per_layer = 9\n").find("norms_per_layer: at most 8") != std::string::npos);
+  CHECK(error_of(g + "norms_per_layer = 9\n").find("norms_per_layer: must be at most 8") != std::string::npos);
   CHECK(error_of(g + "[moe]\nexperts = 4\nexperts_per_token = 2\nd_ff_expert = 8\nshared_expert_gate = true\n")
             .find("moe.shared_expert_gate: needs shared_experts") != std::string::npos);
   CHECK(error_of(g + "qk_norm = \"full\"\n[mla]\nkv_lora_rank = 4\nqk_nope_head_dim = 4\nqk_rope_head_dim = 4\nv_head_dim = 4\n")
@@ -148,7 +149,8 @@ TEST_CASE("broken files: file:line:col: key: message") {
 }
 
 TEST_CASE("registry: names, suggestions, overrides and paths") {
-  const auto dir = std::filesystem::temp_directory_path() / "napkin_test_specs";
+  const napkin::test::TempDir tmp("napkin_test_specs");
+  const auto dir = tmp.path;
   std::filesystem::create_directories(dir / "hardware");
   {
     std::ofstream(dir / "hardware" / "h100-sxm.toml") << replace(kGoodHardware, "Test Card", "Overridden H100");
@@ -171,7 +173,6 @@ TEST_CASE("registry: names, suggestions, overrides and paths") {
   CHECK(user.hardware_for_device("Acme Test Card") != nullptr);
   CHECK(builtin.model((dir / "tiny.toml").string()).d_model == 64);  // a path works anywhere
   CHECK_THROWS_AS(SpecRegistry::load({(dir / "missing").string()}), Error);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("every built-in NVIDIA spec names the driver's device string") {

@@ -5,10 +5,6 @@ namespace {
 
 double dbl(long long v) { return static_cast<double>(v); }
 
-bool attention_has_qkv_bias(BiasKind b) { return b == BiasKind::qkv || b == BiasKind::attention || b == BiasKind::all; }
-bool attention_has_out_bias(BiasKind b) { return b == BiasKind::attention || b == BiasKind::all; }
-bool mlp_has_bias(BiasKind b) { return b == BiasKind::mlp || b == BiasKind::all; }
-
 }  // namespace
 
 double norm_params(const Model& m, long long width) {
@@ -39,8 +35,8 @@ double attention_params_per_layer(const Model& m) {
   const double q_width = h * dbl(m.head_dim);
   const double kv_width = dbl(m.kv_heads) * dbl(m.head_dim);
   double p = d * q_width + 2 * d * kv_width + q_width * d;
-  if (attention_has_qkv_bias(m.bias)) p += q_width + 2 * kv_width;
-  if (attention_has_out_bias(m.bias)) p += d;
+  if (has_qkv_bias(m.bias)) p += q_width + 2 * kv_width;
+  if (has_out_bias(m.bias)) p += d;
   // Transformer-XL relative attention (Dai et al. 2019, eq. in §3.3) projects the sinusoid
   // position encodings with its own W_{k,R} per layer: d_model x heads·head_dim. Chinchilla
   // and Gopher use it; without it Chinchilla 70B counts 64.7B instead of 70B.
@@ -55,7 +51,7 @@ double attention_params_per_layer(const Model& m) {
 double mlp_params(const Model& m, long long hidden) {
   const double d = dbl(m.d_model);
   const double f = dbl(hidden);
-  const bool bias = mlp_has_bias(m.bias);
+  const bool bias = has_mlp_bias(m.bias);
   if (is_gated(m.mlp)) return 3 * d * f + (bias ? 2 * f + d : 0);
   return 2 * d * f + (bias ? f + d : 0);
 }

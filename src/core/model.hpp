@@ -15,6 +15,9 @@ enum class Positions { learned, rotary, relative, alibi };
 // Which linear layers carry a bias: none; q/k/v only (Qwen2); attention = q/k/v and the
 // output projection (Llama with attention_bias); mlp = the MLP only (GPT-J); all.
 enum class BiasKind { none, qkv, attention, mlp, all };
+inline bool has_qkv_bias(BiasKind b) { return b == BiasKind::qkv || b == BiasKind::attention || b == BiasKind::all; }
+inline bool has_out_bias(BiasKind b) { return b == BiasKind::attention || b == BiasKind::all; }
+inline bool has_mlp_bias(BiasKind b) { return b == BiasKind::mlp || b == BiasKind::all; }
 enum class NormKind { layernorm, rmsnorm, nonparametric };
 
 // Sequential: x + attn(norm(x)), then + mlp(norm(.)). Parallel (GPT-J, GPT-NeoX, Falcon;
@@ -32,10 +35,11 @@ struct MoeSpec {
   long long experts_per_token = 0;  // top-k
   long long shared_experts = 0;     // always active
   long long d_ff_expert = 0;        // width of each routed expert
-  long long d_ff_shared = 0;        // width of each shared expert (Qwen2-MoE: 5632 ≠ 1408)
+  long long dense_layers = 0;       // leading layers with a dense MLP of width d_ff
+  // (after the fields above, so MoeSpec{experts, top_k, shared, d_ff_expert, dense} still reads)
+  long long d_ff_shared = 0;        // width of each shared expert (Qwen2-MoE: 5632 ≠ 1408); 0: d_ff_expert
   bool shared_expert_gate = false;  // Qwen2-MoE: a d_model -> 1 sigmoid gate on the shared expert
   bool router_bias = false;         // DeepSeek-V3: a per-expert score-correction bias
-  long long dense_layers = 0;       // leading layers with a dense MLP of width d_ff
 };
 
 // Multi-head latent attention (DeepSeek-V2 §2.1): low-rank compressed q and kv.

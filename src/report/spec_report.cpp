@@ -45,10 +45,6 @@ const char* norm_name(NormKind n) {
 const char* block_name(BlockKind b) { return b == BlockKind::parallel ? "parallel" : "sequential"; }
 const char* qk_norm_name(QkNorm q) { return q == QkNorm::per_head ? "per_head" : q == QkNorm::full ? "full" : "none"; }
 
-std::string seq_len_text(const Model& m) {
-  if (m.seq_len > 0) return fmt::format("{} ({})", m.seq_len, m.seq_len_source);
-  return fmt::format("not in the spec: attention is counted at the context, {}", m.context);
-}
 
 }  // namespace
 

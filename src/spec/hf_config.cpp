@@ -51,7 +51,7 @@ void read_llama_bias(HfReader& r, Model& m) {
 
 // Mistral-style sliding_window: a number applies to every layer, null or absent to none.
 void read_window_all(HfReader& r, Model& m) {
-  if (auto w = r.opt_count("sliding_window")) {
+  if (auto w = r.opt_count("sliding_window", "sliding_window")) {
     m.sliding_window = *w, m.windowed_layers = m.layers;
     r.derive("sliding_window", "sliding_window, on every layer");
   }
@@ -104,7 +104,7 @@ void read_deepseek(HfReader& r, Model& m, bool v3) {
   read_gated_mlp(r, m);
   if (r.flag_or("attention_bias", false, "bias")) r.fail("attention_bias", "napkin's MLA has no biases; napkin needs false");
   MlaSpec a;
-  a.q_lora_rank = r.opt_count("q_lora_rank").value_or(0);
+  a.q_lora_rank = r.opt_count("q_lora_rank", "mla.q_lora_rank").value_or(0);
   r.derive("mla.q_lora_rank", r.has("q_lora_rank") ? "q_lora_rank" : "q_lora_rank null: q is one full projection (DeepSeek-V2-Lite)");
   a.kv_lora_rank = r.count("kv_lora_rank", "mla.kv_lora_rank", "the kv latent rank");
   a.qk_nope_head_dim = r.count("qk_nope_head_dim", "mla.qk_nope_head_dim", "the non-rotary q/k head size");
@@ -172,7 +172,7 @@ void read_family(HfReader& r, Model& m, const std::string& family, const std::st
     m.heads = r.count("n_head", "heads", "the number of attention heads");
     m.kv_heads = m.heads;
     m.head_dim = r.divide(m.d_model, m.heads, "head_dim", "n_embd / n_head");
-    m.d_ff = r.opt_count("n_inner").value_or(4 * m.d_model);
+    m.d_ff = r.opt_count("n_inner", "d_ff").value_or(4 * m.d_model);
     r.derive("d_ff", r.has("n_inner") ? "n_inner" : "n_inner null: 4 × n_embd");
     m.vocab = r.count("vocab_size", "vocab", "the vocabulary size");
     m.context = r.count("n_positions", "context", "the position table's length");
@@ -188,7 +188,10 @@ void read_family(HfReader& r, Model& m, const std::string& family, const std::st
       m.block = BlockKind::parallel, m.norms_per_layer = 1;
       r.derive("block", "GPT-J: attention and MLP in parallel from one ln_1");
       r.derive("lm_head_bias", "GPT-J's lm_head has a bias");
-      if (auto rd = r.opt_count("rotary_dim")) m.rotary_fraction = static_cast<double>(*rd) / static_cast<double>(m.head_dim);
+      if (auto rd = r.opt_count("rotary_dim", "head_dim")) {
+        if (*rd > m.head_dim) r.fail("rotary_dim", "exceeds the head size (" + std::to_string(m.head_dim) + ")");
+        m.rotary_fraction = static_cast<double>(*rd) / static_cast<double>(m.head_dim);
+      }
       r.derive("rotary_fraction", "rotary_dim / head_dim (no parameters)");
       m.tied_embeddings = r.flag_or("tie_word_embeddings", false, "tied_embeddings");
     }
@@ -202,8 +205,8 @@ void read_family(HfReader& r, Model& m, const std::string& family, const std::st
     m.bias = r.flag_or("attention_bias", true, "bias") ? BiasKind::all : BiasKind::mlp;
     m.block = r.flag_or("use_parallel_residual", true, "block") ? BlockKind::parallel : BlockKind::sequential;
     r.derive("norms_per_layer", "input_layernorm and post_attention_layernorm (both kept in the parallel form)");
-    if (auto pct = r.opt_number("rotary_pct")) m.rotary_fraction = *pct;
-    else m.rotary_fraction = 0.25;
+    m.rotary_fraction = r.opt_number("rotary_pct").value_or(0.25);
+    if (m.rotary_fraction > 1) r.fail("rotary_pct", "must lie in (0, 1]");
     r.derive("rotary_fraction", r.has("rotary_pct") ? "rotary_pct (no parameters)" : "rotary_pct absent: GPTNeoXConfig's 0.25 (no parameters)");
     m.tied_embeddings = r.flag_or("tie_word_embeddings", false, "tied_embeddings");
     return;
@@ -254,7 +257,8 @@ void read_family(HfReader& r, Model& m, const std::string& family, const std::st
   } else if (family == "phi3") {
     r.derive("d_ff", "intermediate_size (gate_up_proj is 2 × this, fused)");
     read_window_all(r, m);
-    if (auto f = r.opt_number("partial_rotary_factor")) m.rotary_fraction = *f;
+    m.rotary_fraction = r.opt_number("partial_rotary_factor").value_or(1.0);
+    if (m.rotary_fraction > 1) r.fail("partial_rotary_factor", "must lie in (0, 1]");
   } else if (gemma) {
     read_llama_bias(r, m);
     if (family == "gemma2") {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "spec/toml_reader.hpp"
 
 namespace napkin {
 namespace {
@@ -15,6 +16,19 @@ std::string shown(const nlohmann::json& v) {
   std::string s = v.dump();
   if (s.size() > 40) s = s.substr(0, 37) + "...";
   return s;
+}
+
+// The same bounds as a TOML spec's (spec/toml_reader.hpp), by the napkin field a key becomes.
+long long bound_for(std::string_view napkin_key) {
+  const std::string k(napkin_key);
+  if (k == "layers" || k == "moe.dense_layers" || k == "sliding_window_layers" || k == "norms_per_layer") return bounds::kLayers;
+  if (k == "d_model" || k == "head_dim" || k.rfind("mla.", 0) == 0) return bounds::kWidth;
+  if (k == "d_ff" || k == "moe.d_ff_expert" || k == "moe.d_ff_shared") return bounds::kFfn;
+  if (k == "heads" || k == "kv_heads") return bounds::kHeads;
+  if (k == "vocab") return bounds::kVocab;
+  if (k == "context" || k == "sliding_window") return bounds::kContext;
+  if (k.rfind("moe.", 0) == 0) return bounds::kExperts;
+  return static_cast<long long>(max_count);
 }
 
 }  // namespace
@@ -69,26 +83,32 @@ void HfReader::derive(std::string_view napkin_key, const std::string& how) {
 
 void HfReader::note(const std::string& text) { out_.notes.push_back(text); }
 
-std::optional<long long> HfReader::opt_count(std::string_view key) {
+std::optional<long long> HfReader::opt_count(std::string_view key, std::string_view napkin_key) {
   const nlohmann::json* v = find(key);
   if (!v) return std::nullopt;
   if (!v->is_number()) fail(key, "expected a whole number, found " + shown(*v));
   const double d = v->get<double>();
   if (!(d >= 1 && d < max_count && d == std::floor(d))) fail(key, "expected a whole number from 1 to 2^53, found " + shown(*v));
-  return static_cast<long long>(d);
+  return napkin_key.empty() ? static_cast<long long>(d) : bounded(key, napkin_key, static_cast<long long>(d));
+}
+
+long long HfReader::bounded(std::string_view key, std::string_view napkin_key, long long v) const {
+  const long long max = bound_for(napkin_key);
+  if (v > max) fail(key, "is " + std::to_string(v) + ", above napkin's bound of " + std::to_string(max) + " for " + std::string(napkin_key));
+  return v;
 }
 
 long long HfReader::count(std::string_view key, std::string_view napkin_key, std::string_view what) {
   auto v = opt_count(key);
   if (!v) fail(key, "missing; napkin needs " + std::string(what));
   derive(napkin_key, std::string(key));
-  return *v;
+  return bounded(key, napkin_key, *v);
 }
 
 long long HfReader::count_or(std::string_view key, std::string_view napkin_key, long long fallback, const std::string& why) {
   if (auto v = opt_count(key)) {
     derive(napkin_key, std::string(key));
-    return *v;
+    return bounded(key, napkin_key, *v);
   }
   derive(napkin_key, std::string(key) + " " + why);
   return fallback;

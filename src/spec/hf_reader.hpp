@@ -26,7 +26,8 @@ class HfReader {
   long long count(std::string_view key, std::string_view napkin_key, std::string_view what);
   // The same, or `fallback` when absent (a default the transformers class documents: `why`).
   long long count_or(std::string_view key, std::string_view napkin_key, long long fallback, const std::string& why);
-  std::optional<long long> opt_count(std::string_view key);
+  // Optional; bounded like `napkin_key` when one is given.
+  std::optional<long long> opt_count(std::string_view key, std::string_view napkin_key = {});
   std::optional<double> opt_number(std::string_view key);  // positive, finite
   bool flag_or(std::string_view key, bool fallback, std::string_view napkin_key);
   std::string string_or(std::string_view key, const std::string& fallback);
@@ -40,6 +41,7 @@ class HfReader {
 
  private:
   const nlohmann::json* find(std::string_view key) const;
+  long long bounded(std::string_view key, std::string_view napkin_key, long long v) const;
   const nlohmann::json& j_;
   std::string path_;
   HfImport& out_;

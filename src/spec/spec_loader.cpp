@@ -13,10 +13,12 @@ Hardware read_hardware(const toml::table& root, const std::string& path, const s
   h.origin = path;
   h.name = r.required_string("name");
   h.vendor = r.required_string("vendor");
-  h.memory_bytes = r.required_quantity("memory_bytes", QuantityKind::bytes);
+  h.memory_bytes = r.required_quantity("memory_bytes", QuantityKind::bytes, bounds::kMemoryBytes);
+  // What a driver reports as the device's total (nvidia-smi's memory.total), where known.
+  h.usable_memory_bytes = r.optional_quantity("usable_memory_bytes", QuantityKind::bytes, bounds::kMemoryBytes);
   h.memory_type = r.optional_string("memory_type").value_or("");
-  h.memory_bandwidth_bytes_per_s = r.required_quantity("memory_bandwidth_bytes_per_s", QuantityKind::bytes);
-  h.tdp_watts = r.optional_quantity("tdp_watts", QuantityKind::count);
+  h.memory_bandwidth_bytes_per_s = r.required_quantity("memory_bandwidth_bytes_per_s", QuantityKind::bytes, bounds::kBandwidthBytesPerS);
+  h.tdp_watts = r.optional_quantity("tdp_watts", QuantityKind::count, bounds::kWatts);
   h.tensor_figures_quoted_sparse = r.required_bool("tensor_figures_quoted_sparse");
   h.source = r.required_string("source");
   h.device_names = r.optional_string_array("device_names");
@@ -25,7 +27,7 @@ Hardware read_hardware(const toml::table& root, const std::string& path, const s
   if (!peaks) r.fail(nullptr, "dense_tflops", "missing required table of dense peak TFLOP/s per dtype");
   TomlReader p(*peaks, path, "dense_tflops");
   for (Dtype d : all_dtypes) {
-    if (auto tflops = p.optional_quantity(dtype_name(d), QuantityKind::count))
+    if (auto tflops = p.optional_quantity(dtype_name(d), QuantityKind::count, bounds::kPeakTflops))
       h.dense_peak_flops_per_s[d] = *tflops * 1e12;
   }
   p.finish();
@@ -54,14 +56,14 @@ Enum choose_or(TomlReader& r, const toml::table& t, std::string_view key, Enum f
 MoeSpec read_moe(const toml::table& t, const std::string& path, long long layers) {
   TomlReader e(t, path, "moe");
   MoeSpec moe;
-  moe.experts = e.required_positive_int("experts");
-  moe.experts_per_token = e.required_positive_int("experts_per_token");
-  moe.shared_experts = e.optional_nonnegative_int("shared_experts").value_or(0);
-  moe.d_ff_expert = e.required_positive_int("d_ff_expert");
-  moe.d_ff_shared = e.optional_positive_int("d_ff_shared").value_or(moe.d_ff_expert);
+  moe.experts = e.required_positive_int("experts", bounds::kExperts);
+  moe.experts_per_token = e.required_positive_int("experts_per_token", bounds::kExperts);
+  moe.shared_experts = e.optional_nonnegative_int("shared_experts", bounds::kExperts).value_or(0);
+  moe.d_ff_expert = e.required_positive_int("d_ff_expert", bounds::kFfn);
+  moe.d_ff_shared = e.optional_positive_int("d_ff_shared", bounds::kFfn).value_or(moe.d_ff_expert);
   moe.shared_expert_gate = e.optional_bool("shared_expert_gate").value_or(false);
   moe.router_bias = e.optional_bool("router_bias").value_or(false);
-  moe.dense_layers = e.optional_nonnegative_int("dense_layers").value_or(0);
+  moe.dense_layers = e.optional_nonnegative_int("dense_layers", bounds::kLayers).value_or(0);
   if (moe.experts_per_token > moe.experts)
     e.fail(t.get("experts_per_token"), "experts_per_token", "exceeds experts (" + std::to_string(moe.experts) + ")");
   if (moe.dense_layers >= layers)
@@ -75,11 +77,11 @@ MoeSpec read_moe(const toml::table& t, const std::string& path, long long layers
 MlaSpec read_mla(const toml::table& t, const std::string& path) {
   TomlReader a(t, path, "mla");
   MlaSpec mla;
-  mla.q_lora_rank = a.optional_nonnegative_int("q_lora_rank").value_or(0);
-  mla.kv_lora_rank = a.required_positive_int("kv_lora_rank");
-  mla.qk_nope_head_dim = a.required_positive_int("qk_nope_head_dim");
-  mla.qk_rope_head_dim = a.required_positive_int("qk_rope_head_dim");
-  mla.v_head_dim = a.required_positive_int("v_head_dim");
+  mla.q_lora_rank = a.optional_nonnegative_int("q_lora_rank", bounds::kWidth).value_or(0);
+  mla.kv_lora_rank = a.required_positive_int("kv_lora_rank", bounds::kWidth);
+  mla.qk_nope_head_dim = a.required_positive_int("qk_nope_head_dim", bounds::kWidth);
+  mla.qk_rope_head_dim = a.required_positive_int("qk_rope_head_dim", bounds::kWidth);
+  mla.v_head_dim = a.required_positive_int("v_head_dim", bounds::kWidth);
   a.finish();
   return mla;
 }
@@ -87,7 +89,7 @@ MlaSpec read_mla(const toml::table& t, const std::string& path) {
 // sliding_window = W with sliding_window_layers = "all" (Mistral 7B v0.1), "alternate"
 // (Gemma-2: layers 0, 2, 4, ... windowed) or a count of layers.
 void read_sliding_window(TomlReader& r, const toml::table& root, Model& m) {
-  const auto window = r.optional_positive_int("sliding_window");
+  const auto window = r.optional_positive_int("sliding_window", bounds::kContext);
   const toml::node* which = root.get("sliding_window_layers");
   if (!window) {
     if (which) r.fail(which, "sliding_window_layers", "given without sliding_window");
@@ -95,7 +97,7 @@ void read_sliding_window(TomlReader& r, const toml::table& root, Model& m) {
   }
   m.sliding_window = *window;
   if (which && which->is_integer()) {
-    m.windowed_layers = r.required_positive_int("sliding_window_layers");
+    m.windowed_layers = r.required_positive_int("sliding_window_layers", bounds::kLayers);
     if (m.windowed_layers > m.layers)
       r.fail(which, "sliding_window_layers", "exceeds layers (" + std::to_string(m.layers) + ")");
     return;
@@ -112,24 +114,24 @@ Model read_model(const toml::table& root, const std::string& path, const std::st
   m.name = r.required_string("name");
   m.source = r.required_string("source");
   m.notes = r.optional_string("notes").value_or("");
-  m.layers = r.required_positive_int("layers");
-  m.d_model = r.required_positive_int("d_model");
-  m.heads = r.required_positive_int("heads");
-  m.kv_heads = r.optional_positive_int("kv_heads").value_or(m.heads);
+  m.layers = r.required_positive_int("layers", bounds::kLayers);
+  m.d_model = r.required_positive_int("d_model", bounds::kWidth);
+  m.heads = r.required_positive_int("heads", bounds::kHeads);
+  m.kv_heads = r.optional_positive_int("kv_heads", bounds::kHeads).value_or(m.heads);
   if (m.heads % m.kv_heads != 0)
     r.fail(root.get("kv_heads"), "kv_heads", "must divide heads (" + std::to_string(m.heads) + "), found " + std::to_string(m.kv_heads));
-  if (auto hd = r.optional_positive_int("head_dim")) {
+  if (auto hd = r.optional_positive_int("head_dim", bounds::kWidth)) {
     m.head_dim = *hd;
   } else {
     if (m.d_model % m.heads != 0)
       r.fail(nullptr, "head_dim", "missing, and d_model is not a multiple of heads; give head_dim");
     m.head_dim = m.d_model / m.heads;
   }
-  m.d_ff = r.required_positive_int("d_ff");
+  m.d_ff = r.required_positive_int("d_ff", bounds::kFfn);
   m.mlp = choose<MlpKind>(r, "mlp", {{"gelu", MlpKind::gelu}, {"swiglu", MlpKind::swiglu}, {"geglu", MlpKind::geglu}});
-  m.vocab = r.required_positive_int("vocab");
-  m.context = r.required_positive_int("context");
-  if (auto s = r.optional_positive_int("seq_len")) {
+  m.vocab = r.required_positive_int("vocab", bounds::kVocab);
+  m.context = r.required_positive_int("context", bounds::kContext);
+  if (auto s = r.optional_positive_int("seq_len", bounds::kContext)) {
     m.seq_len = *s;
     m.seq_len_source = r.optional_string("seq_len_source").value_or("");
     if (m.seq_len_source.empty()) r.fail(root.get("seq_len"), "seq_len_source", "missing: say where the pre-training sequence length comes from");
@@ -151,8 +153,7 @@ Model read_model(const toml::table& root, const std::string& path, const std::st
                                         {"nonparametric", NormKind::nonparametric}});
   m.block = choose_or<BlockKind>(r, root, "block", BlockKind::sequential,
                                  {{"sequential", BlockKind::sequential}, {"parallel", BlockKind::parallel}});
-  m.norms_per_layer = r.optional_nonnegative_int("norms_per_layer").value_or(2);
-  if (m.norms_per_layer > 8) r.fail(root.get("norms_per_layer"), "norms_per_layer", "at most 8 (Gemma-2 has 4)");
+  m.norms_per_layer = r.optional_nonnegative_int("norms_per_layer", 8).value_or(2);
   m.qk_norm = choose_or<QkNorm>(r, root, "qk_norm", QkNorm::none,
                                 {{"none", QkNorm::none}, {"per_head", QkNorm::per_head}, {"full", QkNorm::full}});
   read_sliding_window(r, root, m);
