@@ -225,3 +225,16 @@ TEST_CASE("mean keys per query under a sliding window") {
   CHECK(mean_keys_per_query(2048, 4096, true) == 1024);
   CHECK(mean_keys_per_query(2048, 4096, false) == 2048);
 }
+
+TEST_CASE("the embedding share of the shipped 7-8B models (METHODOLOGY §1)") {
+  const SpecRegistry specs = SpecRegistry::builtin_only();
+  // Llama 3 8B: embedding and untied head 2 · 128256 · 4096 = 1,050,673,152 of 8,030,261,248 = 13.08%.
+  const ParamCount l = count_params(specs.model("llama3-8b"));
+  CHECK(l.non_embedding() == 8030261248.0 - 1050673152.0);
+  CHECK((l.embedding + l.lm_head) / l.total == doctest::Approx(0.130839).epsilon(1e-5));
+  // Qwen2.5 7B: 2 · 152064 · 3584 = 1,089,994,752 of 7,615,616,512 = 14.31%; the model card's
+  // 6.53B non-embedding is 7,615,616,512 - 1,089,994,752 = 6,525,621,760.
+  const ParamCount q = count_params(specs.model("qwen2.5-7b"));
+  CHECK(q.non_embedding() == 6525621760.0);
+  CHECK((q.embedding + q.lm_head) / q.total == doctest::Approx(0.143126).epsilon(1e-5));
+}

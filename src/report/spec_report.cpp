@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "report/format.hpp"
+#include "report/json_count.hpp"
 #include "report/table.hpp"
 
 namespace napkin {
@@ -33,12 +34,6 @@ const char* bias_name(BiasKind b) {
   }
   return "?";
 }
-// A count as a JSON integer when it is one and fits exactly; otherwise the double.
-nlohmann::json json_count(double v) {
-  if (v >= 0 && v < 9007199254740992.0 && v == static_cast<double>(static_cast<long long>(v))) return static_cast<long long>(v);
-  return v;
-}
-
 const char* norm_name(NormKind n) {
   return n == NormKind::layernorm ? "layernorm" : n == NormKind::rmsnorm ? "rmsnorm" : "nonparametric";
 }
@@ -75,7 +70,7 @@ std::string hardware_show_text(const Hardware& h) {
     for (const auto& n : h.device_names) names += (names.empty() ? "" : ", ") + n;
     kv.add("driver names", names);
   }
-  std::string out = fmt::format("{}\n{}\n", h.name, kv.render());
+  std::string out = fmt::format("{}\n{}", h.name, kv.render());  // render() ends its last line
   Table t;
   t.header = {"dtype", "dense peak", "2:4 sparse peak"};
   t.align = {Align::left, Align::right, Align::right};
