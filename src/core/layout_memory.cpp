@@ -35,7 +35,7 @@ struct ModelParams {
 ModelParams model_params(const Model& m) {
   const ParamCount c = count_params(m);
   const double d = static_cast<double>(m.d_model), h = static_cast<double>(m.heads), L = static_cast<double>(m.layers);
-  const double matrices = m.mlp == MlpKind::gelu ? 2 : 3;  // up, down; or gate, up, down
+  const double matrices = is_gated(m.mlp) ? 3 : 2;  // gate, up, down; or up, down
   ModelParams p;
   p.embedding_matrix = static_cast<double>(m.vocab) * d;
   p.positions = c.embedding - p.embedding_matrix;
@@ -67,11 +67,13 @@ ModelParams model_params(const Model& m) {
     const double dense_layers = L - moe_layers;
     const double moe_mlp = (c.mlp - dense_layers * dense_mlp) / moe_layers;  // one MoE layer's MLP part, all of it
     const double expert_weights = matrices * d * static_cast<double>(e.d_ff_expert);
+    const double shared_weights = matrices * d * static_cast<double>(shared_expert_width(e));  // each shared expert
     p.moe = a;
     p.moe.expert = E * expert_weights;
     p.moe.expert_replicated = E * (mlp_params(m, e.d_ff_expert) - expert_weights);  // per-expert biases: split over ep only
-    p.moe.tensor += shared * expert_weights;
-    p.moe.replicated += moe_mlp - p.moe.expert - p.moe.expert_replicated - shared * expert_weights;  // router, shared biases
+    p.moe.tensor += shared * shared_weights;
+    // The rest: the router (and its bias), the shared experts' biases and gate.
+    p.moe.replicated += moe_mlp - p.moe.expert - p.moe.expert_replicated - shared * shared_weights;
   }
   return p;
 }
@@ -123,7 +125,7 @@ double largest_matrix(const Model& m, const Layout& l, bool dense_layers, bool m
     const MoeSpec& e = *m.moe;
     take(d * static_cast<double>(e.d_ff_expert) / t);
     take(d * static_cast<double>(e.experts));  // router
-    take(d * static_cast<double>(e.d_ff_expert * e.shared_experts) / t);  // HF: one shared-expert MLP n_shared·f wide
+    take(d * static_cast<double>(shared_expert_width(e) * e.shared_experts) / t);  // HF: one shared-expert MLP n_shared·f wide
   }
   return x;
 }
@@ -169,6 +171,7 @@ StageMemory stage_memory(const Model& m, const Layout& l, const MemorySetup& s, 
   // The LM head: untied, its own matrix; tied, Megatron keeps a copy of the embedding on the
   // last stage when the two are on different stages (and syncs their gradients).
   if (g.lm_head && (!m.tied_embeddings || l.pp > 1)) g.dense_params += vocab_rows * d;
+  if (g.lm_head && m.lm_head_bias) g.dense_params += static_cast<double>(m.vocab);  // GPT-J
   if (g.lm_head) g.dense_params += mp.final_norm;
 
   const double P = g.dense_params, X = g.expert_params;

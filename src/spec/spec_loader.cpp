@@ -46,6 +46,66 @@ Enum choose(TomlReader& r, std::string_view key, const std::vector<std::pair<std
   return options.front().second;
 }
 
+// An optional choice: `fallback` when the key is absent.
+template <typename Enum>
+Enum choose_or(TomlReader& r, const toml::table& t, std::string_view key, Enum fallback,
+               const std::vector<std::pair<std::string, Enum>>& options) {
+  return t.contains(key) ? choose(r, key, options) : fallback;
+}
+
+MoeSpec read_moe(const toml::table& t, const std::string& path, long long layers) {
+  TomlReader e(t, path, "moe");
+  MoeSpec moe;
+  moe.experts = e.required_positive_int("experts", bounds::kExperts);
+  moe.experts_per_token = e.required_positive_int("experts_per_token", bounds::kExperts);
+  moe.shared_experts = e.optional_nonnegative_int("shared_experts", bounds::kExperts).value_or(0);
+  moe.d_ff_expert = e.required_positive_int("d_ff_expert", bounds::kFfn);
+  moe.d_ff_shared = e.optional_positive_int("d_ff_shared", bounds::kFfn).value_or(moe.d_ff_expert);
+  moe.shared_expert_gate = e.optional_bool("shared_expert_gate").value_or(false);
+  moe.router_bias = e.optional_bool("router_bias").value_or(false);
+  moe.dense_layers = e.optional_nonnegative_int("dense_layers", bounds::kLayers).value_or(0);
+  if (moe.experts_per_token > moe.experts)
+    e.fail(t.get("experts_per_token"), "experts_per_token", "exceeds experts (" + std::to_string(moe.experts) + ")");
+  if (moe.dense_layers >= layers)
+    e.fail(t.get("dense_layers"), "dense_layers", "must be fewer than layers (" + std::to_string(layers) + ")");
+  if (moe.shared_expert_gate && moe.shared_experts == 0)
+    e.fail(t.get("shared_expert_gate"), "shared_expert_gate", "needs shared_experts ≥ 1");
+  e.finish();
+  return moe;
+}
+
+MlaSpec read_mla(const toml::table& t, const std::string& path) {
+  TomlReader a(t, path, "mla");
+  MlaSpec mla;
+  mla.q_lora_rank = a.optional_nonnegative_int("q_lora_rank", bounds::kWidth).value_or(0);
+  mla.kv_lora_rank = a.required_positive_int("kv_lora_rank", bounds::kWidth);
+  mla.qk_nope_head_dim = a.required_positive_int("qk_nope_head_dim", bounds::kWidth);
+  mla.qk_rope_head_dim = a.required_positive_int("qk_rope_head_dim", bounds::kWidth);
+  mla.v_head_dim = a.required_positive_int("v_head_dim", bounds::kWidth);
+  a.finish();
+  return mla;
+}
+
+// sliding_window = W with sliding_window_layers = "all" (Mistral 7B v0.1), "alternate"
+// (Gemma-2: layers 0, 2, 4, ... windowed) or a count of layers.
+void read_sliding_window(TomlReader& r, const toml::table& root, Model& m) {
+  const auto window = r.optional_positive_int("sliding_window", bounds::kContext);
+  const toml::node* which = root.get("sliding_window_layers");
+  if (!window) {
+    if (which) r.fail(which, "sliding_window_layers", "given without sliding_window");
+    return;
+  }
+  m.sliding_window = *window;
+  if (which && which->is_integer()) {
+    m.windowed_layers = r.required_positive_int("sliding_window_layers", bounds::kLayers);
+    if (m.windowed_layers > m.layers)
+      r.fail(which, "sliding_window_layers", "exceeds layers (" + std::to_string(m.layers) + ")");
+    return;
+  }
+  const std::string how = which ? r.required_choice("sliding_window_layers", {"all", "alternate"}) : "all";
+  m.windowed_layers = how == "all" ? m.layers : (m.layers + 1) / 2;
+}
+
 Model read_model(const toml::table& root, const std::string& path, const std::string& key) {
   TomlReader r(root, path);
   Model m;
@@ -68,41 +128,38 @@ Model read_model(const toml::table& root, const std::string& path, const std::st
     m.head_dim = m.d_model / m.heads;
   }
   m.d_ff = r.required_positive_int("d_ff", bounds::kFfn);
-  m.mlp = choose<MlpKind>(r, "mlp", {{"gelu", MlpKind::gelu}, {"swiglu", MlpKind::swiglu}});
+  m.mlp = choose<MlpKind>(r, "mlp", {{"gelu", MlpKind::gelu}, {"swiglu", MlpKind::swiglu}, {"geglu", MlpKind::geglu}});
   m.vocab = r.required_positive_int("vocab", bounds::kVocab);
   m.context = r.required_positive_int("context", bounds::kContext);
+  if (auto s = r.optional_positive_int("seq_len", bounds::kContext)) {
+    m.seq_len = *s;
+    m.seq_len_source = r.optional_string("seq_len_source").value_or("");
+    if (m.seq_len_source.empty()) r.fail(root.get("seq_len"), "seq_len_source", "missing: say where the pre-training sequence length comes from");
+  } else if (root.contains("seq_len_source")) {
+    r.fail(root.get("seq_len_source"), "seq_len_source", "given without seq_len");
+  }
   m.tied_embeddings = r.required_bool("tied_embeddings");
   m.positions = choose<Positions>(r, "positions", {{"learned", Positions::learned}, {"rotary", Positions::rotary},
                                                    {"relative", Positions::relative}, {"alibi", Positions::alibi}});
-  m.bias = choose<BiasKind>(r, "bias", {{"none", BiasKind::none}, {"qkv", BiasKind::qkv}, {"all", BiasKind::all}});
+  if (auto f = r.optional_quantity("rotary_fraction", QuantityKind::count)) {
+    if (*f > 1) r.fail(root.get("rotary_fraction"), "rotary_fraction", "must lie in (0, 1]");
+    if (m.positions != Positions::rotary) r.fail(root.get("rotary_fraction"), "rotary_fraction", "needs positions = \"rotary\"");
+    m.rotary_fraction = *f;
+  }
+  m.bias = choose<BiasKind>(r, "bias", {{"none", BiasKind::none}, {"qkv", BiasKind::qkv}, {"attention", BiasKind::attention},
+                                        {"mlp", BiasKind::mlp}, {"all", BiasKind::all}});
+  m.lm_head_bias = r.optional_bool("lm_head_bias").value_or(false);
   m.norm = choose<NormKind>(r, "norm", {{"layernorm", NormKind::layernorm}, {"rmsnorm", NormKind::rmsnorm},
                                         {"nonparametric", NormKind::nonparametric}});
-  if (const toml::table* t = r.optional_table("moe")) {
-    TomlReader e(*t, path, "moe");
-    MoeSpec moe;
-    moe.experts = e.required_positive_int("experts", bounds::kExperts);
-    moe.experts_per_token = e.required_positive_int("experts_per_token", bounds::kExperts);
-    moe.shared_experts = e.optional_nonnegative_int("shared_experts", bounds::kExperts).value_or(0);
-    moe.d_ff_expert = e.required_positive_int("d_ff_expert", bounds::kFfn);
-    moe.dense_layers = e.optional_nonnegative_int("dense_layers", bounds::kLayers).value_or(0);
-    if (moe.experts_per_token > moe.experts)
-      e.fail(t->get("experts_per_token"), "experts_per_token", "exceeds experts (" + std::to_string(moe.experts) + ")");
-    if (moe.dense_layers >= m.layers)
-      e.fail(t->get("dense_layers"), "dense_layers", "must be fewer than layers (" + std::to_string(m.layers) + ")");
-    e.finish();
-    m.moe = moe;
-  }
-  if (const toml::table* t = r.optional_table("mla")) {
-    TomlReader a(*t, path, "mla");
-    MlaSpec mla;
-    mla.q_lora_rank = a.optional_nonnegative_int("q_lora_rank", bounds::kWidth).value_or(0);
-    mla.kv_lora_rank = a.required_positive_int("kv_lora_rank", bounds::kWidth);
-    mla.qk_nope_head_dim = a.required_positive_int("qk_nope_head_dim", bounds::kWidth);
-    mla.qk_rope_head_dim = a.required_positive_int("qk_rope_head_dim", bounds::kWidth);
-    mla.v_head_dim = a.required_positive_int("v_head_dim", bounds::kWidth);
-    a.finish();
-    m.mla = mla;
-  }
+  m.block = choose_or<BlockKind>(r, root, "block", BlockKind::sequential,
+                                 {{"sequential", BlockKind::sequential}, {"parallel", BlockKind::parallel}});
+  m.norms_per_layer = r.optional_nonnegative_int("norms_per_layer", 8).value_or(2);
+  m.qk_norm = choose_or<QkNorm>(r, root, "qk_norm", QkNorm::none,
+                                {{"none", QkNorm::none}, {"per_head", QkNorm::per_head}, {"full", QkNorm::full}});
+  read_sliding_window(r, root, m);
+  if (const toml::table* t = r.optional_table("moe")) m.moe = read_moe(*t, path, m.layers);
+  if (const toml::table* t = r.optional_table("mla")) m.mla = read_mla(*t, path);
+  if (m.mla && m.qk_norm != QkNorm::none) r.fail(root.get("qk_norm"), "qk_norm", "is not defined for MLA attention ([mla])");
   r.finish();
   return m;
 }
