@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/model.hpp"
+#include "core/step_gemms.hpp"
 #include "core/training.hpp"
 #include "spec/registry.hpp"
 
@@ -217,4 +218,19 @@ TEST_CASE("bad queries are errors, never inf or nan") {
   CHECK_THROWS_AS(solve_training(q), Error);
   q.mfu = 0.5, q.params = 1e300, q.tokens = 1e300;
   CHECK_THROWS_AS(solve_training(q), Error);  // 6·P·D overflows
+}
+
+TEST_CASE("a step's attention products under a sliding window match the attention term") {
+  // Mistral 7B at 8192 tokens: every layer windowed at 4096, so the causal mean is
+  // 4096 - 4096²/(2·8192) = 3072 keys per query. Forward + backward of the score and context
+  // products: 6 · 32 heads · 3072 keys · (128 + 128) · 32 layers = 4,831,838,208 FLOP per token,
+  // 8192 tokens per sequence: 39,582,418,599,936 FLOP per step of one sequence.
+  const Model m = SpecRegistry::builtin_only().model("mistral-7b");
+  StepConfig c;
+  c.seq = 8192;
+  double attention = 0;
+  for (const Gemm& g : step_gemms(m, c))
+    if (g.name.rfind("attn.scores", 0) == 0 || g.name.rfind("attn.context", 0) == 0) attention += g.flops;
+  CHECK(attention == doctest::Approx(39582418599936.0));
+  CHECK(attention_flops_per_token(m, 8192, true) * 8192 == doctest::Approx(39582418599936.0));
 }

@@ -5,6 +5,8 @@
 
 #include <sstream>
 
+#include "report/model_names.hpp"
+
 namespace napkin {
 namespace {
 
@@ -15,14 +17,6 @@ std::string quoted(const std::string& s) {
   return os.str();
 }
 
-const char* mlp_name(MlpKind k) { return k == MlpKind::swiglu ? "swiglu" : k == MlpKind::geglu ? "geglu" : "gelu"; }
-const char* positions_name(Positions p) {
-  return p == Positions::learned ? "learned" : p == Positions::rotary ? "rotary" : p == Positions::relative ? "relative" : "alibi";
-}
-const char* bias_name(BiasKind b) {
-  return b == BiasKind::none ? "none" : b == BiasKind::qkv ? "qkv" : b == BiasKind::attention ? "attention" : b == BiasKind::mlp ? "mlp" : "all";
-}
-const char* norm_name(NormKind n) { return n == NormKind::layernorm ? "layernorm" : n == NormKind::rmsnorm ? "rmsnorm" : "nonparametric"; }
 
 class Writer {
  public:
@@ -73,9 +67,9 @@ std::string model_toml(const Model& m, const std::vector<std::pair<std::string, 
   w.line("", "bias", quoted(bias_name(m.bias)));
   if (m.lm_head_bias) w.line("", "lm_head_bias", "true");
   w.line("", "norm", quoted(norm_name(m.norm)));
-  if (m.block == BlockKind::parallel) w.line("", "block", quoted("parallel"));
+  if (m.block == BlockKind::parallel) w.line("", "block", quoted(block_name(m.block)));
   if (m.norms_per_layer != 2 || m.block == BlockKind::parallel) w.line("", "norms_per_layer", num(m.norms_per_layer));
-  if (m.qk_norm != QkNorm::none) w.line("", "qk_norm", quoted(m.qk_norm == QkNorm::per_head ? "per_head" : "full"));
+  if (m.qk_norm != QkNorm::none) w.line("", "qk_norm", quoted(qk_norm_name(m.qk_norm)));
   if (m.sliding_window > 0) {
     w.line("", "sliding_window", num(m.sliding_window));
     w.line("", "sliding_window_layers", m.windowed_layers == m.layers ? quoted("all") : num(m.windowed_layers));

@@ -4,6 +4,7 @@
 
 #include "report/format.hpp"
 #include "report/json_count.hpp"
+#include "report/model_names.hpp"
 #include "report/table.hpp"
 
 namespace napkin {
@@ -13,33 +14,6 @@ std::string tflops(const Hardware& h, Dtype d) {
   auto p = h.dense_peak(d);
   return p ? format_sig(*p / 1e12, 4) : "-";
 }
-
-const char* mlp_name(MlpKind k) { return k == MlpKind::swiglu ? "swiglu" : k == MlpKind::geglu ? "geglu" : "gelu"; }
-const char* positions_name(Positions p) {
-  switch (p) {
-    case Positions::learned: return "learned";
-    case Positions::rotary: return "rotary";
-    case Positions::relative: return "relative";
-    case Positions::alibi: return "alibi";
-  }
-  return "?";
-}
-const char* bias_name(BiasKind b) {
-  switch (b) {
-    case BiasKind::none: return "none";
-    case BiasKind::qkv: return "qkv";
-    case BiasKind::attention: return "attention";
-    case BiasKind::mlp: return "mlp";
-    case BiasKind::all: return "all";
-  }
-  return "?";
-}
-const char* norm_name(NormKind n) {
-  return n == NormKind::layernorm ? "layernorm" : n == NormKind::rmsnorm ? "rmsnorm" : "nonparametric";
-}
-const char* block_name(BlockKind b) { return b == BlockKind::parallel ? "parallel" : "sequential"; }
-const char* qk_norm_name(QkNorm q) { return q == QkNorm::per_head ? "per_head" : q == QkNorm::full ? "full" : "none"; }
-
 
 }  // namespace
 
