@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "report/format.hpp"
+#include "report/text.hpp"
 
 using namespace napkin;
 
@@ -83,4 +84,30 @@ TEST_CASE("durations read like a person would say them") {
   CHECK(format_duration(3 * 3600 + 15 * 60) == "3 h 15 min");
   CHECK(format_duration(143.9266 * 86400) == "143 days 22 h");  // 0.9266 day = 22.2 h
   CHECK(format_duration(2 * 365.25 * 86400) == "2 years (730.5 days)");
+}
+
+TEST_CASE("printable escapes control characters and keeps UTF-8 text") {
+  CHECK(printable("plain · × ² text\n") == "plain · × ² text\n");
+  CHECK(printable("\x1b[2J\x07") == "\\x1b[2J\\x07");
+  CHECK(printable("a\nb", false) == "a\\x0ab");
+  CHECK(printable("tab\there\r") == "tab\\x09here\\x0d");
+  CHECK(printable("\x7f") == "\\x7f");
+  CHECK(printable("\xc2\x9b" "31m") == "\\u009b31m");        // U+009B, a C1 CSI
+  CHECK(printable("\xe2\x80\xae" "abc") == "\\u202eabc");     // right-to-left override
+  CHECK(printable("\xff\xfe") == "\\xff\\xfe");                // not UTF-8
+  CHECK(printable("\xc0\xaf") == "\\xc0\\xaf");                // overlong '/'
+  CHECK(printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");       // a surrogate
+  CHECK(printable("\xe2\x82") == "\\xe2\\x82");                // cut short
+  CHECK(printable("\xf0\x9f\x99\x82") == "\xf0\x9f\x99\x82");  // U+1F642 is printable
+}
+
+TEST_CASE("shorten_middle keeps head and tail, cuts between characters") {
+  CHECK(shorten_middle("short", 10) == "short");
+  CHECK(shorten_middle(std::string(100, 'x'), 20) == std::string(10, 'x') + " … (80 bytes left out) … " + std::string(10, 'x'));
+  // "·" is two bytes; a cut never splits it.
+  const std::string dots = "··········";  // 10 × 2 bytes
+  // max 10: the head would end at byte 5, inside the third "·", so it stops at 4; the tail
+  // would start at byte 15, inside the eighth, so it starts at 14.
+  CHECK(shorten_middle(dots, 10) == "··" " … (10 bytes left out) … " "···");
+  CHECK(display_width("a·b×c") == 5);
 }

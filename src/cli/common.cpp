@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/suggest.hpp"
 #include "core/units.hpp"
+#include "report/text.hpp"
 
 namespace napkin::cli {
 
@@ -39,9 +40,11 @@ std::optional<double> bytes_flag(const std::string& text, const char* flag) {
   return parse_bytes(text, flag);
 }
 
-long long whole_flag(const std::string& text, const char* flag, double max) {
+long long whole_flag(const std::string& text, const char* flag, double max) { return whole_count(text, flag, 1, max); }
+
+long long whole_count(const std::string& text, const char* flag, long long min, double max) {
   const double v = parse_count(text, flag);
-  if (v < 1) throw Error(fmt::format("{} must be at least 1, found '{}'", flag, text));
+  if (v < static_cast<double>(min)) throw Error(fmt::format("{} must be at least {}, found '{}'", flag, min, text));
   if (v != std::floor(v)) throw Error(fmt::format("{} must be a whole number, found '{}'", flag, text));
   if (v > max) throw Error(fmt::format("{} must be at most {}, found '{}'", flag, max, text));
   return static_cast<long long>(v);
@@ -55,10 +58,30 @@ Dtype dtype_flag(const std::string& text, const char* flag) {
 }
 
 void emit(const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  const std::string safe = printable(text);
+  std::fwrite(safe.data(), 1, safe.size(), stdout);
   std::fflush(stdout);
 }
 
-void warn(const std::string& text) { fmt::print(stderr, "napkin: warning: {}\n", text); }
+// Messages echo what the user typed. Any run without spaces longer than 160 bytes (a 100 kB
+// argument, a path) is shortened in the middle, and the whole line is kept under 1 kB.
+std::string shorten_words(const std::string& text) {
+  constexpr std::size_t kMaxWordBytes = 160, kMaxMessageBytes = 1024;
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t end = std::min(text.find(' ', i), text.size());
+    out += shorten_middle(std::string_view(text).substr(i, end - i), kMaxWordBytes);
+    if (end < text.size()) out += ' ';
+    i = end + 1;
+  }
+  return shorten_middle(out, kMaxMessageBytes);
+}
+
+void print_error(const std::string& text, const char* kind) {
+  fmt::print(stderr, "napkin: {}: {}\n", kind, printable(shorten_words(text), false));
+}
+
+void warn(const std::string& text) { print_error(text, "warning"); }
 
 }  // namespace napkin::cli

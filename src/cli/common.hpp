@@ -27,13 +27,18 @@ std::optional<double> count_flag(const std::string& text, const char* flag);
 std::optional<double> bytes_flag(const std::string& text, const char* flag);
 // A whole number from 1 to `max` (GPUs, micro-batch, sequence length).
 long long whole_flag(const std::string& text, const char* flag, double max = 1e15);
+// The same rule from `min` (0 for counts that may be zero); integer-typed options use it too.
+long long whole_count(const std::string& text, const char* flag, long long min, double max);
 // A dtype name (fp64 ... fp4); an unknown one lists them all, with the closest first.
 Dtype dtype_flag(const std::string& text, const char* flag = "--dtype");
 
-// Writes to stdout; the subcommands print nothing else there.
+// Writes to stdout; the subcommands print nothing else there. Control characters (from
+// arguments and spec strings) are escaped here, once for every command (report/text.hpp).
 void emit(const std::string& text);
-// "napkin: warning: ..." on stderr.
+// "napkin: warning: ..." on stderr: one line, escaped, echoed input shortened.
 void warn(const std::string& text);
+// "napkin: error: ..." on stderr, the same way; main() prints every error with it.
+void print_error(const std::string& text, const char* kind = "error");
 
 // Subcommand registration; each lives in its own cmd_*.cpp.
 void setup_train(CLI::App& app, Context& ctx);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_rules.hpp"
 #include "cli/common.hpp"
 #include "core/error.hpp"
 #include "core/suggest.hpp"
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   napkin::cli::setup_calibrate(app, ctx);
   napkin::cli::setup_hardware(app, ctx);
   napkin::cli::setup_models(app, ctx);
+  napkin::cli::apply_option_rules(app);  // after every setup_x: empty values, counts, value names
 
   try {
     // CLI11 would say only "A subcommand is required" for a mistyped one.
@@ -51,14 +53,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "napkin: error: {}\n", e.what());
-    fmt::print(stderr, "Run 'napkin --help' or 'napkin SUBCOMMAND --help' for usage.\n");
+    napkin::cli::print_error(napkin::cli::parse_error_message(app, e));
     return static_cast<int>(napkin::ExitCode::bad_input);
   } catch (const napkin::Error& e) {
-    fmt::print(stderr, "napkin: error: {}\n", e.what());
+    napkin::cli::print_error(e.what());
     return static_cast<int>(e.code());
   } catch (const std::exception& e) {
-    fmt::print(stderr, "napkin: internal error: {}\n", e.what());
+    napkin::cli::print_error(e.what(), "internal error");
     return static_cast<int>(napkin::ExitCode::failure);
   }
   return 0;
