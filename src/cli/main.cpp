@@ -62,5 +62,5 @@ int main(int argc, char** argv) {
     napkin::cli::print_error(e.what(), "internal error");
     return static_cast<int>(napkin::ExitCode::failure);
   }
-  return 0;
+  return ctx.exit_status;
 }

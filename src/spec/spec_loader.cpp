@@ -14,6 +14,8 @@ Hardware read_hardware(const toml::table& root, const std::string& path, const s
   h.name = r.required_string("name");
   h.vendor = r.required_string("vendor");
   h.memory_bytes = r.required_quantity("memory_bytes", QuantityKind::bytes, bounds::kMemoryBytes);
+  // What a driver reports as the device's total (nvidia-smi's memory.total), where known.
+  h.usable_memory_bytes = r.optional_quantity("usable_memory_bytes", QuantityKind::bytes, bounds::kMemoryBytes);
   h.memory_type = r.optional_string("memory_type").value_or("");
   h.memory_bandwidth_bytes_per_s = r.required_quantity("memory_bandwidth_bytes_per_s", QuantityKind::bytes, bounds::kBandwidthBytesPerS);
   h.tdp_watts = r.optional_quantity("tdp_watts", QuantityKind::count, bounds::kWatts);
