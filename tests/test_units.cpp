@@ -111,3 +111,50 @@ TEST_CASE("shorten_middle keeps head and tail, cuts between characters") {
   CHECK(shorten_middle(dots, 10) == "··" " … (10 bytes left out) … " "···");
   CHECK(display_width("a·b×c") == 5);
 }
+
+TEST_CASE("SI prefixes are picked per value, over the whole SI range") {
+  CHECK(format_si(6.80556e28, "FLOP/s") == "68.06 RFLOP/s");  // never "68055.6 YFLOP/s"
+  CHECK(format_si(999.96e24, "FLOP") == "1.000 RFLOP");        // rounding carries across Y -> R
+  CHECK(format_si(2.5e30, "FLOP") == "2.500 QFLOP");
+  CHECK(format_si(6.8e34, "FLOP/s") == "6.800e34 FLOP/s");     // beyond Q: scientific
+  CHECK(format_si(9.595e8, "FLOP/s") == "959.5 MFLOP/s");      // the CPU calibrate figure, in FLOP/s
+  CHECK(format_si(0.0009595, "s") == "959.5 µs");
+  CHECK(format_si(0.5, "s") == "500.0 ms");
+  CHECK(format_si(1e-31, "s") == "1.000e-31 s");
+  CHECK(format_si(-2500, "W") == "-2.500 kW");
+  CHECK(format_si(0, "B") == "0 B");
+  CHECK(format_si(1000, "B") == "1.000 kB");  // an exact power lands on its own prefix
+  CHECK(format_si(1e15, "B") == "1.000 PB");
+  CHECK(format_iec_bytes(1024.0 * 1024 * 1024 * 1024 * 1024 * 1024 * 1024) == "1.000 ZiB");
+  CHECK(format_count(2.5e21) == "2.500e21");  // beyond E: scientific, not "2500E"
+  CHECK(format_count(0.5) == "0.5000");
+}
+
+TEST_CASE("percentages have significant digits, not a fixed point") {
+  CHECK(format_percent(0.4512) == "45.1%");
+  CHECK(format_percent(0.00002) == "0.00200%");  // "MFU 0.0%" for a non-zero value, no more
+  CHECK(format_percent(32644517021.82, 3, true) == "+3.26e12%");  // not "+3264451702182.0%"
+  CHECK(format_percent(-0.052, 3, true) == "-5.20%");
+  CHECK(format_percent(0.5, 3, true) == "+50%");
+  CHECK(format_percent(std::nan("")) == "n/a");
+}
+
+TEST_CASE("results that overflow or underflow what can be printed name the input") {
+  CHECK(checked_result(1024, "the GPU count", "--days 30") == 1024);
+  CHECK(checked_result(0, "the cost", "--price 0") == 0);
+  CHECK(checked_result(1e33, "x", "y") == 1e33);
+  CHECK(checked_result(-1e-30, "x", "y") == -1e-30);
+  auto message = [](double v) {
+    try {
+      checked_result(v, "the GPU count", "--days 1e-300");
+    } catch (const Error& e) {
+      CHECK(e.code() == ExitCode::bad_input);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message(1.47381e305) == "--days 1e-300: the GPU count (1.47e305) is too large to print; check the input");
+  CHECK(message(3e-301) == "--days 1e-300: the GPU count (3.00e-301) is too small to print; check the input");
+  CHECK(message(HUGE_VAL) == "--days 1e-300: the GPU count overflows; check the input");
+  CHECK(message(std::nan("")) == "--days 1e-300: the GPU count is not a number; check the input");
+}
