@@ -109,6 +109,9 @@ TEST_CASE("shorten_middle keeps head and tail, cuts between characters") {
   // max 10: the head would end at byte 5, inside the third "·", so it stops at 4; the tail
   // would start at byte 15, inside the eighth, so it starts at 14.
   CHECK(shorten_middle(dots, 10) == "··" " … (10 bytes left out) … " "···");
+  // Not UTF-8 (stray continuation bytes): the cut still lands within 3 bytes of the mark.
+  const std::string stray(100, '\x99');
+  CHECK(shorten_middle(stray, 20).size() <= 20 + std::string(" … (80 bytes left out) … ").size());
   CHECK(display_width("a·b×c") == 5);
 }
 

@@ -32,10 +32,13 @@ bool dangerous(char32_t cp) {
   return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
-// The largest cut <= `at` that does not split a UTF-8 sequence.
+// The largest cut <= `at` that does not split a UTF-8 sequence. A sequence is at most 4 bytes,
+// so at most 3 steps back: in a run of stray continuation bytes (not UTF-8) the cut stays near
+// `at` (the fuzzer found a walk back to the start, which kept the whole text).
 std::size_t boundary(std::string_view text, std::size_t at) {
   at = std::min(at, text.size());
-  while (at > 0 && at < text.size() && continuation(static_cast<unsigned char>(text[at]))) --at;
+  for (std::size_t k = 0; k < 3 && at > 0 && at < text.size() && continuation(static_cast<unsigned char>(text[at])); ++k)
+    --at;
   return at;
 }
 
