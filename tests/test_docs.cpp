@@ -23,6 +23,7 @@ std::vector<std::string> subcommands(const std::string& help) {
   std::istringstream lines(help.substr(start + 13));
   std::string line;
   while (std::getline(lines, line) && line.rfind("  ", 0) == 0) {
+    if (line.rfind("   ", 0) == 0) continue;  // a wrapped description's continuation line
     std::istringstream words(line);
     std::string name;
     words >> name;
@@ -78,4 +79,38 @@ TEST_CASE("every flag of every subcommand is in the man page") {
     for (const auto& child : subcommands(help.out)) todo.push_back(sub.empty() ? child : sub + " " + child);
   }
   CHECK(seen >= 7);  // napkin, train, hardware (+list, show), models (+list, show)
+}
+
+TEST_CASE("help: a meaningful value name for every option, and it fits the terminal") {
+  // Walk every command's help, as above, with an 80-column terminal.
+  std::vector<std::string> todo = {""};
+  std::size_t seen = 0;
+  const std::regex generic(R"(\b(TEXT|INT|UINT|FLOAT|BOOLEAN)\b)");
+  while (!todo.empty()) {
+    const std::string sub = todo.back();
+    todo.pop_back();
+    ++seen;
+    CAPTURE(sub);
+    const auto help = run_napkin(sub + " --help", "COLUMNS=80");
+    REQUIRE(help.exit_code == 0);
+    std::smatch m;
+    CHECK_MESSAGE(!std::regex_search(help.out, m, generic), "a generic value name: " << m.str());
+    std::istringstream lines(help.out);
+    std::string line;
+    while (std::getline(lines, line)) {
+      std::size_t columns = 0;  // code points, as a terminal counts them here
+      for (const char c : line) columns += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+      CHECK_MESSAGE(columns <= 80, "wider than 80 columns: " << line);
+    }
+    for (const auto& child : subcommands(help.out)) todo.push_back(sub.empty() ? child : sub + " " + child);
+  }
+  CHECK(seen >= 7);
+  // --wide, or output into a pipe with no COLUMNS, is never wrapped: the long option
+  // description stays on one line.
+  const auto wide = run_napkin("--wide memory --help", "COLUMNS=80");
+  const auto piped = run_napkin("memory --help");
+  for (const auto* r : {&wide, &piped}) {
+    CHECK(r->out.find("--precision R               fp32, bf16, fp16, bf16-mixed, fp16-mixed, bf16-mixed-fp32-grads") !=
+          std::string::npos);
+  }
 }

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "report/format.hpp"
+#include "report/table.hpp"
 #include "report/text.hpp"
 
 using namespace napkin;
@@ -160,4 +161,42 @@ TEST_CASE("results that overflow or underflow what can be printed name the input
   CHECK(message(3e-301) == "--days 1e-300: the GPU count (3.00e-301) is too small to print; check the input");
   CHECK(message(HUGE_VAL) == "--days 1e-300: the GPU count overflows; check the input");
   CHECK(message(std::nan("")) == "--days 1e-300: the GPU count is not a number; check the input");
+}
+
+TEST_CASE("wrap_words breaks at spaces and cuts only words wider than the line") {
+  CHECK(wrap_words("one two three four", 9) == std::vector<std::string>{"one two", "three", "four"});
+  CHECK(wrap_words("a·b c·d", 3) == std::vector<std::string>{"a·b", "c·d"});  // "·" is one column
+  CHECK(wrap_words("abcdefghij", 4) == std::vector<std::string>{"abcd", "efgh", "ij"});
+  CHECK(wrap_words("keep\nlines", 0) == std::vector<std::string>{"keep", "lines"});
+  CHECK(wrap_words("", 10) == std::vector<std::string>{""});
+}
+
+TEST_CASE("a table wider than the terminal wraps its text columns, never its numbers") {
+  Table t;
+  t.header = {"recipe", "bytes/param", "what it holds"};
+  t.align = {Align::left, Align::right, Align::left};
+  t.add({"adamw bf16-mixed", "16.00", "bf16 weights and gradients, fp32 master weights and two fp32 moments"});
+  t.add({"sgd fp32", "4.00", "fp32 weights"});
+  const std::string wide = t.render();  // no limit: one line per row
+  CHECK(wide.find("two fp32 moments\n") != std::string::npos);
+  t.max_width = 60;
+  const std::string narrow = t.render();
+  // 2 indent + 16 + 2 + 11 + 2 = 33 columns before the text column, so it gets 60 - 33 = 27.
+  CHECK(narrow ==
+        "  recipe            bytes/param  what it holds\n"
+        "  ----------------  -----------  ---------------------------\n"
+        "  adamw bf16-mixed        16.00  bf16 weights and gradients,\n"
+        "                                 fp32 master weights and two\n"
+        "                                 fp32 moments\n"
+        "  sgd fp32                 4.00  fp32 weights\n");
+  for (std::size_t i = 0, n = 0; i < narrow.size(); i = n + 1) {
+    n = narrow.find('\n', i);
+    CHECK(display_width(std::string_view(narrow).substr(i, n - i)) <= 60);
+  }
+  // Only numbers: printed wide rather than cut.
+  Table numbers;
+  numbers.align = {Align::right, Align::right};
+  numbers.add({"123456789012345", "123456789012345"});
+  numbers.max_width = 10;
+  CHECK(numbers.render() == "  123456789012345  123456789012345\n");
 }

@@ -1,6 +1,8 @@
 #include "cli/common.hpp"
 
 #include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <fmt/ranges.h>
 
 #include <cmath>
@@ -28,6 +30,18 @@ const SpecRegistry& Context::registry() {
     registry_ = SpecRegistry::load(paths);
   }
   return *registry_;
+}
+
+std::size_t Context::columns() const {
+  if (wide) return 0;
+  if (const char* env = std::getenv("COLUMNS")) {
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && v > 0 && v < 100000) return static_cast<std::size_t>(v);
+  }
+  winsize ws{};
+  if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  return 0;
 }
 
 std::optional<double> count_flag(const std::string& text, const char* flag) {

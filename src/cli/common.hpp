@@ -14,6 +14,10 @@ namespace napkin::cli {
 
 struct Context {
   std::vector<std::string> spec_paths;  // --spec, in order
+  bool wide = false;                    // --wide: never wrap or abbreviate for the terminal
+  // Columns text output should fit in: COLUMNS if set, else the width of the terminal stdout
+  // is; 0 (no limit) under --wide or when stdout is not a terminal (pipes, files, scripts).
+  std::size_t columns() const;
   // A command's answer as an exit status, when it is not an error: 1 = "does not fit" (memory,
   // plan), the same for text and --json. Errors throw Error instead.
   int exit_status = 0;

@@ -10,6 +10,7 @@
 
 #include "cli/cli_rules.hpp"
 #include "cli/common.hpp"
+#include "cli/help_format.hpp"
 #include "core/error.hpp"
 #include "core/suggest.hpp"
 
@@ -22,6 +23,8 @@ int main(int argc, char** argv) {
   app.add_option("--spec", ctx.spec_paths,
                  "Extra spec file or folder (repeatable); overrides built-in specs of the same name")
       ->type_name("PATH");
+  app.add_flag("--wide", ctx.wide, "Never wrap tables or help to the terminal's width (COLUMNS or the tty)");
+  napkin::cli::use_wrapping_help(app, ctx);
   app.footer(
       "Examples:\n"
       "  napkin train --model llama3-70b --tokens 15T --hardware h100-sxm --gpus 1024\n"

@@ -84,4 +84,49 @@ std::size_t display_width(std::string_view text) {
       std::count_if(text.begin(), text.end(), [](char c) { return !continuation(static_cast<unsigned char>(c)); }));
 }
 
+// The byte offset where the first `columns` display columns of `text` end.
+static std::size_t byte_offset(std::string_view text, std::size_t columns) {
+  std::size_t i = 0;
+  for (std::size_t seen = 0; i < text.size(); ++i) {
+    if (!continuation(static_cast<unsigned char>(text[i]))) {
+      if (seen == columns) break;
+      ++seen;
+    }
+  }
+  return i;
+}
+
+std::vector<std::string> wrap_words(std::string_view text, std::size_t width) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    std::string_view para = text.substr(start, end - start);
+    std::string line;
+    while (!para.empty()) {
+      const std::size_t space = para.find(' ');
+      std::string_view word = para.substr(0, space);
+      para = space == std::string_view::npos ? std::string_view() : para.substr(space + 1);
+      if (word.empty()) continue;
+      if (width > 0 && !line.empty() && display_width(line) + 1 + display_width(word) > width) {
+        lines.push_back(std::move(line));
+        line.clear();
+      }
+      while (width > 0 && display_width(word) > width) {  // a word wider than the column: cut it
+        if (!line.empty()) lines.push_back(std::move(line)), line.clear();
+        const std::size_t cut = byte_offset(word, width);
+        lines.emplace_back(word.substr(0, cut));
+        word.remove_prefix(cut);
+      }
+      if (word.empty()) continue;
+      if (!line.empty()) line += ' ';
+      line.append(word);
+    }
+    lines.push_back(std::move(line));
+    if (end == text.size()) break;
+    start = end + 1;
+  }
+  return lines;
+}
+
 }  // namespace napkin

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace napkin {
 
@@ -20,5 +21,9 @@ std::string shorten_middle(std::string_view text, std::size_t max_bytes);
 
 // Display width in terminal columns: UTF-8 code points (napkin prints no wide characters).
 std::size_t display_width(std::string_view text);
+
+// `text` broken into lines of at most `width` columns at spaces; a word longer than `width`
+// is cut. Existing line breaks are kept. width 0 means no limit (one line per input line).
+std::vector<std::string> wrap_words(std::string_view text, std::size_t width);
 
 }  // namespace napkin
