@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "spec/registry.hpp"
 #include "spec/spec_loader.hpp"
+#include "spec/toml_reader.hpp"
 #include "spec/spec_file.hpp"
 
 using namespace napkin;
@@ -292,5 +293,9 @@ TEST_CASE("non-ASCII text: fine in strings and comments, a syntax error elsewher
   // Found by fuzz_spec: after `+` toml++ reads `"NVI…` as a bare value, not a string, and tests
   // U+FEFD for whitespace. A quote opens a string only where a key or value starts.
   CHECK(spec_error("m2 =+\"NVI\xef\xbb\xbd" "A10o\n") == "x.toml:1:10: syntax error: non-ASCII character outside a string or comment");
+  // Found by the long fuzzing run: after `2.` (a value, not a dotted key) the quote is not a string.
+  CHECK(spec_error("tes = 2...\".tf\xcd\x99\"\n") == "x.toml:1:15: syntax error: non-ASCII character outside a string or comment");
+  // Dotted keys, table headers and arrays of tables still take quoted non-ASCII keys.
+  CHECK(error_of([] { parse_toml("a.\"\xc3\xa9\" = 1\n[t.\"\xc3\xa9\"]\n[[u.\"\xc3\xa9\"]]\nv = { w.\"\xc3\xa9\" = [\"\xc3\xa9\"] }\n", "x.toml"); throw Error("parsed"); }) == "parsed");
   CHECK(spec_error("s = \"\"\"\\\xc2\xa7\"\"\"\n") == "x.toml:1:9: syntax error: non-ASCII character after a backslash in a multi-line string");
 }

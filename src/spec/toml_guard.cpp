@@ -10,26 +10,51 @@ class Scanner {
   Scanner(std::string_view text, const std::string& path) : text_(text), path_(path) {}
 
   void run() {
-    // The last character that was not blank: a quote opens a string only where TOML starts a key
-    // or a value (line start, after = [ , { or a dot). Elsewhere, as in `x = +"a`, toml++ reads
-    // the quote as part of a bare value, so what follows is checked as outside a string.
+    // A quote opens a string only where TOML starts a key or a value: at a line start, after
+    // = [ , or {, and after a dot in a dotted key. Elsewhere, as in `x = +"a` or `x = 2."a`,
+    // toml++ reads the quote as part of a bare value, so what follows is checked as outside a
+    // string. Brackets are tracked to tell keys ([header], {inline = table}) from values.
     char prev = '\n';
+    bool after_equals = false;
+    std::string nesting;  // '[' array, 'h' table header, '{' inline table
     while (i_ < text_.size()) {
       const char c = text_[i_];
-      const bool string_may_start = prev == '\n' || prev == '=' || prev == '[' || prev == ',' || prev == '{' || prev == '.';
+      const bool key_context = !after_equals && (nesting.empty() || nesting.back() != '[');
+      const bool string_may_start = prev == '\n' || prev == '=' || prev == '[' || prev == ',' || prev == '{' ||
+                                    (prev == '.' && key_context);
       if (c == '#') {
         skip_comment();
-      } else if ((c == '"' || c == '\'') && string_may_start) {
+        continue;
+      }
+      if ((c == '"' || c == '\'') && string_may_start) {
         if (starts_with("\"\"\"")) multi_line_basic();
         else if (starts_with("'''")) multi_line_literal();
         else single_line(c);
         prev = c;
-      } else if (static_cast<unsigned char>(c) >= 0x80) {
-        fail("non-ASCII character outside a string or comment");
-      } else {
-        if (c != ' ' && c != '\t' && c != '\r') prev = c;
-        ++i_;
+        continue;
       }
+      if (static_cast<unsigned char>(c) >= 0x80) fail("non-ASCII character outside a string or comment");
+      switch (c) {
+        case '=': after_equals = true; break;
+        case '\n': if (nesting.empty()) after_equals = false; break;
+        case '{': nesting += '{'; after_equals = false; break;
+        case '[':
+          if (!after_equals && (nesting.empty() || (nesting == "h" && prev == '['))) nesting += 'h';  // [t] or [[t]]
+          else nesting += '[';
+          break;
+        case '}': case ']':
+          // Closing a value returns to value context (the rest of the line, or the enclosing
+          // array or inline-table value); closing a header does not.
+          if (!nesting.empty()) {
+            after_equals = nesting.back() != 'h';
+            nesting.pop_back();
+          }
+          break;
+        case ',': if (!nesting.empty() && nesting.back() == '{') after_equals = false; break;
+        default: break;
+      }
+      if (c != ' ' && c != '\t' && c != '\r') prev = c;
+      ++i_;
     }
   }
 
