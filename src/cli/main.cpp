@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   napkin::cli::setup_calibrate(app, ctx);
   napkin::cli::setup_hardware(app, ctx);
   napkin::cli::setup_models(app, ctx);
+  napkin::cli::setup_completion(app, ctx);
   napkin::cli::apply_option_rules(app);  // after every setup_x: empty values, counts, value names
 
   try {
