@@ -250,7 +250,7 @@ TEST_CASE("bad input: one line and a non-zero exit") {
   check_bad("--hardware h100-sxm --optimizer adamw2", "did you mean 'adamw'");
   check_bad("--hardware h100-sxm --precision bf16mixed", "bf16-mixed");
   check_bad("--hardware h100-sxm --zero 4 --gpus 8", "--zero must be 0, 1, 2 or 3");
-  check_bad("--hardware h100-sxm --zero '' --gpus 8", "--zero must be 0, 1, 2 or 3, found ''");
+  check_bad("--hardware h100-sxm --zero '' --gpus 8", "--zero: empty value");
   check_bad("--hardware h100-sxm --gpus 0", "--gpus must be at least 1");
   check_bad("--hardware h100-sxm --gpus 1.5", "--gpus must be a whole number");
   check_bad("--hardware h100-sxm --gpus 1e8", "--gpus must be at most");
