@@ -1,10 +1,52 @@
 #include "spec/spec_loader.hpp"
 
 #include "core/error.hpp"
+#include "core/interconnect.hpp"
 #include "spec/toml_reader.hpp"
 
 namespace napkin {
 namespace {
+
+// The optional [interconnect] table (docs/METHODOLOGY.md §6.1). Bandwidths are strings with
+// their unit ("450GB/s", "400Gb/s"): a bare number could be bits or bytes.
+Interconnect read_interconnect(const toml::table& t, const std::string& path) {
+  TomlReader r(t, path, "interconnect");
+  Interconnect ic;
+  auto bandwidth = [&](const char* key) -> std::optional<double> {
+    const toml::node* n = t.get(key);
+    if (n && (n->is_integer() || n->is_floating_point()))
+      r.fail(n, key, "write the unit in a string, \"400Gb/s\" (bits) or \"50GB/s\" (bytes), per GPU per direction");
+    const auto text = r.optional_string(key);
+    if (!text) return std::nullopt;
+    try {
+      return parse_bandwidth(*text, "value");
+    } catch (const Error& e) {
+      r.fail(n, key, e.what());
+    }
+  };
+  auto duration = [&](const char* key) -> std::optional<double> {
+    const toml::node* n = t.get(key);
+    if (n && (n->is_integer() || n->is_floating_point())) r.fail(n, key, "write the unit in a string, e.g. \"5us\"");
+    const auto text = r.optional_string(key);
+    if (!text) return std::nullopt;
+    try {
+      return parse_duration(*text, "value");
+    } catch (const Error& e) {
+      r.fail(n, key, e.what());
+    }
+  };
+  ic.scale_up.technology = r.optional_string("scale_up").value_or("");
+  ic.scale_up_gpus = r.optional_positive_int("scale_up_gpus");
+  ic.scale_up.bandwidth_bytes_per_s = bandwidth("scale_up_bandwidth");
+  ic.scale_up.latency_s = duration("scale_up_latency");
+  ic.scale_out.technology = r.optional_string("scale_out").value_or("");
+  ic.scale_out.bandwidth_bytes_per_s = bandwidth("scale_out_bandwidth");
+  ic.scale_out.latency_s = duration("scale_out_latency");
+  ic.source = r.required_string("source");
+  ic.notes = r.optional_string("notes").value_or("");
+  r.finish();
+  return ic;
+}
 
 Hardware read_hardware(const toml::table& root, const std::string& path, const std::string& key) {
   TomlReader r(root, path);
@@ -30,6 +72,7 @@ Hardware read_hardware(const toml::table& root, const std::string& path, const s
   }
   p.finish();
   if (h.dense_peak_flops_per_s.empty()) r.fail(peaks, "dense_tflops", "lists no dtype; give at least one (bf16 = 989.5)");
+  if (const toml::table* ic = r.optional_table("interconnect")) h.interconnect = read_interconnect(*ic, path);
   r.finish();
   return h;
 }
