@@ -42,5 +42,6 @@ void setup_models(CLI::App& app, Context& ctx);
 void setup_memory(CLI::App& app, Context& ctx);
 void setup_bench(CLI::App& app, Context& ctx);
 void setup_calibrate(CLI::App& app, Context& ctx);
+void setup_plan(CLI::App& app, Context& ctx);
 
 }  // namespace napkin::cli

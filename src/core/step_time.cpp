@@ -173,6 +173,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   const bool last_is_slowest = shape.last_layers * layer_s + head_s >= shape.first_layers * layer_s;
   const double layers = last_is_slowest ? shape.last_layers : shape.first_layers;
   r.stage_layers = static_cast<long long>(layers);
+  r.head_on_slowest = last_is_slowest;
   const double moe_layers_here = layers * d(moe_layer_count(m)) / L;
 
   if (l.tp > 1) {

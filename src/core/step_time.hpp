@@ -89,6 +89,7 @@ struct StepTerm {
 struct StepTime {
   long long micro_batches = 0;  // per step per pipeline: B / (dp · b)
   long long stage_layers = 0;   // layers on the slowest stage
+  bool head_on_slowest = true;  // the slowest stage is the last, with the LM head
   LayerCost layer;
   // Per micro-batch on the slowest stage.
   double matmul_s = 0, attention_s = 0, memory_bound_s = 0, recompute_s = 0;  // LM head in matmul and memory

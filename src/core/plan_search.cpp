@@ -1,0 +1,142 @@
+#include "core/plan_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "core/error.hpp"
+
+namespace napkin {
+namespace {
+
+std::vector<long long> divisors(long long n) {
+  std::vector<long long> small, large;
+  for (long long i = 1; i * i <= n; ++i) {
+    if (n % i != 0) continue;
+    small.push_back(i);
+    if (i != n / i) large.push_back(n / i);
+  }
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;
+}
+
+template <typename T>
+std::vector<T> either(const std::optional<T>& fixed, std::vector<T> all) {
+  if (fixed) return {*fixed};
+  return all;
+}
+
+// The values of one dimension: the given one, else every divisor of `n`.
+std::vector<long long> choices(const std::optional<long long>& fixed, long long n) {
+  if (fixed) return {*fixed};
+  return divisors(n);
+}
+
+bool faster(const Plan& a, const Plan& b) {
+  if (a.time.step_time_s != b.time.step_time_s) return a.time.step_time_s < b.time.step_time_s;
+  return a.memory.total_bytes < b.memory.total_bytes;  // same speed: the one with more headroom
+}
+
+}  // namespace
+
+PlanSearch search_plans(const Model& m, const PlanQuery& q) {
+  if (q.gpus < 1) throw Error("--gpus must be at least 1");
+  auto must_divide = [&](const std::optional<long long>& v, const char* flag) {
+    if (v && (*v < 1 || q.gpus % *v != 0))
+      throw Error(std::string(flag) + " " + std::to_string(*v) + " does not divide --gpus " + std::to_string(q.gpus));
+  };
+  must_divide(q.tp, "--tp");
+  must_divide(q.cp, "--cp");
+  must_divide(q.pp, "--pp");
+  if (q.tp && q.cp && q.pp && q.gpus % (*q.tp * *q.cp * *q.pp) != 0)
+    throw Error("--tp × --cp × --pp = " + std::to_string(*q.tp * *q.cp * *q.pp) + " does not divide --gpus " + std::to_string(q.gpus));
+  if (q.ep && !m.moe && *q.ep > 1) throw Error("--ep " + std::to_string(*q.ep) + " needs a mixture-of-experts model; " + m.key + " has no experts");
+
+  const long long domain = q.step.net.domain_gpus;
+  const bool moe = m.moe.has_value();
+  PlanSearch out;
+  out.single_layout = q.tp && q.cp && q.pp && q.micro_batch && (!moe || q.ep) && q.sequence_parallel && q.recompute && q.zero &&
+                      (q.interleave || *q.pp == 1);
+  std::vector<Plan> fitting;
+  std::optional<Plan> closest;
+  // Layer costs depend only on (tp, cp, ep, micro-batch, sequence parallelism).
+  std::map<std::tuple<long long, long long, long long, long long, bool>, LayerCost> costs;
+
+  for (long long tp : choices(q.tp, q.gpus)) {
+    for (long long cp : choices(q.cp, q.gpus / tp)) {
+      if (!q.allow_cross_node_tp && tp * cp > domain && !(q.tp && q.cp)) continue;
+      for (long long pp : choices(q.pp, q.gpus / (tp * cp))) {
+        if (q.gpus % (tp * cp * pp) != 0) continue;
+        const long long dp = q.gpus / (tp * cp * pp);
+        if (pp > m.layers && !q.pp) continue;
+        const long long per_replica = q.step.global_batch % dp == 0 ? q.step.global_batch / dp : 0;
+        const std::vector<long long> bs = per_replica ? choices(q.micro_batch, per_replica) : choices(q.micro_batch, 1);
+        for (long long b : bs) {
+          const long long max_v = pp > 1 && m.layers % pp == 0 ? m.layers / pp : 1;
+          for (long long v : choices(q.interleave, max_v)) {
+            for (long long ep : moe ? choices(q.ep, m.moe->experts) : std::vector<long long>{1}) {
+              for (bool sp : either<bool>(q.sequence_parallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})) {
+                // With flash attention, selective recomputation is what the kernel already does
+                // (it recomputes the scores in its backward): the same time and memory as none.
+                const std::vector<Recompute> policies = q.step.flash_attention
+                                                            ? std::vector<Recompute>{Recompute::none, Recompute::full}
+                                                            : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full};
+                for (Recompute rc : either<Recompute>(q.recompute, policies)) {
+                  for (int zero : either<int>(q.zero, {0, 1, 2, 3})) {
+                    Layout l;
+                    l.tp = tp, l.cp = cp, l.pp = pp, l.dp = dp, l.ep = ep, l.micro_batch = b, l.interleave = v;
+                    l.sequence_parallel = sp, l.recompute = rc, l.zero = zero;
+                    ++out.candidates;
+                    std::optional<std::string> problem = plan_layout_problem(m, l, q.step.seq);
+                    if (!problem) problem = batch_problem(l, q.step.global_batch);
+                    if (!problem && cp > 1 && !q.step.flash_attention)
+                      problem = "--cp " + std::to_string(cp) + " needs flash attention";
+                    if (!problem && !q.allow_cross_node_tp && tp * cp > domain)
+                      problem = "--tp × --cp = " + std::to_string(tp * cp) + " exceeds the " + std::to_string(domain) +
+                                " GPUs of a scale-up domain (--allow-cross-node-tp to allow it)";
+                    if (problem) {
+                      if (!out.first_problem) out.first_problem = problem;
+                      continue;
+                    }
+                    ++out.valid;
+                    const auto key = std::make_tuple(tp, cp, ep, b, sp);
+                    auto it = costs.find(key);
+                    if (it == costs.end()) it = costs.emplace(key, layer_cost(m, l, q.step)).first;
+                    Plan p;
+                    p.layout = l;
+                    p.time = step_time(m, l, q.step, it->second);
+                    p.memory = plan_memory(m, l, q.memory, p.time.micro_batches);
+                    if (p.memory.fits) {
+                      ++out.fitting;
+                      fitting.push_back(std::move(p));
+                    } else if (!closest || p.memory.total_bytes < closest->memory.total_bytes) {
+                      closest = std::move(p);
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  // Fastest first; of layouts that tie on time and memory (cp 8 × micro-batch 2 against cp 4 ×
+  // micro-batch 1 can), only the first is kept, so the list shows distinct choices.
+  std::sort(fitting.begin(), fitting.end(), faster);
+  const std::size_t keep = std::max<std::size_t>(q.top, 1);
+  for (Plan& p : fitting) {
+    if (out.plans.size() == keep) break;
+    if (!out.plans.empty()) {
+      const Plan& last = out.plans.back();
+      const auto same = [](double a, double b) { return std::fabs(a - b) <= 1e-9 * std::fabs(b); };
+      if (same(p.time.step_time_s, last.time.step_time_s) && same(p.memory.total_bytes, last.memory.total_bytes)) continue;
+    }
+    out.plans.push_back(std::move(p));
+  }
+  if (out.plans.empty()) out.closest = std::move(closest);
+  return out;
+}
+
+}  // namespace napkin
