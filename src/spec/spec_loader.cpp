@@ -56,6 +56,10 @@ Hardware read_hardware(const toml::table& root, const std::string& path, const s
   h.name = r.required_string("name");
   h.vendor = r.required_string("vendor");
   h.memory_bytes = r.required_quantity("memory_bytes", QuantityKind::bytes);
+  // What a driver reports as the device's total (nvidia-smi's memory.total), where known.
+  h.usable_memory_bytes = r.optional_quantity("usable_memory_bytes", QuantityKind::bytes);
+  if (h.usable_memory_bytes && !(*h.usable_memory_bytes > 0))
+    r.fail(root.get("usable_memory_bytes"), "usable_memory_bytes", "must be positive");
   h.memory_type = r.optional_string("memory_type").value_or("");
   h.memory_bandwidth_bytes_per_s = r.required_quantity("memory_bandwidth_bytes_per_s", QuantityKind::bytes);
   h.tdp_watts = r.optional_quantity("tdp_watts", QuantityKind::count);
