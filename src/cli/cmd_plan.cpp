@@ -36,7 +36,7 @@ void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
   r.precision = o.flags.precision;
   if (!o.tokens.empty()) r.tokens = parse_count(o.tokens, "--tokens");
   if (r.tokens && !(*r.tokens > 0)) throw Error("--tokens must be positive");
-  r.search = run_plan_search(r.model, hw, setup);
+  r.search = run_plan_search(r.model, setup);
 
   const bool nothing_fits = r.search.plans.empty();
   if (nothing_fits && !r.search.single_layout) {
@@ -83,6 +83,8 @@ void setup_plan(CLI::App& app, Context& ctx) {
   sub->add_option("--precision", f.precision, "Precision recipe, as in 'napkin memory' [bf16-mixed]")->type_name("R");
   sub->add_option("--dtype", f.dtype, "Dtype whose dense peak the products run at [bf16]")->type_name("DTYPE");
   sub->add_option("--reserve", f.reserve, "Memory held back per GPU: bytes (4GiB) or a fraction (10%) [0]")->type_name("BYTES|FRACTION");
+  sub->add_option("--memory-basis", f.memory_basis, "Plan against the datasheet capacity or the usable figure a driver reports [datasheet]")
+      ->type_name("datasheet|usable");
   sub->add_option("--gemm-efficiency", f.gemm_efficiency,
                   "Matrix-product speed: a fraction of peak (0.7) or a 'napkin calibrate --json' file [default curve]")
       ->type_name("F|FILE");

@@ -102,13 +102,17 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   q.memory.seq = q.step.seq;
   q.memory.flash_attention = q.step.flash_attention;
   q.memory.dropout = f.dropout;
-  q.memory.memory_bytes = hw.memory_bytes;
-  q.memory.reserve_bytes = reserve_bytes(f.reserve, hw.memory_bytes);
+  q.memory.memory_bytes = gpu_memory_bytes(hw, memory_basis_from_name(f.memory_basis));
+  q.memory.reserve_bytes = reserve_bytes(f.reserve, q.memory.memory_bytes);
 
   q.step.gemm.peak_flops_per_s = *peak;
   q.step.gemm.memory_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
   q.step.gemm.value_bytes = recipe.activation_bytes;
-  q.step.gemm.source = fmt::format("default curve: roofline at {} of peak and {} of memory bandwidth, + {} µs a product", gemm_peak_efficiency,
+  q.step.gemm.peak_efficiency = gemm_peak_efficiency(hw.key, ps.dtype);
+  const auto mamf = mamf_fraction(hw.key, ps.dtype);
+  q.step.gemm.source = fmt::format("default curve: roofline at {} of peak ({}) and {} of memory bandwidth, + {} µs a product",
+                                   format_sig(q.step.gemm.peak_efficiency, 3),
+                                   mamf ? fmt::format("MAMF {} × {}", format_sig(*mamf, 3), gemm_over_mamf) : "no MAMF measured for this part: a median",
                                    memory_bandwidth_efficiency, gemm_launch_s * 1e6);
   if (!f.gemm_efficiency.empty()) {
     double fraction = 0;
@@ -143,16 +147,18 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
       throw Error(fmt::format("--hardware {}: its spec gives no {}; napkin will not guess communication: give them as flags or in an [interconnect] table", hw.key, list));
     }
   }
+  q.memory.node_gpus = ic.scale_up_gpus.value_or(8);
   Network& net = q.step.net;
   net.domain_gpus = ic.scale_up_gpus.value_or(1);
   net.scale_up_bytes_per_s = ic.scale_up.bandwidth_bytes_per_s.value_or(0);
   net.scale_out_bytes_per_s = ic.scale_out.bandwidth_bytes_per_s.value_or(0);
   if (ic.scale_up.latency_s) net.scale_up_latency_s = *ic.scale_up.latency_s;
   if (ic.scale_out.latency_s) net.scale_out_latency_s = *ic.scale_out.latency_s;
+  net.scale_up_mesh = ic.scale_up_mesh;
 
   auto from = [](const std::string& flag, const char* name) { return flag.empty() ? std::string("spec") : std::string(name); };
   ps.assumptions.push_back(fmt::format("{} dense peak {} per GPU ({}); memory {} per GPU at {}", dtype_name(ps.dtype), format_si(*peak, "FLOP/s"), hw.key,
-                                       format_si(q.memory.memory_bytes, "B", 3), bw(hw.memory_bandwidth_bytes_per_s)));
+                                       format_si(q.memory.memory_bytes, "B", 4) + " (" + f.memory_basis + ")", bw(hw.memory_bandwidth_bytes_per_s)));
   ps.assumptions.push_back("matrix products: " + q.step.gemm.source);
   ps.assumptions.push_back(q.step.flash_attention
                                ? fmt::format("attention: flash kernels at {} of peak, backward {}× forward (recomputes the scores)", flash_attention_efficiency,
@@ -166,8 +172,8 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
       ps.assumptions.push_back(fmt::format("scale-out: {} per GPU per direction ({}{}); latency {} µs a ring step", bw(net.scale_out_bytes_per_s),
                                            ic.scale_out.technology.empty() ? "" : ic.scale_out.technology + ", ", from(f.scale_out_bw, "--scale-out-bw"),
                                            format_sig(net.scale_out_latency_s * 1e6, 3)));
-    ps.assumptions.push_back(fmt::format("collectives reach {} of the link (NCCL measurements), ramping up over messages of ~{} MB; ring factors 2(n−1)/n, (n−1)/n",
-                                         collective_bus_efficiency, collective_half_bandwidth_bytes / 1e6));
+    ps.assumptions.push_back(fmt::format("collectives reach {} of the scale-up and {} of the scale-out link (NCCL measurements), ramping up over messages of ~{} MB; ring factors 2(n−1)/n, (n−1)/n",
+                                         scale_up_efficiency, scale_out_efficiency, collective_half_bandwidth_bytes / 1e6));
     ps.assumptions.push_back(q.step.overlap_grad_reduce
                                  ? "overlap: data-parallel reduction behind the last micro-batch's backward, ZeRO gathers behind forward, context-parallel ring behind attention; tensor-parallel, expert and pipeline transfers exposed"
                                  : "overlap: none for the data-parallel reduction and gathers (--no-overlap); context-parallel ring behind attention; tensor-parallel, expert and pipeline transfers exposed");
@@ -190,7 +196,7 @@ std::string nothing_fits_message(const Model& m, const Hardware& hw, const PlanS
                      format_sig(100 * over / c.memory.available_bytes, 3) + "%", format_si(c.memory.available_bytes, "B", 3));
 }
 
-PlanSearch run_plan_search(const Model& m, const Hardware& hw, const PlanSetup& s) {
+PlanSearch run_plan_search(const Model& m, const PlanSetup& s) {
   const PlanQuery& q = s.query;
   // A fixed dimension the model cannot take is named before the search says "nothing valid".
   auto check_alone = [&](Layout l) {

@@ -14,7 +14,7 @@ namespace napkin::cli {
 struct PlanFlags {
   std::string gpus, global_batch, seq, tp, pp, cp, ep, micro_batch, interleave, recompute, zero;
   std::string top = "3", dtype = "bf16", optimizer = "adamw", precision = "bf16-mixed";
-  std::string node_gpus, scale_up_bw, scale_out_bw, gemm_efficiency, reserve;
+  std::string node_gpus, scale_up_bw, scale_out_bw, gemm_efficiency, reserve, memory_basis = "datasheet";
   bool sequence_parallel = false, no_sequence_parallel = false;
   bool flash_attention = true, dropout = false, allow_cross_node_tp = false, no_overlap = false;
 };
@@ -32,7 +32,7 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
 
 // Runs the search and turns "nothing valid" and "nothing fits" into one-line errors naming the
 // flags; returns the search when at least one layout fits (or one fixed layout was evaluated).
-PlanSearch run_plan_search(const Model& m, const Hardware& hw, const PlanSetup& s);
+PlanSearch run_plan_search(const Model& m, const PlanSetup& s);
 
 // The one-line message for a search where nothing fits: the closest layout and by how much.
 std::string nothing_fits_message(const Model& m, const Hardware& hw, const PlanSearch& s);

@@ -30,10 +30,17 @@ GroupPlacement place_group(long long stride, long long size, long long domain_gp
 
 double ramped_bytes(double bytes) { return bytes * (1 + collective_half_bandwidth_bytes / (bytes + collective_half_bandwidth_bytes)); }
 
+double scale_up_rate_bytes_per_s(const Network& net, long long peers_in_group) {
+  if (!net.scale_up_mesh) return net.scale_up_bytes_per_s;
+  const double peers = static_cast<double>(std::max(1LL, std::min(peers_in_group, net.domain_gpus - 1)));
+  return net.scale_up_bytes_per_s * peers / static_cast<double>(std::max(1LL, net.domain_gpus - 1));
+}
+
 double bus_bandwidth_bytes_per_s(const Network& net, const GroupPlacement& g) {
-  double bw = net.scale_up_bytes_per_s;
-  if (g.crosses_domains()) bw = std::min(bw, static_cast<double>(g.per_domain) * net.scale_out_bytes_per_s);
-  return bw * collective_bus_efficiency;
+  const double up = scale_up_rate_bytes_per_s(net, g.per_domain - 1) * scale_up_efficiency;
+  if (!g.crosses_domains()) return up;
+  const double out = static_cast<double>(g.per_domain) * net.scale_out_bytes_per_s * scale_out_efficiency;
+  return g.per_domain > 1 ? std::min(up, out) : out;
 }
 
 double collective_time_s(Collective c, double bytes, const GroupPlacement& g, const Network& net) {
@@ -59,14 +66,13 @@ double collective_time_s(Collective c, double bytes, const GroupPlacement& g, co
       // its own domain over the scale-up link, the part for other domains over its own NIC.
       const double k = static_cast<double>(g.per_domain);
       const double sized = ramped_bytes(bytes);
-      const double inside = sized * (k - 1) / n / (net.scale_up_bytes_per_s * collective_bus_efficiency);
-      const double outside = cross ? sized * (n - k) / n / (net.scale_out_bytes_per_s * collective_bus_efficiency) : 0;
+      const double inside = k > 1 ? sized * (k - 1) / n / (scale_up_rate_bytes_per_s(net, g.per_domain - 1) * scale_up_efficiency) : 0;
+      const double outside = cross ? sized * (n - k) / n / (net.scale_out_bytes_per_s * scale_out_efficiency) : 0;
       return collective_base_latency_s + (cross ? out_lat : up_lat) + std::max(inside, outside);
     }
     case Collective::send_recv: {
-      const double bw = cross ? net.scale_out_bytes_per_s : net.scale_up_bytes_per_s;
-      return collective_base_latency_s + (cross ? out_lat : up_lat) +
-             ramped_bytes(bytes) / (bw * collective_bus_efficiency);
+      const double bw = cross ? net.scale_out_bytes_per_s * scale_out_efficiency : scale_up_rate_bytes_per_s(net, 1) * scale_up_efficiency;
+      return collective_base_latency_s + (cross ? out_lat : up_lat) + ramped_bytes(bytes) / bw;
     }
   }
   return 0;

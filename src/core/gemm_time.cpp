@@ -7,11 +7,35 @@
 
 namespace napkin {
 
+std::optional<double> mamf_fraction(std::string_view key, Dtype dtype) {
+  // Efficiency column of the MAMF table (BF16; FP8 where measured), by napkin's hardware keys.
+  struct Row {
+    std::string_view key;
+    double bf16, fp8;  // 0: not measured
+  };
+  static constexpr Row rows[] = {
+      {"a100-sxm-80gb", 0.869, 0}, {"a100-sxm-40gb", 0.869, 0}, {"a100-pcie-80gb", 0.811, 0}, {"a100-pcie-40gb", 0.811, 0},
+      {"h100-sxm", 0.803, 0.709},  {"h200-sxm", 0.803, 0.734},  {"b200", 0.776, 0.763},        {"gb200", 0.729, 0.723},
+      {"mi300x", 0.514, 0},        {"gaudi2", 0.969, 0.955},    {"gaudi3", 0.741, 0.769},
+  };
+  for (const Row& r : rows) {
+    if (r.key != key) continue;
+    const double f = dtype == Dtype::fp8 ? r.fp8 : (dtype == Dtype::bf16 || dtype == Dtype::fp16) ? r.bf16 : 0;
+    if (f > 0) return f;
+  }
+  return std::nullopt;
+}
+
+double gemm_peak_efficiency(std::string_view hardware_key, Dtype dtype) {
+  if (auto f = mamf_fraction(hardware_key, dtype)) return *f * gemm_over_mamf;
+  return gemm_peak_efficiency_unknown;
+}
+
 double GemmTimeModel::curve_time_s(long long m, long long n, long long k) const {
   const double M = static_cast<double>(m), N = static_cast<double>(n), K = static_cast<double>(k);
   const double flops = 2 * M * N * K;
   const double bytes = (M * K + K * N + M * N) * value_bytes;
-  const double compute = flops / (peak_flops_per_s * gemm_peak_efficiency);
+  const double compute = flops / (peak_flops_per_s * peak_efficiency);
   const double memory = bytes / (memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
   return std::max(compute, memory) + gemm_launch_s;
 }

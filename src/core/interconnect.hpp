@@ -22,6 +22,7 @@ struct Link {
 
 struct Interconnect {
   std::optional<long long> scale_up_gpus;  // GPUs in one scale-up domain ("node" below)
+  bool scale_up_mesh = false;              // point-to-point links to each peer (Infinity Fabric, Gaudi), not a switch
   Link scale_up;
   Link scale_out;
   std::string source;

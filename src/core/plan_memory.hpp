@@ -1,24 +1,15 @@
 #pragma once
-// What napkin plan asks of the memory model: is a layout valid, and what does its most loaded
-// GPU hold. One small seam so the plan search does not depend on how memory is itemised.
+// What napkin plan asks of the memory model (core/layout_memory, docs/METHODOLOGY.md §3.6-3.10):
+// is a layout valid, and what does its most loaded GPU hold. One seam, so the search reads a
+// few numbers and the memory model stays free to itemise.
 #include <optional>
 #include <string>
 
 #include "core/layout.hpp"
-#include "core/memory.hpp"
+#include "core/layout_memory.hpp"
 #include "core/model.hpp"
 
 namespace napkin {
-
-struct PlanMemorySetup {
-  Optimizer optimizer = find_optimizer("adamw");
-  PrecisionRecipe recipe = find_recipe("bf16-mixed");
-  long long seq = 0;
-  bool flash_attention = true;
-  bool dropout = false;
-  double memory_bytes = 0;   // capacity per GPU
-  double reserve_bytes = 0;  // held back per GPU
-};
 
 struct PlanMemory {
   double model_states_bytes = 0;
@@ -34,6 +25,6 @@ struct PlanMemory {
 // nullopt when the layout can run the model at this sequence length, else one line naming the flag.
 std::optional<std::string> plan_layout_problem(const Model& m, const Layout& l, long long seq);
 // The most loaded GPU; `micro_batches` per step per pipeline bounds the 1F1B in-flight count.
-PlanMemory plan_memory(const Model& m, const Layout& l, const PlanMemorySetup& s, long long micro_batches);
+PlanMemory plan_memory(const Model& m, const Layout& l, MemorySetup s, long long micro_batches);
 
 }  // namespace napkin

@@ -23,7 +23,7 @@ struct PlanQuery {
   bool allow_cross_node_tp = false;  // tp·cp may exceed the scale-up domain
   std::size_t top = 3;
   StepSetup step;
-  PlanMemorySetup memory;
+  MemorySetup memory;  // optimizer, recipe, seq, flash, capacity and reserve; micro_batches set per layout
 };
 
 struct Plan {

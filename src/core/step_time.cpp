@@ -35,17 +35,6 @@ double v_head_dim(const Model& m) { return m.mla ? d(m.mla->v_head_dim) : d(m.he
 
 long long moe_layer_count(const Model& m) { return m.moe ? m.layers - m.moe->dense_layers : 0; }
 
-// Layers on the slowest stage and whether the LM head shares it, per the split Megatron uses:
-// the first (L mod p) stages hold one layer more, the last stage holds the head.
-struct StageShape {
-  double first_layers = 0, last_layers = 0;
-};
-StageShape stage_shape(const Model& m, const Layout& l) {
-  if (l.pp == 1) return {d(m.layers), d(m.layers)};
-  const long long q = m.layers / l.pp, r = m.layers % l.pp;
-  return {d(q + (r > 0 ? 1 : 0)), d(q)};
-}
-
 }  // namespace
 
 std::optional<std::string> batch_problem(const Layout& l, long long global_batch) {
@@ -166,15 +155,17 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
 
   // Communication per micro-batch.
   const double recompute_full = l.recompute == Recompute::full ? 1 : 0;
-  const StageShape shape = stage_shape(m, l);
-  // The slowest stage: the first holds the extra layer of an uneven split, the last the head.
+  // The slowest stage: Megatron's split (stage_layers) gives the first stages of an uneven split
+  // one layer more; the last stage also runs the LM head.
+  const StageLayers first = stage_layers(m, l, 0), last = stage_layers(m, l, l.pp - 1);
   const double layer_s = c.gemm_fwd_s + c.gemm_bwd_s + c.attention_fwd_s + c.attention_bwd_s + c.memory_fwd_s + c.memory_bwd_s;
   const double head_s = c.head_fwd_s + c.head_bwd_s + c.head_memory_s;
-  const bool last_is_slowest = shape.last_layers * layer_s + head_s >= shape.first_layers * layer_s;
-  const double layers = last_is_slowest ? shape.last_layers : shape.first_layers;
-  r.stage_layers = static_cast<long long>(layers);
+  const bool last_is_slowest = d(last.layers) * layer_s + head_s >= d(first.layers) * layer_s;
+  const StageLayers& slowest = last_is_slowest ? last : first;
+  const double layers = d(slowest.layers);
+  r.stage_layers = slowest.layers;
   r.head_on_slowest = last_is_slowest;
-  const double moe_layers_here = layers * d(moe_layer_count(m)) / L;
+  const double moe_layers_here = d(slowest.moe_layers);
 
   if (l.tp > 1) {
     // Megatron: two all-reduces of the layer's b·s·h output forward (attention and MLP), two

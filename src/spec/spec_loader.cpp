@@ -37,6 +37,11 @@ Interconnect read_interconnect(const toml::table& t, const std::string& path) {
   };
   ic.scale_up.technology = r.optional_string("scale_up").value_or("");
   ic.scale_up_gpus = r.optional_positive_int("scale_up_gpus");
+  if (const auto topology = r.optional_string("scale_up_topology")) {
+    if (*topology != "switch" && *topology != "mesh")
+      r.fail(t.get("scale_up_topology"), "scale_up_topology", "unknown value '" + *topology + "' (expected switch or mesh)");
+    ic.scale_up_mesh = *topology == "mesh";
+  }
   ic.scale_up.bandwidth_bytes_per_s = bandwidth("scale_up_bandwidth");
   ic.scale_up.latency_s = duration("scale_up_latency");
   ic.scale_out.technology = r.optional_string("scale_out").value_or("");
