@@ -198,6 +198,7 @@ std::string nothing_fits_message(const Model& m, const Hardware& hw, const PlanS
 
 PlanSearch run_plan_search(const Model& m, const PlanSetup& s) {
   const PlanQuery& q = s.query;
+  if (auto problem = plan_query_problem(m, q)) throw Error(*problem);
   // A fixed dimension the model cannot take is named before the search says "nothing valid".
   auto check_alone = [&](Layout l) {
     if (auto p = plan_layout_problem(m, l, q.step.seq)) throw Error(*p);

@@ -40,19 +40,28 @@ bool faster(const Plan& a, const Plan& b) {
 
 }  // namespace
 
-PlanSearch search_plans(const Model& m, const PlanQuery& q) {
-  if (q.gpus < 1) throw Error("--gpus must be at least 1");
-  auto must_divide = [&](const std::optional<long long>& v, const char* flag) {
-    if (v && (*v < 1 || q.gpus % *v != 0))
-      throw Error(std::string(flag) + " " + std::to_string(*v) + " does not divide --gpus " + std::to_string(q.gpus));
-  };
-  must_divide(q.tp, "--tp");
-  must_divide(q.cp, "--cp");
-  must_divide(q.pp, "--pp");
-  if (q.tp && q.cp && q.pp && q.gpus % (*q.tp * *q.cp * *q.pp) != 0)
-    throw Error("--tp × --cp × --pp = " + std::to_string(*q.tp * *q.cp * *q.pp) + " does not divide --gpus " + std::to_string(q.gpus));
-  if (q.ep && !m.moe && *q.ep > 1) throw Error("--ep " + std::to_string(*q.ep) + " needs a mixture-of-experts model; " + m.key + " has no experts");
+std::optional<std::string> plan_query_problem(const Model& m, const PlanQuery& q) {
+  if (q.gpus < 1) return "--gpus must be at least 1";
+  // The given degrees must multiply to a divisor of the GPU count.
+  long long product = 1;
+  std::string names;
+  for (const auto& [v, flag] : {std::pair{q.tp, "--tp"}, std::pair{q.cp, "--cp"}, std::pair{q.pp, "--pp"}}) {
+    if (!v) continue;
+    if (*v < 1) return std::string(flag) + " must be at least 1";
+    product *= *v;
+    names += (names.empty() ? "" : " × ") + std::string(flag);
+    if (q.gpus % product != 0) {
+      const bool one = names.find(" × ") == std::string::npos;
+      return names + (one ? " " : " = ") + std::to_string(product) + " does not divide --gpus " + std::to_string(q.gpus);
+    }
+  }
+  if (q.ep && *q.ep > 1 && !m.moe)
+    return "--ep " + std::to_string(*q.ep) + " needs a mixture-of-experts model; " + m.key + " has no experts";
+  return std::nullopt;
+}
 
+PlanSearch search_plans(const Model& m, const PlanQuery& q) {
+  if (auto problem = plan_query_problem(m, q)) throw Error(*problem);
   const long long domain = q.step.net.domain_gpus;
   const bool moe = m.moe.has_value();
   PlanSearch out;

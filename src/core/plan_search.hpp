@@ -42,6 +42,10 @@ struct PlanSearch {
   bool single_layout = false;         // every dimension was given
 };
 
+// Why the fixed dimensions cannot be laid out on the GPUs at all (a degree, or the product of the
+// given ones, that does not divide --gpus; --ep on a dense model), naming the flags; else nullopt.
+std::optional<std::string> plan_query_problem(const Model& m, const PlanQuery& q);
+
 // Throws Error for a query that cannot be searched (no GPUs, a fixed dimension that does not
 // divide them). A layout that is invalid or does not fit is counted, not thrown.
 PlanSearch search_plans(const Model& m, const PlanQuery& q);
