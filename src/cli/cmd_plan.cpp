@@ -50,8 +50,7 @@ void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
     for (const auto& w : r.warnings) warn(w);
     emit(o.explain ? plan_explain(r) : plan_text(r));
   }
-  if (nothing_fits)
-    throw Error(nothing_fits_message(r.model, hw, r.search), ExitCode::failure);
+  if (nothing_fits) throw Error(nothing_fits_message(r.model, hw, r.search), ExitCode::failure);
 }
 
 }  // namespace

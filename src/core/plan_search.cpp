@@ -60,6 +60,18 @@ std::optional<std::string> plan_query_problem(const Model& m, const PlanQuery& q
   return std::nullopt;
 }
 
+// Keeps the `keep` fastest distinct plans seen, fastest first. Layouts that tie on time and memory
+// (cp 8 × micro-batch 2 against cp 4 × micro-batch 1 can) count once, so the list shows choices.
+void keep_best(std::vector<Plan>& best, Plan&& p, std::size_t keep) {
+  const auto same = [](double a, double b) { return std::fabs(a - b) <= 1e-9 * std::fabs(b); };
+  for (const Plan& b : best)
+    if (same(p.time.step_time_s, b.time.step_time_s) && same(p.memory.total_bytes, b.memory.total_bytes)) return;
+  if (best.size() == keep && !faster(p, best.back())) return;
+  auto at = std::upper_bound(best.begin(), best.end(), p, faster);
+  best.insert(at, std::move(p));
+  if (best.size() > keep) best.pop_back();
+}
+
 PlanSearch search_plans(const Model& m, const PlanQuery& q) {
   if (auto problem = plan_query_problem(m, q)) throw Error(*problem);
   const long long domain = q.step.net.domain_gpus;
@@ -67,10 +79,14 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
   PlanSearch out;
   out.single_layout = q.tp && q.cp && q.pp && q.micro_batch && (!moe || q.ep) && q.sequence_parallel && q.recompute && q.zero &&
                       (q.interleave || *q.pp == 1);
-  std::vector<Plan> fitting;
+  const std::size_t keep = std::max<std::size_t>(q.top, 1);
   std::optional<Plan> closest;
   // Layer costs depend only on (tp, cp, ep, micro-batch, sequence parallelism).
   std::map<std::tuple<long long, long long, long long, long long, bool>, LayerCost> costs;
+  // With flash attention, selective recomputation is what the kernel already does (it recomputes
+  // the scores in its backward): the same time and memory as none, so it is not searched.
+  const std::vector<Recompute> policies = q.step.flash_attention ? std::vector<Recompute>{Recompute::none, Recompute::full}
+                                                                 : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full};
 
   for (long long tp : choices(q.tp, q.gpus)) {
     for (long long cp : choices(q.cp, q.gpus / tp)) {
@@ -82,17 +98,18 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
         const long long per_replica = q.step.global_batch % dp == 0 ? q.step.global_batch / dp : 0;
         const std::vector<long long> bs = per_replica ? choices(q.micro_batch, per_replica) : choices(q.micro_batch, 1);
         for (long long b : bs) {
+          const long long micro_batches = per_replica && per_replica % b == 0 ? per_replica / b : 0;
           const long long max_v = pp > 1 && m.layers % pp == 0 ? m.layers / pp : 1;
           for (long long v : choices(q.interleave, max_v)) {
+            // Searched, not given: skip the combinations Megatron refuses without building a message.
+            if (!q.interleave && v > 1 && (micro_batches == 0 || micro_batches % pp != 0)) continue;
             for (long long ep : moe ? choices(q.ep, m.moe->experts) : std::vector<long long>{1}) {
+              if (!q.ep && (dp * cp) % ep != 0) continue;
               for (bool sp : either<bool>(q.sequence_parallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})) {
-                // With flash attention, selective recomputation is what the kernel already does
-                // (it recomputes the scores in its backward): the same time and memory as none.
-                const std::vector<Recompute> policies = q.step.flash_attention
-                                                            ? std::vector<Recompute>{Recompute::none, Recompute::full}
-                                                            : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full};
+                if (!q.sequence_parallel && sp && (q.step.seq / cp) % tp != 0) continue;
                 for (Recompute rc : either<Recompute>(q.recompute, policies)) {
                   for (int zero : either<int>(q.zero, {0, 1, 2, 3})) {
+                    if (!q.zero && zero > 0 && dp * cp == 1) continue;
                     Layout l;
                     l.tp = tp, l.cp = cp, l.pp = pp, l.dp = dp, l.ep = ep, l.micro_batch = b, l.interleave = v;
                     l.sequence_parallel = sp, l.recompute = rc, l.zero = zero;
@@ -109,17 +126,20 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
                       continue;
                     }
                     ++out.valid;
+                    // Memory first: a layout that does not fit is priced only if it is the closest yet.
+                    PlanMemory mem = plan_memory(m, l, q.memory, micro_batches);
+                    if (!mem.fits && closest && mem.total_bytes >= closest->memory.total_bytes) continue;
                     const auto key = std::make_tuple(tp, cp, ep, b, sp);
                     auto it = costs.find(key);
                     if (it == costs.end()) it = costs.emplace(key, layer_cost(m, l, q.step)).first;
                     Plan p;
                     p.layout = l;
                     p.time = step_time(m, l, q.step, it->second);
-                    p.memory = plan_memory(m, l, q.memory, p.time.micro_batches);
+                    p.memory = std::move(mem);
                     if (p.memory.fits) {
                       ++out.fitting;
-                      fitting.push_back(std::move(p));
-                    } else if (!closest || p.memory.total_bytes < closest->memory.total_bytes) {
+                      keep_best(out.plans, std::move(p), keep);
+                    } else {
                       closest = std::move(p);
                     }
                   }
@@ -130,19 +150,6 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
         }
       }
     }
-  }
-  // Fastest first; of layouts that tie on time and memory (cp 8 × micro-batch 2 against cp 4 ×
-  // micro-batch 1 can), only the first is kept, so the list shows distinct choices.
-  std::sort(fitting.begin(), fitting.end(), faster);
-  const std::size_t keep = std::max<std::size_t>(q.top, 1);
-  for (Plan& p : fitting) {
-    if (out.plans.size() == keep) break;
-    if (!out.plans.empty()) {
-      const Plan& last = out.plans.back();
-      const auto same = [](double a, double b) { return std::fabs(a - b) <= 1e-9 * std::fabs(b); };
-      if (same(p.time.step_time_s, last.time.step_time_s) && same(p.memory.total_bytes, last.memory.total_bytes)) continue;
-    }
-    out.plans.push_back(std::move(p));
   }
   if (out.plans.empty()) out.closest = std::move(closest);
   return out;
