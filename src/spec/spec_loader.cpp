@@ -1,11 +1,19 @@
 #include "spec/spec_loader.hpp"
 
+#include <cstdio>
+
 #include "core/error.hpp"
 #include "core/interconnect.hpp"
 #include "spec/toml_reader.hpp"
 
 namespace napkin {
 namespace {
+
+std::string g(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
 
 // The optional [interconnect] table (docs/METHODOLOGY.md §6.1). Bandwidths are strings with
 // their unit ("450GB/s", "400Gb/s"): a bare number could be bits or bytes.
@@ -18,25 +26,33 @@ Interconnect read_interconnect(const toml::table& t, const std::string& path) {
       r.fail(n, key, "write the unit in a string, \"400Gb/s\" (bits) or \"50GB/s\" (bytes), per GPU per direction");
     const auto text = r.optional_string(key);
     if (!text) return std::nullopt;
+    double v = 0;
     try {
-      return parse_bandwidth(*text, "value");
+      v = parse_bandwidth(*text, "value");
     } catch (const Error& e) {
       r.fail(n, key, e.what());
     }
+    const QuantityRange range = bounds::kBandwidthBytesPerS;
+    if (v < range.min || v > range.max)
+      r.fail(n, key, "must lie between " + g(range.min) + " and " + g(range.max) + " bytes/s, found " + g(v));
+    return v;
   };
   auto duration = [&](const char* key) -> std::optional<double> {
     const toml::node* n = t.get(key);
     if (n && (n->is_integer() || n->is_floating_point())) r.fail(n, key, "write the unit in a string, e.g. \"5us\"");
     const auto text = r.optional_string(key);
     if (!text) return std::nullopt;
+    double v = 0;
     try {
-      return parse_duration(*text, "value");
+      v = parse_duration(*text, "value");
     } catch (const Error& e) {
       r.fail(n, key, e.what());
     }
+    if (v > 1) r.fail(n, key, "must be at most 1 s, found " + g(v) + " s");
+    return v;
   };
   ic.scale_up.technology = r.optional_string("scale_up").value_or("");
-  ic.scale_up_gpus = r.optional_positive_int("scale_up_gpus");
+  ic.scale_up_gpus = r.optional_positive_int("scale_up_gpus", 1LL << 20);  // 1,048,576 (8,960: a TPU v5p pod)
   if (const auto topology = r.optional_string("scale_up_topology")) {
     if (*topology != "switch" && *topology != "mesh")
       r.fail(t.get("scale_up_topology"), "scale_up_topology", "unknown value '" + *topology + "' (expected switch or mesh)");
