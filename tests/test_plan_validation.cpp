@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/plan_search.hpp"
 #include "core/step_time.hpp"
 
 using namespace napkin;
@@ -180,7 +181,88 @@ std::vector<Row> rows() {
   return out;
 }
 
+// Megatron-LM README "Performance Benchmarking" (NVIDIA/Megatron-LM commit f2e5db402c, July 2024,
+// Megatron-Core r0.8.0): GPT models on H100 SXM, vocabulary 131,072, sequence 4096, t, p and d = 48
+// given; micro-batch, interleaving, recomputation and sequence parallelism are not, so napkin's own
+// best choice for them (plan search with t, p and cp = 1 fixed) is compared. MFU there is
+// model FLOPs (Megatron's num_floating_point_operations: K-eq7 for these models) / 989.5 TFLOP/s.
+struct MegatronCoreRow {
+  const char* name;
+  long long heads, h, layers, tp, pp, batch;
+  double mfu;
+};
+constexpr MegatronCoreRow megatron_core[] = {
+    {"GPT 1.7B", 16, 2048, 24, 1, 1, 192, 0.413},    {"GPT 7.1B", 32, 4096, 30, 2, 1, 192, 0.471},
+    {"GPT 16B", 48, 6144, 32, 4, 1, 192, 0.494},     {"GPT 32B", 56, 7168, 48, 8, 1, 192, 0.464},
+    {"GPT 70B", 64, 8192, 84, 8, 2, 384, 0.424},     {"GPT 119B", 80, 10240, 92, 8, 4, 768, 0.425},
+    {"GPT 177B", 96, 12288, 96, 8, 6, 1152, 0.437},  {"GPT 314B", 128, 16384, 96, 8, 8, 1536, 0.479},
+    {"GPT 462B", 144, 18432, 112, 8, 16, 3072, 0.465},
+};
+
+Row megatron_core_row(const MegatronCoreRow& x) {
+  Model m = gpt(x.layers, x.h, x.heads, 131072);
+  m.tied_embeddings = false;
+  m.context = 4096;
+  PlanQuery q;
+  q.gpus = x.tp * x.pp * 48;
+  q.tp = x.tp, q.pp = x.pp, q.cp = 1;
+  q.top = 1;
+  const PrecisionRecipe& r = find_recipe("bf16-mixed-fp32-grads");  // Megatron's bf16 default
+  q.step.global_batch = x.batch;
+  q.step.seq = 4096;
+  q.step.bytes_per_param = bytes_per_param(find_optimizer("adam"), r);
+  q.step.grad_reduce_bytes = r.grad_bytes;
+  q.step.peak_flops_per_s = q.step.gemm.peak_flops_per_s = 989.5e12;
+  q.step.memory_bandwidth_bytes_per_s = q.step.gemm.memory_bandwidth_bytes_per_s = 3.35e12;
+  q.step.gemm.peak_efficiency = gemm_peak_efficiency("h100-sxm", Dtype::bf16);
+  q.step.net.domain_gpus = 8;
+  q.step.net.scale_up_bytes_per_s = 450e9;  // h100-sxm's [interconnect]
+  q.step.net.scale_out_bytes_per_s = 50e9;
+  q.step.net.scale_out_latency_s = 14e-6;
+  q.memory.recipe = r;
+  q.memory.seq = 4096;
+  q.memory.memory_bytes = 80e9;
+  const PlanSearch found = search_plans(m, q);
+  REQUIRE(!found.plans.empty());
+  const StepTime& t = found.plans.front().time;
+  const double l = static_cast<double>(x.layers), h = static_cast<double>(x.h), s = 4096, B = static_cast<double>(x.batch);
+  const double flops = 72 * B * l * s * h * h * (1 + s / (6 * h) + 131072 / (12 * h * l));  // Korthikanti eq. (7)
+  Row row;
+  row.name = std::string(x.name) + " (H100)";
+  row.source = "Megatron-LM README, H100 table (f2e5db402c)";
+  const Layout& lay = found.plans.front().layout;
+  row.layout = "t " + std::to_string(x.tp) + ", p " + std::to_string(x.pp) + ", d 48, B " + std::to_string(x.batch) + "; napkin picked b " +
+               std::to_string(lay.micro_batch) + ", v " + std::to_string(lay.interleave) + ", recompute " +
+               std::string(recompute_name(lay.recompute)) + ", ZeRO " + std::to_string(lay.zero);
+  row.unit = "MFU";
+  row.measured = x.mfu;
+  row.predicted = flops / (static_cast<double>(q.gpus) * 989.5e12 * t.step_time_s);
+  return row;
+}
+
+void print_table(const std::vector<Row>& rows) {
+  std::printf("| run | layout | measured | napkin | error | source |\n|---|---|---|---|---|---|\n");
+  for (const Row& r : rows)
+    std::printf("| %s | %s | %.4g %s | %.4g | %+.1f%% | %s |\n", r.name.c_str(), r.layout.c_str(), r.measured, r.unit.c_str(), r.predicted,
+                100 * r.error(), r.source.c_str());
+}
+
 }  // namespace
+
+TEST_CASE("H100, layouts partly published (Megatron-Core): large models within 20%; small ones are napkin's known gap") {
+  std::vector<Row> all;
+  for (const MegatronCoreRow& x : megatron_core) all.push_back(megatron_core_row(x));
+  for (const Row& r : all) {
+    INFO(r.name << ": predicted MFU " << r.predicted << " vs measured " << r.measured);
+    // h ≥ 7168: within 20%. Below, napkin overpredicts (docs/METHODOLOGY.md §6.9): the assertion
+    // records the direction, so a fix shows up here.
+    if (r.name.find("1.7B") != std::string::npos || r.name.find("7.1B") != std::string::npos || r.name.find("16B") != std::string::npos)
+      CHECK(r.error() > 0);
+    else
+      CHECK(std::fabs(r.error()) <= 0.20);
+  }
+  if (std::getenv("NAPKIN_VALIDATION_TABLE")) print_table(all);
+}
 
 TEST_CASE("published runs: every row within 20%, the mean within 10%, one set of constants") {
   const std::vector<Row> all = rows();
@@ -196,10 +278,7 @@ TEST_CASE("published runs: every row within 20%, the mean within 10%, one set of
   CHECK(sum_abs / n <= 0.10);
   CHECK(std::fabs(sum / n) <= 0.10);
   if (std::getenv("NAPKIN_VALIDATION_TABLE")) {
-    std::printf("| run | layout | measured | napkin | error | source |\n|---|---|---|---|---|---|\n");
-    for (const Row& r : all)
-      std::printf("| %s | %s | %.4g %s | %.4g | %+.1f%% | %s |\n", r.name.c_str(), r.layout.c_str(), r.measured, r.unit.c_str(), r.predicted,
-                  100 * r.error(), r.source.c_str());
+    print_table(all);
     std::printf("\nmean |error| %.1f%%, mean error %+.1f%%, worst %+.1f%%\n", 100 * sum_abs / n, 100 * sum / n, [&] {
       double worst = 0;
       for (const Row& r : all)
