@@ -212,3 +212,27 @@ TEST_CASE("hardware without interconnect figures: refuse and name the flags") {
   // One GPU needs no network at all.
   CHECK(run_napkin("plan --model gpt2 --hardware " + path + " --gpus 1 --global-batch 8 --seq 1024").exit_code == 0);
 }
+
+TEST_CASE("train --mfu predicted: the best plan's token rate, and the layout it assumed") {
+  const auto plan = json_of(llama70 + " --top 1");
+  const double tokens_per_s = plan["plans"][0]["tokens_per_s"].get<double>();
+  const auto r = run_napkin("train --model llama3-70b --hardware h100-sxm --tokens 15T --gpus 1024 --mfu predicted --global-batch 1024 --seq 8192 --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  // days = 15e12 tokens / (the plan's tokens/s) / 86400, whatever FLOP count train uses.
+  CHECK(j["days"].get<double>() == doctest::Approx(15e12 / tokens_per_s / 86400).epsilon(1e-6));
+  // train counts 6·P per token (its default --flops-model 6pd): MFU = tokens/s · 6 · 70,553,706,496 /
+  // (1024 · 989.5e12).
+  CHECK(j["mfu"].get<double>() == doctest::Approx(tokens_per_s * 6 * 70553706496.0 / (1024 * 989.5e12)).epsilon(1e-6));
+  const std::string source = j["mfu_source"].get<std::string>();
+  CHECK(source.find("predicted by napkin plan") == 0);
+  CHECK(source.find("tp " + std::to_string(plan["plans"][0]["tp"].get<int>())) != std::string::npos);
+
+  const std::string base = "train --model llama3-70b --tokens 15T --mfu predicted";
+  check_bad(base + " --global-batch 1024", "--mfu predicted needs --gpus");
+  check_bad(base + " --gpus 1024", "--mfu predicted needs --global-batch");
+  check_bad("train --params 70B --tokens 15T --gpus 8 --mfu predicted --global-batch 8", "--mfu predicted needs --model");
+  check_bad("train --model llama3-70b --tokens 15T --gpus 8 --global-batch 8", "--global-batch only matters with --mfu predicted");
+  // Nothing fits: the plan's message, exit 1.
+  check_bad("train --model llama3.1-405b --tokens 15T --gpus 8 --mfu predicted --global-batch 8 --seq 8192", "--mfu predicted: no layout", 1);
+}

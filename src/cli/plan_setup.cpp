@@ -221,3 +221,29 @@ PlanSearch run_plan_search(const Model& m, const PlanSetup& s) {
 }
 
 }  // namespace napkin::cli
+
+namespace napkin::cli {
+
+PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus, long long global_batch, long long seq, Dtype dtype) {
+  PlanFlags f;
+  f.gpus = std::to_string(gpus);
+  f.global_batch = std::to_string(global_batch);
+  f.seq = std::to_string(seq);
+  f.dtype = std::string(dtype_name(dtype));
+  f.top = "1";
+  const PlanSetup setup = build_plan_setup(m, hw, f);
+  const PlanSearch found = run_plan_search(m, setup);
+  if (found.plans.empty()) throw Error("--mfu predicted: " + nothing_fits_message(m, hw, found), ExitCode::failure);
+  const Plan& p = found.plans.front();
+  const Layout& l = p.layout;
+  PredictedRate r;
+  r.mfu = p.time.mfu;
+  r.tokens_per_s_per_gpu = p.time.tokens_per_s / static_cast<double>(gpus);
+  r.layout = fmt::format("tp {} · cp {} · pp {} · dp {}{}, micro-batch {}{}, sequence parallel {}, recompute {}, ZeRO {}", l.tp, l.cp, l.pp, l.dp,
+                         l.ep > 1 ? fmt::format(" (ep {})", l.ep) : "", l.micro_batch,
+                         l.interleave > 1 ? fmt::format(", interleave {}", l.interleave) : "", l.sequence_parallel ? "yes" : "no",
+                         recompute_name(l.recompute), l.zero);
+  return r;
+}
+
+}  // namespace napkin::cli

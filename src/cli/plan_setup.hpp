@@ -34,6 +34,15 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
 // flags; returns the search when at least one layout fits (or one fixed layout was evaluated).
 PlanSearch run_plan_search(const Model& m, const PlanSetup& s);
 
+// `napkin train --mfu predicted`: the best plan's token rate for the model on `gpus` × hardware,
+// and the layout it assumed, in words.
+struct PredictedRate {
+  double mfu = 0;                  // the plan's MFU (6·P_active + causal attention)
+  double tokens_per_s_per_gpu = 0;
+  std::string layout;              // "tp 8 · cp 1 · pp 4 · dp 32, micro-batch 1, ..."
+};
+PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus, long long global_batch, long long seq, Dtype dtype);
+
 // The one-line message for a search where nothing fits: the closest layout and by how much.
 std::string nothing_fits_message(const Model& m, const Hardware& hw, const PlanSearch& s);
 

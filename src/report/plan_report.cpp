@@ -130,6 +130,12 @@ std::string plan_text(const PlanReport& r) {
     if (const std::string why = why_best(s.plans); !why.empty()) out += "\n" + why + ".\n";
   }
   const Plan& best = s.plans.empty() ? *s.closest : s.plans.front();
+  if (best.layout.zero == 3) {
+    const double hidden = best.time.dp_total_s - static_cast<double>(best.time.micro_batches) * best.time.zero3_exposed_s;
+    out += fmt::format("note: plan 1 hides {} of ZeRO-3 gathers and reductions per step behind compute; ZeRO-3 at scale is the part of "
+                       "napkin's model published runs confirm least (docs/validation/README.md).\n",
+                       secs(std::max(0.0, hidden)));
+  }
   out += fmt::format("\nmemory, most loaded GPU ({}): {} model states + {} activations = {} of {} available\n", best.memory.stage_reason,
                      gb(best.memory.model_states_bytes), gb(best.memory.activations_bytes), gb(best.memory.total_bytes),
                      gb(best.memory.available_bytes));
