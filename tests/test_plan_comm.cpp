@@ -157,7 +157,7 @@ TEST_CASE("interconnect tables in hardware specs") {
     CHECK_THROWS_WITH_AS(parse_hardware(base + "[interconnect]\nscale_up_bandwidth = \"1e30GB/s\"\nsource = \"s\"\n", "card.toml", "card"),
                          doctest::Contains("interconnect.scale_up_bandwidth: must lie between"), Error);
     CHECK_THROWS_WITH_AS(parse_hardware(base + "[interconnect]\nscale_out_latency = \"5s\"\nsource = \"s\"\n", "card.toml", "card"),
-                         doctest::Contains("interconnect.scale_out_latency: must be at most 1 s"), Error);
+                         doctest::Contains("interconnect.scale_out_latency: must lie between 0 and 1 s, found 5"), Error);
     CHECK_THROWS_AS(parse_hardware(base + "[interconnect]\nscale_up_gpus = 99999999\nsource = \"s\"\n", "card.toml", "card"), Error);
   }
   SUBCASE("unknown keys and a missing source") {

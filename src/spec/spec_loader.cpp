@@ -20,37 +20,27 @@ std::string g(double v) {
 Interconnect read_interconnect(const toml::table& t, const std::string& path) {
   TomlReader r(t, path, "interconnect");
   Interconnect ic;
-  auto bandwidth = [&](const char* key) -> std::optional<double> {
+  // A string with its unit, parsed by `parse`, within [lo, hi] (in the parsed unit).
+  auto with_unit = [&](const char* key, double (*parse)(std::string_view, std::string_view), const char* example, double lo, double hi,
+                       const char* unit) -> std::optional<double> {
     const toml::node* n = t.get(key);
-    if (n && (n->is_integer() || n->is_floating_point()))
-      r.fail(n, key, "write the unit in a string, \"400Gb/s\" (bits) or \"50GB/s\" (bytes), per GPU per direction");
+    if (n && (n->is_integer() || n->is_floating_point())) r.fail(n, key, std::string("write the unit in a string, ") + example);
     const auto text = r.optional_string(key);
     if (!text) return std::nullopt;
     double v = 0;
     try {
-      v = parse_bandwidth(*text, "value");
+      v = parse(*text, "value");
     } catch (const Error& e) {
       r.fail(n, key, e.what());
     }
-    const QuantityRange range = bounds::kBandwidthBytesPerS;
-    if (v < range.min || v > range.max)
-      r.fail(n, key, "must lie between " + g(range.min) + " and " + g(range.max) + " bytes/s, found " + g(v));
+    if (v < lo || v > hi) r.fail(n, key, "must lie between " + g(lo) + " and " + g(hi) + " " + unit + ", found " + g(v));
     return v;
   };
-  auto duration = [&](const char* key) -> std::optional<double> {
-    const toml::node* n = t.get(key);
-    if (n && (n->is_integer() || n->is_floating_point())) r.fail(n, key, "write the unit in a string, e.g. \"5us\"");
-    const auto text = r.optional_string(key);
-    if (!text) return std::nullopt;
-    double v = 0;
-    try {
-      v = parse_duration(*text, "value");
-    } catch (const Error& e) {
-      r.fail(n, key, e.what());
-    }
-    if (v > 1) r.fail(n, key, "must be at most 1 s, found " + g(v) + " s");
-    return v;
+  auto bandwidth = [&](const char* key) {
+    return with_unit(key, parse_bandwidth, "\"400Gb/s\" (bits) or \"50GB/s\" (bytes), per GPU per direction",
+                     bounds::kBandwidthBytesPerS.min, bounds::kBandwidthBytesPerS.max, "bytes/s");
   };
+  auto duration = [&](const char* key) { return with_unit(key, parse_duration, "e.g. \"5us\"", 0, 1, "s"); };
   ic.scale_up.technology = r.optional_string("scale_up").value_or("");
   ic.scale_up_gpus = r.optional_positive_int("scale_up_gpus", 1LL << 20);  // 1,048,576 (8,960: a TPU v5p pod)
   if (const auto topology = r.optional_string("scale_up_topology")) {
