@@ -261,5 +261,6 @@ TEST_CASE("bad input: one line and a non-zero exit") {
   check_bad("--model llama3-70b --gpus 16 --ep 2", "--ep 2 needs a mixture-of-experts model");
   check_bad("--model llama3-70b --interleave 2", "--interleave 2 needs --pp > 1");
   check_bad("--params 70B --tp 8 --gpus 8", "need --model");
+  check_bad("--model llama3-70b --tp 8 --pp 1e6 --cp 1e6", "is more than 1e7 GPUs");
   check_bad("--model llama3-70b --gpus 16 --cp 2 --seq 8190", "--cp 2 needs a sequence divisible by 2·cp = 4");
 }

@@ -68,6 +68,8 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   l.sequence_parallel = o.sequence_parallel;
   l.recompute = recompute_from_name(o.recompute);
   l.zero = given("--zero") ? zero_flag(o.zero) : 0;
+  if (static_cast<double>(l.tp) * static_cast<double>(l.cp) * static_cast<double>(l.pp) > 1e7)
+    throw Error(fmt::format("--tp · --cp · --pp = {} · {} · {} is more than 1e7 GPUs", l.tp, l.cp, l.pp));
   const long long model_parallel = l.tp * l.cp * l.pp;
   if (given("--gpus")) {
     const long long gpus = whole_flag(o.gpus, "--gpus", 1e7);
