@@ -37,6 +37,13 @@ long long moe_layer_count(const Model& m) { return m.moe ? m.layers - m.moe->den
 
 }  // namespace
 
+double CommTerm::wire_bytes() const {
+  const double n = d(group.size);
+  if (group.size <= 1) return 0;
+  const double factor = collective == Collective::all_reduce ? 2 * (n - 1) / n : collective == Collective::send_recv ? 1 : (n - 1) / n;
+  return calls * bytes * factor;
+}
+
 std::optional<std::string> batch_problem(const Layout& l, long long global_batch) {
   const long long per_step = l.dp * l.micro_batch;
   if (global_batch < 1) return "--global-batch must be at least 1, found " + std::to_string(global_batch);
@@ -238,6 +245,9 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   };
   const double fwd_compute = layers * (c.gemm_fwd_s + c.attention_fwd_s + c.memory_fwd_s);
   const double bwd_compute = layers * (c.gemm_bwd_s + c.attention_bwd_s + c.memory_bwd_s);
+  // Bytes sent per step in the parts of overlapped collectives that hide behind compute.
+  double hidden_wire_bytes = 0;
+  if (r.cp.total_s() > 0) hidden_wire_bytes += mb * r.cp.wire_bytes() * (1 - r.cp_exposed_s / r.cp.total_s());
   if (l.zero == 3) {
     // ZeRO-3 / FSDP: every micro-batch gathers the weights for forward and again for backward
     // and reduce-scatters the gradients (Rajbhandari et al. 2020 §7.2.2: 3× the model, 1.5× the
@@ -250,6 +260,10 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
     const double rs = r.dp_grads.time_per_call_s + r.expert_grads.time_per_call_s;
     r.zero3_exposed_s = std::max(0.0, ag - fwd_compute) + std::max(0.0, ag + rs - bwd_compute);
     r.dp_total_s = r.dp_params.total_s() + r.dp_grads.total_s() + r.expert_params.total_s() + r.expert_grads.total_s();
+    const double per_mb = 2 * ag + rs;
+    if (per_mb > 0)
+      hidden_wire_bytes += (r.dp_params.wire_bytes() + r.dp_grads.wire_bytes() + r.expert_params.wire_bytes() + r.expert_grads.wire_bytes()) *
+                           (1 - r.zero3_exposed_s / per_mb);
   } else {
     // ZeRO 0: one all-reduce of the gradients per step. ZeRO 1-2: reduce-scatter the gradients,
     // all-gather the updated weights (the same bytes on the wire; ZeRO §7.2.1).
@@ -265,8 +279,11 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
     r.dp_total_s = grad_s + param_s;
     // Overlapped: the reduction hides behind the last micro-batch's backward, the gather
     // behind the first micro-batch's forward of the next step.
-    r.dp_exposed_s = (s.overlap_grad_reduce ? std::max(0.0, grad_s - bwd_compute) : grad_s) +
-                     (s.overlap_param_gather ? std::max(0.0, param_s - fwd_compute) : param_s);
+    const double grad_exposed = s.overlap_grad_reduce ? std::max(0.0, grad_s - bwd_compute) : grad_s;
+    const double param_exposed = s.overlap_param_gather ? std::max(0.0, param_s - fwd_compute) : param_s;
+    r.dp_exposed_s = grad_exposed + param_exposed;
+    if (grad_s > 0) hidden_wire_bytes += (r.dp_grads.wire_bytes() + r.expert_grads.wire_bytes()) * (1 - grad_exposed / grad_s);
+    if (param_s > 0) hidden_wire_bytes += (r.dp_params.wire_bytes() + r.expert_params.wire_bytes()) * (1 - param_exposed / param_s);
   }
 
   // Per micro-batch on the slowest stage.
@@ -288,6 +305,8 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   // Per step. 1F1B and interleaved 1F1B idle (p−1)/v micro-batch times in the warm-up and
   // cool-down: a bubble of (p−1)/(m·v) of the ideal m micro-batches (Narayanan et al. 2021 §2.2).
   r.bubble_s = d(l.pp - 1) / d(l.interleave) * r.microbatch_s;
+  r.overlap_contention_s =
+      overlapped_comm_hbm_passes * hidden_wire_bytes / (s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
   // The optimizer reads gradients, master weights and states, writes the states and master
   // weights back and the working weights out; ZeRO ≥ 1 updates 1/(dp·cp) of them per GPU.
   double moved = bpp.grads + 2 * bpp.master + 2 * bpp.optimizer + bpp.weights + (bpp.master == 0 ? bpp.weights : 0);
@@ -306,6 +325,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
       {"zero3_comm_s", "ZeRO-3 gathers (exposed)", mb * r.zero3_exposed_s},
       {"bubble_s", "pipeline bubble", r.bubble_s},
       {"dp_comm_s", "data-parallel communication (exposed)", r.dp_exposed_s},
+      {"overlap_s", "HBM traffic of hidden communication", r.overlap_contention_s},
       {"optimizer_s", "optimizer step", r.optimizer_s},
   };
   r.step_time_s = 0;

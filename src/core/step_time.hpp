@@ -25,6 +25,12 @@ inline constexpr double flash_backward_over_forward = 2.5;
 // Elementwise kernels: a backward pass moves about twice the forward's bytes (it reads the
 // incoming gradient and the saved input, and writes the outgoing gradient).
 inline constexpr double memory_bound_backward_over_forward = 2.0;
+// Communication hidden behind compute is not free: NCCL moves each byte through HBM two or three
+// times (stored, read back, and read from or written to the user's buffer; NCCL maintainer in
+// NVIDIA/nccl#1428, on kernels slowing 1.8x while an all-gather ran beside them), taking that
+// bandwidth from the compute it overlaps. napkin charges 3 × the bytes each GPU sends in the
+// hidden part of a collective at the memory-bound rate.
+inline constexpr double overlapped_comm_hbm_passes = 3.0;
 
 // Everything a step's time depends on besides the model and the layout.
 struct StepSetup {
@@ -77,6 +83,8 @@ struct CommTerm {
   GroupPlacement group;
   double time_per_call_s = 0;
   double total_s() const { return calls * time_per_call_s; }
+  // Bytes each GPU sends in all `calls`: bytes × the collective's bus-bandwidth factor.
+  double wire_bytes() const;
 };
 
 // One line of the breakdown; the terms add up to the step time.
@@ -97,6 +105,7 @@ struct StepTime {
   double cp_exposed_s = 0;      // cp after hiding behind the attention kernels
   double zero3_exposed_s = 0;   // ZeRO-3 gathers not hidden behind the micro-batch's compute
   double grad_accumulation_s = 0;  // of memory_bound_s: unfused gradient accumulation
+  double overlap_contention_s = 0; // per step: HBM traffic of the communication hidden behind compute
   double microbatch_s = 0;
   // Per step.
   double bubble_s = 0;
