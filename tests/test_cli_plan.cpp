@@ -111,7 +111,7 @@ TEST_CASE("every dimension given: that one layout, and --explain shows its arith
   const auto e = run_napkin(fixed + " --explain");
   REQUIRE(e.exit_code == 0);
   for (const char* s : {"m = B / (dp · b) = 1024 / (32 · 1) = 32", "T = b · s / cp = 1 · 8192 / 1 = 8192", "pipeline bubble", "MFU = ",
-                        "tensor parallel", "reduce-scatter"})
+                        "tensor parallel", "80 × reduce-scatter + all-gather of 134 MB over 8 GPUs"})
     CHECK_MESSAGE(e.out.find(s) != std::string::npos, s);
 
   // --tokens: days = tokens / (tokens/s) / 86400.

@@ -185,13 +185,14 @@ std::string plan_explain(const PlanReport& r) {
   auto comm = [&](const char* name, const CommTerm& ct, const std::string& note) {
     if (ct.calls <= 0) return;
     const double busbw = bus_bandwidth_bytes_per_s(s.net, ct.group);
+    const std::string what = &ct == &t.tp && l.sequence_parallel ? "reduce-scatter + all-gather" : std::string(collective_name(ct.collective));
     kv.add(name, secs(ct.total_s()),
-           fmt::format("{} × {} of {} over {} GPUs ({}), bus bandwidth {}: {} each{}", format_sig(ct.calls, 4), collective_name(ct.collective),
+           fmt::format("{} × {} of {} over {} GPUs ({}), bus bandwidth {}: {} each{}", format_sig(ct.calls, 4), what,
                        gb(ct.bytes), ct.group.size,
                        ct.group.crosses_domains() ? fmt::format("{} per scale-up domain", ct.group.per_domain) : "inside one scale-up domain",
                        format_si(busbw, "B/s", 3), secs(ct.time_per_call_s), note));
   };
-  comm("tensor parallel", t.tp, l.sequence_parallel ? " (reduce-scatter + all-gather)" : "");
+  comm("tensor parallel", t.tp, "");
   comm("context parallel", t.cp, fmt::format("; exposed after overlap {}", secs(t.cp_exposed_s)));
   comm("expert all-to-all", t.ep, "");
   comm("pipeline", t.pp, "");
@@ -207,6 +208,10 @@ std::string plan_explain(const PlanReport& r) {
                                                         pct(static_cast<double>(l.pp - 1) / static_cast<double>(t.micro_batches * l.interleave))));
   const std::string overlap = s.overlap_grad_reduce ? "overlapped with the last micro-batch's backward" : "not overlapped";
   st.add("data parallel", secs(t.dp_exposed_s), fmt::format("{} in all over {} GPUs, {}", secs(t.dp_total_s), l.dp * l.cp, l.zero == 3 ? "per micro-batch (ZeRO-3)" : overlap));
+  if (t.overlap_contention_s > 0)
+    st.add("hidden comm. HBM traffic", secs(t.overlap_contention_s),
+           fmt::format("{} passes of the bytes sent while hidden, at {} × {}", overlapped_comm_hbm_passes,
+                       format_si(s.memory_bandwidth_bytes_per_s, "B/s"), memory_bandwidth_efficiency));
   st.add("optimizer step", secs(t.optimizer_s), fmt::format("{} parameters per GPU{}", format_count(t.params_per_gpu), l.zero >= 1 ? fmt::format(", 1/{} updated here (ZeRO)", l.dp * l.cp) : ""));
   st.add("step", secs(t.step_time_s));
   o += st.render();
@@ -215,8 +220,11 @@ std::string plan_explain(const PlanReport& r) {
   o += fmt::format("\ntokens/s = B · s / step = {} / {} = {}\n", format_count(t.tokens_per_step), secs(t.step_time_s), format_si(t.tokens_per_s, "", 4));
   o += fmt::format("MFU = tokens · (6·P_active + causal attention) / (N · peak · step) = {} / ({} · {} · {}) = {}\n",
                    format_sci(t.model_flops_per_step, 4), r.gpus, format_si(peak, "FLOP/s"), secs(t.step_time_s), pct(t.model_flops_per_step / cluster));
-  o += fmt::format("HFU = (model + recomputed FLOPs) / (N · peak · step) = ({} + {}) / {} = {}\n", format_sci(t.model_flops_per_step, 4),
-                   format_sci(t.recompute_flops_per_step, 4), format_sci(cluster, 4), pct(t.hfu));
+  if (t.recompute_flops_per_step > 0)
+    o += fmt::format("HFU = (model + recomputed FLOPs) / (N · peak · step) = ({} + {}) / {} = {}\n", format_sci(t.model_flops_per_step, 4),
+                     format_sci(t.recompute_flops_per_step, 4), format_sci(cluster, 4), pct(t.hfu));
+  else
+    o += "HFU = MFU (nothing is recomputed)\n";
   o += fmt::format("memory: {} model states + {} activations = {} of {} ({}){}\n", gb(p.memory.model_states_bytes), gb(p.memory.activations_bytes),
                    gb(p.memory.total_bytes), gb(p.memory.available_bytes), p.memory.stage_reason, p.memory.fits ? "" : ": DOES NOT FIT");
   if (r.tokens) {
