@@ -130,6 +130,9 @@ std::string plan_text(const PlanReport& r) {
     if (const std::string why = why_best(s.plans); !why.empty()) out += "\n" + why + ".\n";
   }
   const Plan& best = s.plans.empty() ? *s.closest : s.plans.front();
+  if (best.layout.pp > 1 && r.model.layers % best.layout.pp != 0 && best.layout.interleave == 1)
+    out += fmt::format("note: plan 1 splits {} layers unevenly over {} stages: the first {} hold {} layers, the others {}.\n", r.model.layers,
+                       best.layout.pp, r.model.layers % best.layout.pp, r.model.layers / best.layout.pp + 1, r.model.layers / best.layout.pp);
   if (best.layout.zero == 3) {
     const double hidden = best.time.dp_total_s - static_cast<double>(best.time.micro_batches) * best.time.zero3_exposed_s;
     out += fmt::format("note: plan 1 hides {} of ZeRO-3 gathers and reductions per step behind compute; ZeRO-3 at scale is the part of "
