@@ -82,12 +82,18 @@ TEST_CASE("plan searches layouts and lists the best first, with every key script
     CHECK(step >= previous);
     previous = step;
   }
+  // One plan per split of the GPUs: no two share tp, cp and pp.
+  for (std::size_t a = 0; a < j["plans"].size(); ++a)
+    for (std::size_t b = a + 1; b < j["plans"].size(); ++b) {
+      const auto &x = j["plans"][a], &y = j["plans"][b];
+      CHECK_FALSE((x["tp"] == y["tp"] && x["cp"] == y["cp"] && x["pp"] == y["pp"]));
+    }
   CHECK(j["layouts_fitting"].get<long long>() <= j["layouts_valid"].get<long long>());
   CHECK(j["layouts_valid"].get<long long>() <= j["layouts_searched"].get<long long>());
 
   const auto text = run_napkin(llama70);
   REQUIRE(text.exit_code == 0);
-  CHECK(text.out.find("the best 3:") != std::string::npos);
+  CHECK(text.out.find("the best 3, one per split of tp × cp × pp:") != std::string::npos);
   CHECK(text.out.find("plan 1 is ") != std::string::npos);  // why the best beats the next
   CHECK(text.out.find("matrix products") != std::string::npos);
   CHECK(text.out.find("assumptions:") != std::string::npos);

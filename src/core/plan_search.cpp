@@ -60,15 +60,21 @@ std::optional<std::string> plan_query_problem(const Model& m, const PlanQuery& q
   return std::nullopt;
 }
 
-// Keeps the `keep` fastest distinct plans seen, fastest first. Layouts that tie on time and memory
-// (cp 8 × micro-batch 2 against cp 4 × micro-batch 1 can) count once, so the list shows choices.
+// Keeps the `keep` fastest plans seen, fastest first, one per split of the GPUs (tp, cp, pp, ep):
+// the best micro-batch, interleaving, sequence parallelism, recomputation and ZeRO stage of each,
+// so that the list compares real alternatives rather than near-copies of the winner.
 void keep_best(std::vector<Plan>& best, Plan&& p, std::size_t keep) {
-  const auto same = [](double a, double b) { return std::fabs(a - b) <= 1e-9 * std::fabs(b); };
-  for (const Plan& b : best)
-    if (same(p.time.step_time_s, b.time.step_time_s) && same(p.memory.total_bytes, b.memory.total_bytes)) return;
+  const auto same_split = [&p](const Plan& b) {
+    const Layout &x = p.layout, &y = b.layout;
+    return x.tp == y.tp && x.cp == y.cp && x.pp == y.pp && x.ep == y.ep;
+  };
+  const auto it = std::find_if(best.begin(), best.end(), same_split);
+  if (it != best.end()) {
+    if (!faster(p, *it)) return;
+    best.erase(it);
+  }
   if (best.size() == keep && !faster(p, best.back())) return;
-  auto at = std::upper_bound(best.begin(), best.end(), p, faster);
-  best.insert(at, std::move(p));
+  best.insert(std::upper_bound(best.begin(), best.end(), p, faster), std::move(p));
   if (best.size() > keep) best.pop_back();
 }
 

@@ -33,7 +33,7 @@ struct Plan {
 };
 
 struct PlanSearch {
-  std::vector<Plan> plans;            // fitting layouts, fastest first, at most `top`
+  std::vector<Plan> plans;            // fitting layouts, fastest first, at most `top`, one per (tp, cp, pp, ep)
   long long candidates = 0;           // combinations enumerated
   long long valid = 0;                // that the model, batch and network allow
   long long fitting = 0;              // that also fit in memory

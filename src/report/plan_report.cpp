@@ -125,7 +125,8 @@ std::string plan_text(const PlanReport& r) {
     out += fmt::format("one layout (every dimension given): {}\n", p.memory.fits ? "fits" : "DOES NOT FIT");
     out += "\n" + plans_table({p}, moe, r.tokens, r.gpus).render() + "\n" + breakdown_table({p}).render();
   } else {
-    out += fmt::format("searched {} layouts: {} valid, {} fit in memory; the best {}:\n\n", s.candidates, s.valid, s.fitting, s.plans.size());
+    out += fmt::format("searched {} layouts: {} valid, {} fit in memory; the best {}, one per split of tp × cp × pp{}:\n\n", s.candidates,
+                       s.valid, s.fitting, s.plans.size(), r.model.moe ? " × ep" : "");
     out += plans_table(s.plans, moe, r.tokens, r.gpus).render() + "\n" + breakdown_table(s.plans).render();
     if (const std::string why = why_best(s.plans); !why.empty()) out += "\n" + why + ".\n";
   }
