@@ -2,16 +2,18 @@
 #include <memory>
 
 #include "cli/common.hpp"
+#include "cli/plan_setup.hpp"
 #include "cli/train_mfu.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "report/format.hpp"
 #include "report/train_report.hpp"
 
 namespace napkin::cli {
 namespace {
 
 struct TrainOptions {
-  std::string model, params, tokens, gpus, days, budget, seq;
+  std::string model, params, tokens, gpus, days, budget, seq, global_batch;
   std::string hardware = "h100-sxm";
   std::string mfu = "0.5";
   std::string dtype = "bf16";
@@ -94,14 +96,27 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
   else if (o.flops_model == "6pd+attn-causal") r.flops_model = FlopsModel::six_pd_attn_causal;
   else throw Error("--flops-model: unknown '" + o.flops_model + "' (6pd, 6pd+attn, 6pd+attn-causal)");
 
+  // --mfu predicted: the best layout napkin plan finds (cli/plan_setup); converted below to this
+  // run's FLOPs per token so that train reproduces the plan's token rate.
+  std::optional<PredictedRate> predicted;
+  if (o.mfu == "predicted") {
+    if (!model) throw Error("--mfu predicted needs --model: the layout search needs the architecture");
+    if (o.gpus.empty()) throw Error("--mfu predicted needs --gpus: the best layout depends on the GPU count");
+    if (o.global_batch.empty()) throw Error("--mfu predicted needs --global-batch: sequences per optimizer step");
+    const long long seq = !o.seq.empty() ? whole_flag(o.seq, "--seq") : model->seq_len > 0 ? model->seq_len : model->context;
+    predicted = predicted_rate(*model, hw, whole_flag(o.gpus, "--gpus"), whole_flag(o.global_batch, "--global-batch"), seq, r.dtype);
+  } else if (!o.global_batch.empty()) {
+    throw Error("--global-batch only matters with --mfu predicted");
+  }
   // All four of params, tokens, GPUs and days given, and no --mfu: solve for the MFU the run
   // implies (the usual check of a published run).
   const bool all_four = q.params && q.tokens && !o.gpus.empty() && !o.days.empty();
   if (all_four && sub->count("--mfu") == 0) {
     q.mfu.reset();
   } else {
-    const MfuChoice mfu = resolve_mfu(o.mfu, sub->count("--mfu") > 0, r.dtype, model,
-                                      o.seq.empty() ? std::nullopt : std::optional<double>(static_cast<double>(whole_flag(o.seq, "--seq"))), hw.key, specs);
+    const MfuChoice mfu = predicted ? MfuChoice{predicted->mfu, "", {}}
+                                    : resolve_mfu(o.mfu, sub->count("--mfu") > 0, r.dtype, model,
+                                                  o.seq.empty() ? std::nullopt : std::optional<double>(static_cast<double>(whole_flag(o.seq, "--seq"))), hw.key, specs);
     q.mfu = mfu.mfu;
     r.mfu_source = mfu.source;
     r.warnings.insert(r.warnings.end(), mfu.warnings.begin(), mfu.warnings.end());
@@ -139,6 +154,10 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
     if (!o.seq.empty()) throw Error("--seq needs --model (the attention term needs the architecture)");
   }
 
+  if (predicted) {
+    q.mfu = predicted->tokens_per_s_per_gpu * (6 * *q.params + q.attention_flops_per_token) / q.peak_flops_per_s;
+    r.mfu_source = "predicted by napkin plan: " + format_sig(predicted->tokens_per_s_per_gpu, 4) + " tokens/s per GPU with " + predicted->layout;
+  }
   r.run = solve_training(q);
 
   r.cost_inputs.tdp_watts = hw.tdp_watts;
@@ -165,7 +184,8 @@ void setup_train(CLI::App& app, Context& ctx) {
   sub->add_option("--hardware", o->hardware, "Accelerator name (napkin hardware list) or .toml path [h100-sxm]")->type_name("NAME|FILE");
   sub->add_option("--gpus", o->gpus, "Number of accelerators")->type_name("N");
   sub->add_option("--days", o->days, "Wall-clock days (leave out params, tokens or gpus to solve for it; give all four to solve for the MFU)")->type_name("DAYS");
-  sub->add_option("--mfu", o->mfu, "Model FLOPs utilisation: 0.45 or 45% [0.5], 'measured' (bench) or 'calibrated' (the model's own products)")->type_name("F");
+  sub->add_option("--mfu", o->mfu, "Model FLOPs utilisation: 0.45 or 45% [0.5], 'measured' (bench), 'calibrated' (the model's own products) or 'predicted' (napkin plan's best layout)")->type_name("F");
+  sub->add_option("--global-batch", o->global_batch, "Sequences per step, for --mfu predicted")->type_name("B");
   sub->add_option("--dtype", o->dtype, "Dtype whose peak is used: bf16, fp16, fp8, tf32, fp32, ... [bf16]")->type_name("DTYPE");
   sub->add_flag("--sparse", o->sparse, "Use the 2:4-sparse tensor peak (training runs dense: warns)");
   sub->add_option("--seq", o->seq, "Sequence length for the attention term [the model's pre-training seq_len, else its context]")->type_name("T");

@@ -1,10 +1,63 @@
 #include "spec/spec_loader.hpp"
 
+#include <cstdio>
+
 #include "core/error.hpp"
+#include "core/interconnect.hpp"
 #include "spec/toml_reader.hpp"
 
 namespace napkin {
 namespace {
+
+std::string g(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// The optional [interconnect] table (docs/METHODOLOGY.md §6.1). Bandwidths are strings with
+// their unit ("450GB/s", "400Gb/s"): a bare number could be bits or bytes.
+Interconnect read_interconnect(const toml::table& t, const std::string& path) {
+  TomlReader r(t, path, "interconnect");
+  Interconnect ic;
+  // A string with its unit, parsed by `parse`, within [lo, hi] (in the parsed unit).
+  auto with_unit = [&](const char* key, double (*parse)(std::string_view, std::string_view), const char* example, double lo, double hi,
+                       const char* unit) -> std::optional<double> {
+    const toml::node* n = t.get(key);
+    if (n && (n->is_integer() || n->is_floating_point())) r.fail(n, key, std::string("write the unit in a string, ") + example);
+    const auto text = r.optional_string(key);
+    if (!text) return std::nullopt;
+    double v = 0;
+    try {
+      v = parse(*text, "value");
+    } catch (const Error& e) {
+      r.fail(n, key, e.what());
+    }
+    if (v < lo || v > hi) r.fail(n, key, "must lie between " + g(lo) + " and " + g(hi) + " " + unit + ", found " + g(v));
+    return v;
+  };
+  auto bandwidth = [&](const char* key) {
+    return with_unit(key, parse_bandwidth, "\"400Gb/s\" (bits) or \"50GB/s\" (bytes), per GPU per direction",
+                     bounds::kBandwidthBytesPerS.min, bounds::kBandwidthBytesPerS.max, "bytes/s");
+  };
+  auto duration = [&](const char* key) { return with_unit(key, parse_duration, "e.g. \"5us\"", 0, 1, "s"); };
+  ic.scale_up.technology = r.optional_string("scale_up").value_or("");
+  ic.scale_up_gpus = r.optional_positive_int("scale_up_gpus", 1LL << 20);  // 1,048,576 (8,960: a TPU v5p pod)
+  if (const auto topology = r.optional_string("scale_up_topology")) {
+    if (*topology != "switch" && *topology != "mesh")
+      r.fail(t.get("scale_up_topology"), "scale_up_topology", "unknown value '" + *topology + "' (expected switch or mesh)");
+    ic.scale_up_mesh = *topology == "mesh";
+  }
+  ic.scale_up.bandwidth_bytes_per_s = bandwidth("scale_up_bandwidth");
+  ic.scale_up.latency_s = duration("scale_up_latency");
+  ic.scale_out.technology = r.optional_string("scale_out").value_or("");
+  ic.scale_out.bandwidth_bytes_per_s = bandwidth("scale_out_bandwidth");
+  ic.scale_out.latency_s = duration("scale_out_latency");
+  ic.source = r.required_string("source");
+  ic.notes = r.optional_string("notes").value_or("");
+  r.finish();
+  return ic;
+}
 
 Hardware read_hardware(const toml::table& root, const std::string& path, const std::string& key) {
   TomlReader r(root, path);
@@ -32,6 +85,7 @@ Hardware read_hardware(const toml::table& root, const std::string& path, const s
   }
   p.finish();
   if (h.dense_peak_flops_per_s.empty()) r.fail(peaks, "dense_tflops", "lists no dtype; give at least one (bf16 = 989.5)");
+  if (const toml::table* ic = r.optional_table("interconnect")) h.interconnect = read_interconnect(*ic, path);
   r.finish();
   return h;
 }
