@@ -255,6 +255,27 @@ TEST_CASE("configs napkin cannot read: one line naming the file, the key and the
   CHECK(error_of(moe + R"(, "num_experts_per_tok": 5})").find("num_experts_per_tok: exceeds num_experts") != std::string::npos);
 }
 
+TEST_CASE("Falcon's current config names: multi-query, one norm per parallel block") {
+  // Falcon 7B's keys as transformers' FalconConfig names them (written here by hand, not a copy):
+  // 32 layers of 4544 with 71 heads of 64 and one KV head, a parallel block with one
+  // input_layernorm, no biases, tied head. By hand: embedding 65024 · 4544 = 295,469,056;
+  // per layer qkv 4544 · (4544 + 2 · 64) = 21,229,568, dense 4544² = 20,647,936,
+  // MLP 2 · 4544 · 18176 = 165,183,488, one layernorm 9,088: 207,070,080 × 32 = 6,626,242,560;
+  // ln_f 9,088. Total 6,921,720,704 (tiiuae/falcon-7b: 7B).
+  const std::string falcon7 = R"({"model_type": "falcon", "hidden_size": 4544, "num_hidden_layers": 32,
+    "num_attention_heads": 71, "multi_query": true, "parallel_attn": true, "new_decoder_architecture": false,
+    "bias": false, "alibi": false, "vocab_size": 65024})";
+  const Model m = import_hf_config(falcon7, "f/config.json", "f").model;
+  CHECK(m.kv_heads == 1);
+  CHECK(m.norms_per_layer == 1);
+  CHECK(count_params(m).total == 6921720704.0);
+  // The new decoder architecture (Falcon 40B/180B) under FalconConfig's names: num_kv_heads, two norms.
+  const std::string falcon40 = R"({"model_type": "falcon", "hidden_size": 8192, "num_hidden_layers": 60,
+    "num_attention_heads": 128, "num_kv_heads": 8, "new_decoder_architecture": true, "parallel_attn": true,
+    "bias": false, "alibi": false, "vocab_size": 65024})";
+  CHECK(count_params(import_hf_config(falcon40, "f/config.json", "f").model).total == 41303293952.0);  // = the RefinedWeb file's
+}
+
 TEST_CASE("the registry reads a config.json, or a folder holding one, wherever a model is named") {
   const SpecRegistry specs = SpecRegistry::builtin_only();
   CHECK(specs.model(kData + "gemma-2b").key == "gemma-2b");

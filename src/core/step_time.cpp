@@ -125,14 +125,14 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
     const double rope_dim = m.mla ? d(m.mla->qk_rope_head_dim) : d(m.head_dim);
     bytes += 2 * B * T * (heads_local + (m.mla ? 1.0 : kv_heads_local(m, tp))) * rope_dim;
   }
-  const double per_f = m.mlp == MlpKind::swiglu ? 3 : 2;  // GeLU reads and writes f; SwiGLU reads 2f, writes f
+  const double per_f = is_gated(m.mlp) ? 3 : 2;  // GeLU reads and writes f; SwiGLU/GeGLU read 2f, write f
   const long long moe_layers = moe_layer_count(m);
   const double dense_act = per_f * B * T * d(m.d_ff) / d(tp);
   double moe_act = 0;
   if (m.moe) {
     const MoeSpec& e = *m.moe;
     const double k = d(e.experts_per_token);
-    moe_act = (k + d(e.shared_experts)) * per_f * B * T * d(e.d_ff_expert) / d(tp)
+    moe_act = (k * d(e.d_ff_expert) + d(e.shared_experts) * d(shared_expert_width(e))) * per_f * B * T / d(tp)
               + 4 * B * k * h_tokens * h              // permute and unpermute the top-k copies
               + 2 * fp32_bytes * T * d(e.experts);    // router softmax
   }
