@@ -62,8 +62,16 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   q.gpus = whole_flag(f.gpus, "--gpus", 1e7);
   if (f.global_batch.empty()) throw Error("--global-batch is required: sequences per optimizer step (Llama 3 70B: 1024 of 8192 tokens)");
   q.step.global_batch = whole_flag(f.global_batch, "--global-batch", 1e9);
-  q.step.seq = f.seq.empty() ? m.context : whole_flag(f.seq, "--seq", 1e9);
-  if (f.seq.empty()) ps.assumptions.push_back(fmt::format("--seq not given: the model's context, {} tokens", m.context));
+  // Like train and memory: the model's pre-training sequence length, else its context.
+  if (!f.seq.empty()) {
+    q.step.seq = whole_flag(f.seq, "--seq", 1e9);
+  } else if (m.seq_len > 0) {
+    q.step.seq = m.seq_len;
+    ps.assumptions.push_back(fmt::format("--seq not given: {}'s pre-training seq_len, {} tokens ({})", m.key, m.seq_len, m.seq_len_source));
+  } else {
+    q.step.seq = m.context;
+    ps.assumptions.push_back(fmt::format("--seq not given: the model's context, {} tokens (its spec gives no seq_len)", m.context));
+  }
   if (q.step.seq > m.context) ps.warnings.push_back(fmt::format("--seq {} is longer than {}'s context ({})", q.step.seq, m.key, m.context));
 
   q.tp = whole(f.tp, "--tp");
