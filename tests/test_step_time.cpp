@@ -182,6 +182,26 @@ TEST_CASE("data parallelism: the gradient all-reduce, overlapped or not") {
   CHECK(term(z, "optimizer_s") == near(term(t, "optimizer_s") / 2));
 }
 
+TEST_CASE("ZeRO-2 reduce-scatters every micro-batch's gradients; ZeRO-1 once a step") {
+  // global batch 4 over dp 2 at micro-batch 1: m = 4 / (2 · 1) = 2 micro-batches per step.
+  Layout l;
+  l.dp = 2;
+  l.micro_batch = 1;
+  StepSetup s = setup();
+  s.overlap_grad_reduce = false;
+  l.zero = 1;
+  const StepTime one = step_time(toy(), l, s);
+  l.zero = 2;
+  const StepTime two = step_time(toy(), l, s);
+  // Same 233,472 bytes per reduction (116,736 bf16 gradients), but 2 reductions instead of 1.
+  CHECK(one.dp_grads.bytes == 233472);
+  CHECK(two.dp_grads.bytes == 233472);
+  CHECK(one.dp_grads.calls == 1);
+  CHECK(two.dp_grads.calls == 2);
+  // Not overlapped, the exposed data-parallel time grows by exactly one more reduce-scatter.
+  CHECK(term(two, "dp_comm_s") == near(term(one, "dp_comm_s") + one.dp_grads.time_per_call_s));
+}
+
 TEST_CASE("the breakdown adds up to the step") {
   Layout l;
   l.tp = 2, l.pp = 2, l.dp = 2, l.micro_batch = 1, l.zero = 1, l.recompute = Recompute::selective, l.sequence_parallel = true;

@@ -266,10 +266,16 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
                            (1 - r.zero3_exposed_s / per_mb);
   } else {
     // ZeRO 0: one all-reduce of the gradients per step. ZeRO 1-2: reduce-scatter the gradients,
-    // all-gather the updated weights (the same bytes on the wire; ZeRO §7.2.1).
+    // all-gather the updated weights (the same bytes on the wire; ZeRO §7.2.1). ZeRO-1 keeps a
+    // full gradient buffer, so the micro-batches accumulate into it and it is reduced once
+    // (Megatron's distributed optimizer). ZeRO-2 keeps only its shard of the gradients, so every
+    // micro-batch's gradients are reduce-scattered as its backward produces them (DeepSpeed's
+    // stage 2 reduces at every micro-step of gradient accumulation): m reductions a step, each
+    // hidden at most behind its own micro-batch's backward.
     const Collective grads = l.zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
-    r.dp_grads = coll(grads, dense_here * s.grad_reduce_bytes, dp_group, 1);
-    r.expert_grads = coll(grads, expert_here * s.grad_reduce_bytes, ep_dp_group, 1);
+    const double grad_calls = l.zero == 2 ? mb : 1;
+    r.dp_grads = coll(grads, dense_here * s.grad_reduce_bytes, dp_group, grad_calls);
+    r.expert_grads = coll(grads, expert_here * s.grad_reduce_bytes, ep_dp_group, grad_calls);
     if (l.zero > 0) {
       r.dp_params = coll(Collective::all_gather, dense_here * bpp.weights, dp_group, 1);
       r.expert_params = coll(Collective::all_gather, expert_here * bpp.weights, ep_dp_group, 1);
@@ -277,9 +283,11 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
     const double grad_s = r.dp_grads.total_s() + r.expert_grads.total_s();
     const double param_s = r.dp_params.total_s() + r.expert_params.total_s();
     r.dp_total_s = grad_s + param_s;
-    // Overlapped: the reduction hides behind the last micro-batch's backward, the gather
-    // behind the first micro-batch's forward of the next step.
-    const double grad_exposed = s.overlap_grad_reduce ? std::max(0.0, grad_s - bwd_compute) : grad_s;
+    // Overlapped: each reduction hides behind the backward of the micro-batch that produced it
+    // (the last one's, unless ZeRO-2), the gather behind the first micro-batch's forward of the
+    // next step.
+    const double grad_per_call = grad_s / grad_calls;
+    const double grad_exposed = s.overlap_grad_reduce ? grad_calls * std::max(0.0, grad_per_call - bwd_compute) : grad_s;
     const double param_exposed = s.overlap_param_gather ? std::max(0.0, param_s - fwd_compute) : param_s;
     r.dp_exposed_s = grad_exposed + param_exposed;
     if (grad_s > 0) hidden_wire_bytes += (r.dp_grads.wire_bytes() + r.expert_grads.wire_bytes()) * (1 - grad_exposed / grad_s);
