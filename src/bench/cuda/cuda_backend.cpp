@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <new>
 
 #include "bench/backend.hpp"
 #include "bench/cuda/cuda_matmul.hpp"
@@ -21,6 +22,20 @@ using cuda::check;
 using cuda::DeviceBuffer;
 
 std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024)); }
+
+// CUDA versions as the runtime reports them: 1000 x major + 10 x minor.
+std::string version_text(int v) { return fmt::format("{}.{}", v / 1000, v % 1000 / 10); }
+
+// The oldest driver for a CUDA major version (NVIDIA, CUDA Toolkit release notes, "CUDA
+// Toolkit and Corresponding Driver Versions": 13.x needs >= 580, 12.x >= 525, 11.x >= 450).
+std::string required_driver(int cuda_version) {
+  switch (cuda_version / 1000) {
+    case 11: return "450";
+    case 12: return "525";
+    case 13: return "580";
+    default: return "one that supports CUDA " + version_text(cuda_version);
+  }
+}
 
 class CudaBackend final : public Backend {
  public:
@@ -139,11 +154,27 @@ class CudaBackend final : public Backend {
  private:
   int cc() const { return prop_.major * 10 + prop_.minor; }
 
+  // Why the GPU cannot be used, one reason per way it fails: no driver at all, a driver too
+  // old for the CUDA this module was built with, no device.
   void probe() {
     if (probed_) return;
     probed_ = true;
+    int driver = 0;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0) {  // 0: "no driver is installed"
+      cudaGetLastError();
+      reason_ = "no NVIDIA driver: libcuda.so.1 is not installed or cannot be loaded (install the NVIDIA driver)";
+      return;
+    }
+    if (driver / 1000 < CUDART_VERSION / 1000) {
+      const auto installed = cuda::nvml_driver_version();
+      reason_ = fmt::format("NVIDIA driver too old: it supports CUDA {}{}; napkin's CUDA module was built with CUDA {}, "
+                            "which needs driver {} or newer",
+                            version_text(driver), installed ? " (driver " + *installed + ")" : std::string(),
+                            version_text(CUDART_VERSION), required_driver(CUDART_VERSION));
+      return;
+    }
     int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);  // cudaErrorNoDevice / cudaErrorInsufficientDriver without a GPU
+    cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
       cudaGetLastError();
       reason_ = std::string("no CUDA device: ") + cudaGetErrorString(e);
@@ -225,7 +256,8 @@ class CudaBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
-bool cuda_compiled_in() { return true; }
+namespace cuda {
+Backend* new_backend() { return new (std::nothrow) CudaBackend(); }
+}  // namespace cuda
 
 }  // namespace napkin::bench
