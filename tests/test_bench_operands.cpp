@@ -58,13 +58,13 @@ TEST_CASE("correctness check: reference matches a naive product and rejects a wr
   // Naive product in the TN layout, written out independently: A(m,k) = a[m*K+k], B(k,n) = b[n*K+k].
   auto a = [&](int m, int k) { return static_cast<double>(static_cast<float>(normal_at(seed_a, static_cast<std::uint64_t>(m * 5 + k)))); };
   auto b = [&](int k, int n) { return static_cast<double>(static_cast<float>(normal_at(seed_b, static_cast<std::uint64_t>(n * 5 + k)))); };
-  std::vector<std::pair<std::int64_t, std::int64_t>> samples;
+  std::vector<Entry> samples;
   std::vector<double> right, wrong;
   for (int m = 0; m < 3; ++m)
     for (int n = 0; n < 4; ++n) {
       double d = 0, dt = 0;
       for (int k = 0; k < 5; ++k) d += a(m, k) * b(k, n), dt += a(n % 3, k) * b(k, m);
-      samples.emplace_back(m, n);
+      samples.push_back({0, m, n});
       right.push_back(d);
       wrong.push_back(dt);  // another entry's value, as a transposed or misaligned D would give
     }

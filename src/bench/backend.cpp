@@ -18,6 +18,7 @@ class UnavailableBackend final : public Backend {
   double default_warmup_s() const override { return 0; }
   void prepare(const Shape&, Dtype, const PrepareOptions&) override { fail(); }
   std::string algorithm() const override { return {}; }
+  void warm_up(double, const std::function<bool()>&) override { fail(); }
   std::vector<double> time_iterations(int, int, bool) override { fail(); }
   CorrectnessCheck check_correctness() override { fail(); }
 

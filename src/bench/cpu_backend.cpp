@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -78,14 +79,17 @@ class CpuBackend final : public Backend {
     if (!blas_.loaded()) throw Error(availability().detail, ExitCode::failure);
     const double elt = dtype_bytes(dtype);
     const double flush = opts.flush_cache ? 2 * info_.last_level_cache_bytes.value_or(32.0 * 1048576) : 0;
-    const double need = (double(s.m) * double(s.k) + double(s.k) * double(s.n) + double(s.m) * double(s.n)) * elt + flush;
+    const double need =
+        (double(s.m) * double(s.k) + double(s.k) * double(s.n) + double(s.m) * double(s.n)) * double(s.batch) * elt + flush;
     const double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
     if (need > 0.8 * have)
       throw Error("--shape " + shape_text(s) + " " + std::string(dtype_name(dtype)) + " needs " + gib(need) +
                   " of memory; this machine has " + gib(have) + " (napkin uses at most 80%)");
     shape_ = s;
     dtype_ = dtype;
-    const auto count = [](std::int64_t a, std::int64_t b) { return static_cast<std::size_t>(a) * static_cast<std::size_t>(b); };
+    const auto count = [&](std::int64_t a, std::int64_t b) {
+      return static_cast<std::size_t>(a) * static_cast<std::size_t>(b) * static_cast<std::size_t>(s.batch);
+    };
     const std::size_t na = count(s.m, s.k), nb = count(s.k, s.n), nc = count(s.m, s.n);
     const std::size_t e = static_cast<std::size_t>(elt);
     // Releasing first keeps peak memory at one shape's worth during a sweep.
@@ -99,6 +103,11 @@ class CpuBackend final : public Backend {
 
   std::string algorithm() const override {
     return std::string(dtype_ == Dtype::fp64 ? "dgemm" : "sgemm") + " TN, " + std::to_string(info_.threads) + " threads";
+  }
+
+  void warm_up(double seconds, const std::function<bool()>& stop) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds && !stop()) gemm();
   }
 
   std::vector<double> time_iterations(int warmup, int iterations, bool flush) override {
@@ -117,8 +126,8 @@ class CpuBackend final : public Backend {
   CorrectnessCheck check_correctness() override {
     const auto samples = sample_entries(shape_, 64);
     std::vector<double> got;
-    for (auto [m, n] : samples) {
-      const std::size_t i = static_cast<std::size_t>(n) * static_cast<std::size_t>(shape_.m) + static_cast<std::size_t>(m);
+    for (const Entry& e : samples) {
+      const auto i = static_cast<std::size_t>(e.index(shape_));
       if (dtype_ == Dtype::fp64) got.push_back(reinterpret_cast<const double*>(c_.data())[i]);
       else got.push_back(reinterpret_cast<const float*>(c_.data())[i]);
     }
@@ -140,15 +149,19 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  // Column-major D = A^T B with A stored K x M and B stored K x N: both K-major; a batch is
+  // one call per member (OpenBLAS has no strided-batched GEMM), its operands one after another.
   void gemm() {
     const auto M = static_cast<blasint>(shape_.m), N = static_cast<blasint>(shape_.n), K = static_cast<blasint>(shape_.k);
-    // Column-major D = A^T B with A stored K x M and B stored K x N: both K-major.
-    if (dtype_ == Dtype::fp64)
-      blas_.dgemm(CblasColMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0, reinterpret_cast<const double*>(a_.data()), K,
-                  reinterpret_cast<const double*>(b_.data()), K, 0.0, reinterpret_cast<double*>(c_.data()), M);
-    else
-      blas_.sgemm(CblasColMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0f, reinterpret_cast<const float*>(a_.data()), K,
-                  reinterpret_cast<const float*>(b_.data()), K, 0.0f, reinterpret_cast<float*>(c_.data()), M);
+    const std::size_t sa = std::size_t(M) * std::size_t(K), sb = std::size_t(N) * std::size_t(K), sc = std::size_t(M) * std::size_t(N);
+    for (std::size_t b = 0; b < static_cast<std::size_t>(shape_.batch); ++b) {
+      if (dtype_ == Dtype::fp64)
+        blas_.dgemm(CblasColMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0, reinterpret_cast<const double*>(a_.data()) + b * sa,
+                    K, reinterpret_cast<const double*>(b_.data()) + b * sb, K, 0.0, reinterpret_cast<double*>(c_.data()) + b * sc, M);
+      else
+        blas_.sgemm(CblasColMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0f, reinterpret_cast<const float*>(a_.data()) + b * sa,
+                    K, reinterpret_cast<const float*>(b_.data()) + b * sb, K, 0.0f, reinterpret_cast<float*>(c_.data()) + b * sc, M);
+    }
   }
 
   Blas blas_;

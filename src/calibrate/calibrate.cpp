@@ -66,7 +66,7 @@ Calibration calibrate(const Model& model, const CalibrateOptions& o, bench::Back
   cfg.warmup_s = o.warmup_s;
   cfg.hardware = o.hardware;
   const auto shapes = distinct_shapes(c.gemms);
-  for (const GemmShape& s : shapes) cfg.shapes.push_back({s.m, s.n, s.k});
+  for (const GemmShape& s : shapes) cfg.shapes.push_back({s.m, s.n, s.k, s.batch});
 
   // Before anything is allocated: does the largest product fit?
   std::optional<std::string> spec_key;

@@ -82,7 +82,9 @@ void run(Context& ctx, const BenchOptions& o) {
   auto backend = bench::open_backend(o.device);
   cfg.dtype = dtype.value_or(backend->key() == "cuda" ? Dtype::bf16 : Dtype::fp32);
   const bool bar = cfg.shapes.size() > 1 && isatty(STDERR_FILENO);
-  const bench::BenchRun result = bench::run_bench(*backend, ctx.registry(), cfg, bar ? bench::ProgressFn(progress_bar) : bench::ProgressFn());
+  bench::RunControl control;
+  if (bar) control.progress = [](const bench::BenchProgress& p) { if (p.done == p.total && p.total) progress_bar(p.shape + 1, p.shapes); };
+  const bench::BenchRun result = bench::run_bench(*backend, ctx.registry(), cfg, control);
   if (o.json) emit(bench_json(result).dump(2) + "\n");
   else if (o.csv) emit(bench_csv(result));
   else emit(bench_text(result));

@@ -21,7 +21,8 @@ std::vector<std::string> notes(const CalibrateReport& r) {
   n.push_back(
       "Attention under the causal mask: FLOPs count the useful half of Q·Kᵀ and P·V (napkin's convention); "
       "each is timed as a dense product and charged half its time, as a causal kernel skips masked tiles.");
-  n.push_back("Batched attention products are timed one (sequence, head) at a time and multiplied by the batch.");
+  n.push_back("Batched attention products (one per sequence and head) are timed as one strided-batched call, as "
+              "training runs them.");
   if (r.model.moe) n.push_back("MoE experts assume even routing: tokens × top-k / experts tokens per expert.");
   if (r.step.tp > 1)
     n.push_back(fmt::format("Shapes are one GPU's share under tensor parallelism {} (column/row split); "
@@ -101,7 +102,7 @@ nlohmann::json calibrate_json(const CalibrateReport& r) {
     if (r.result) {
       const TimedGemm& t = r.result->products.at(i);
       p["time_s"] = t.time_s;
-      p["time_per_product_s"] = t.time_per_product_s;
+      p["time_per_call_s"] = t.time_per_call_s;
       p["flops_per_s"] = t.flops_per_s;
       p["share"] = t.share;
     }
