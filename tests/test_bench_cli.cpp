@@ -38,9 +38,9 @@ TEST_CASE("bench --device cpu --json") {
 TEST_CASE("bench --csv, a sweep, and --list-devices") {
   auto r = run_napkin("bench --device cpu --dtype fp64 --sweep m=16:48:16,n=32,k=8 --iters 2 --warmup 0 --csv");
   REQUIRE(r.exit_code == 0);
-  CHECK(r.out.rfind("m,n,k,dtype,", 0) == 0);
+  CHECK(r.out.rfind("m,n,k,batch,dtype,", 0) == 0);
   CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 4);  // header + m = 16, 32, 48
-  CHECK(r.out.find("\n48,32,8,fp64,cpu,") != std::string::npos);
+  CHECK(r.out.find("\n48,32,8,1,fp64,cpu,") != std::string::npos);
   r = run_napkin("bench --device cpu --shape 32 --iters 2 --warmup 0 --peak 1T");
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("--peak") != std::string::npos);
@@ -59,7 +59,8 @@ TEST_CASE("bench: bad input is one line and a non-zero exit") {
   expect_error("bench --device cpu --sweep m=1:4", "--sweep");
   expect_error("bench --device cpu --sweep m=8:4:1,n=1,k=1", "starts after it stops");
   expect_error("bench --device cpu --dtype fp9", "unknown dtype");
-  expect_error("bench --device cpu --dtype int8", "napkin bench times");
+  expect_error("bench --device cpu --dtype int8", "has no int8 matmul in napkin's cpu backend (it has fp32, fp64)");
+  expect_error("bench --device cpu --dtype fp4", "napkin bench times");
   expect_error("bench --device cpu --dtype bf16 --shape 32", "no bf16 matmul");
   expect_error("bench --device tpu", "unknown device");
   expect_error("bench --device cpu --iters -1 --shape 32", "--iters");

@@ -167,7 +167,10 @@ TEST_CASE("JSON: device, hardware, results with the documented fields") {
   auto cfg = config();
   cfg.peak_flops_per_s = 1e12;
   const auto j = bench_json(run_bench(fake, SpecRegistry::builtin_only(), cfg));
-  CHECK(j["device"]["name"] == "NVIDIA H100 80GB HBM3 (fake)");
+  CHECK(j["device"]["backend"] == "fake");
+  CHECK(j["device"]["name"] == "NVIDIA H100 80GB HBM3");
+  CHECK(j["device"]["description"] == "NVIDIA H100 80GB HBM3 (fake)");
+  CHECK(j["interrupted"] == false);
   CHECK(j["hardware"]["peak_flops_per_s"] == 1e12);
   const auto& r = j["results"][0];
   for (const char* key : {"m", "n", "k", "dtype", "time_s_median", "flops_per_s_median", "flops_per_s_max", "mfu"})
@@ -179,18 +182,22 @@ TEST_CASE("JSON: device, hardware, results with the documented fields") {
 
 TEST_CASE("timed products run in chunks; a stop request between chunks keeps what was measured") {
   FakeBackend fake;
-  fake.times = {1e-3};  // chunks of about 0.25 s: 250 products
+  fake.times = {1e-3};
   auto cfg = config();
-  cfg.iterations = 1000;
+  cfg.iterations = 5000;  // at most 1000 a chunk: at least 5 chunks
   cfg.shapes = {{1000, 1000, 1000}, {500, 500, 500}};
-  bool stop = false;
+  long long stopped_at = 0;
   RunControl control;
-  control.progress = [&](const BenchProgress& p) { stop = p.done >= 250; };
-  control.stop_requested = [&] { return stop; };
+  control.progress = [&](const BenchProgress& p) {
+    if (p.done > 0 && !stopped_at) stopped_at = p.done;
+  };
+  control.stop_requested = [&] { return stopped_at > 0; };
   const auto run = run_bench(fake, SpecRegistry::builtin_only(), cfg, control);
   CHECK(run.interrupted);
   REQUIRE(run.results.size() == 1);  // the second shape never started
-  CHECK(run.results[0].time.count == 250);
+  CHECK(stopped_at >= 1);
+  CHECK(stopped_at <= 1000);
+  CHECK(run.results[0].time.count == stopped_at);  // the first chunk, and nothing after the stop
   CHECK(run.results[0].check.ok);
   // 2e9 FLOP per 1000^3 product / 1 ms
   CHECK(run.results[0].flops_per_s_median == doctest::Approx(2e12));

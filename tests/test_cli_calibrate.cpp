@@ -98,7 +98,7 @@ TEST_CASE("calibrate: a --tp that does not divide d_ff") {
 }
 
 TEST_CASE("calibrate times gpt2 on the CPU end to end") {
-  const auto r = run_napkin("calibrate --model gpt2 --device cpu --seq 32 --iterations 2 --tokens 1B --gpus 8 --json");
+  const auto r = run_napkin("calibrate --model gpt2 --device cpu --seq 32 --iters 2 --warmup 0 --tokens 1B --gpus 8 --json");
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["dry_run"] == false);
@@ -134,7 +134,7 @@ TEST_CASE("calibrate times gpt2 on the CPU end to end") {
 }
 
 TEST_CASE("calibrate text on the CPU shows the table and the MFU comparison") {
-  const auto r = run_napkin("calibrate --model gpt2 --device cpu --seq 16 --iterations 1");
+  const auto r = run_napkin("calibrate --model gpt2 --device cpu --seq 16 --iters 1 --warmup 0");
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(r.out.find("lm_head.wgrad") != std::string::npos);
   CHECK(r.out.find("measured MFU") != std::string::npos);
@@ -149,6 +149,6 @@ TEST_CASE("calibrate: a layer too big for the device says how much it needs") {
                        "lower --micro-batch or --seq, or split the layer with --tp");
   const auto r = run_napkin("calibrate --model gpt2 --device cpu --micro-batch 100000 --seq 1024");
   CHECK(r.err.find("lm_head") != std::string::npos);
-  check_one_line_error(run_napkin("calibrate --model gpt2 --device cpu --iterations 0"), "--iterations");
+  check_one_line_error(run_napkin("calibrate --model gpt2 --device cpu --iters 0"), "--iters must be at least 1");
   check_one_line_error(run_napkin("calibrate --model gpt2 --device cpu --hardware h100-sxn"), "h100-sxm");
 }

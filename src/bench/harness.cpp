@@ -41,14 +41,20 @@ void check_times(const std::vector<double>& times, const Shape& s) {
 }
 
 // Per-shape counts: warm-up about 0.1 s (2..10 products), timed about target_time_s
-// (5..1000 products) unless --iters fixed it, in chunks of about 0.25 s (1..1000 products)
-// so that progress moves and Ctrl-C is answered within a chunk. `probe_s` is one product.
+// (5..1000 products) unless --iters fixed it, in chunks of about 0.25 s of wall time
+// (1..1000 products, cache flushes included) so that progress moves and Ctrl-C is answered
+// within a chunk. `probe_s` is one product; `wall_s` the host's time for it (or a chunk).
 int warmup_count(double probe_s) { return std::clamp(static_cast<int>(std::ceil(0.1 / probe_s)), 2, 10); }
 long long timed_count(double probe_s, const BenchConfig& cfg) {
   if (cfg.iterations) return *cfg.iterations;
   return std::clamp(static_cast<long long>(std::ceil(cfg.target_time_s / probe_s)), 5LL, 1000LL);
 }
-int chunk_count(double probe_s) { return std::clamp(static_cast<int>(std::ceil(0.25 / probe_s)), 1, 1000); }
+int chunk_count(double wall_s_per_product) {
+  return std::clamp(static_cast<int>(std::ceil(0.25 / std::max(wall_s_per_product, 1e-9))), 1, 1000);
+}
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // One shape's telemetry from its chunks: the median of their SM clocks, the most power and heat.
 Telemetry merge(const std::vector<Telemetry>& parts) {
@@ -159,7 +165,9 @@ BenchRun run_bench(Backend& backend, const SpecRegistry& registry, const BenchCo
   for (std::size_t i = 0; i < shapes.size() && !stopped(control); ++i) {
     const Shape& s = shapes[i];
     if (i > 0) backend.prepare(s, cfg.dtype, opts);
+    auto t0 = Clock::now();
     const auto probe = backend.time_iterations(0, 1, cfg.flush_cache);
+    int chunk = chunk_count(seconds_since(t0));
     check_times(probe, s);
     BenchResult r;
     r.shape = s;
@@ -169,13 +177,15 @@ BenchRun run_bench(Backend& backend, const SpecRegistry& registry, const BenchCo
     r.cache_flushed = cfg.flush_cache;
     r.warmup_iterations = warmup_count(probe.front());
     const long long total = timed_count(probe.front(), cfg);
-    const int chunk = chunk_count(probe.front());
     TimeSamples samples;
     std::vector<Telemetry> telemetry;
     report(i, 0, total);
     while (samples.count() < total) {
       const int n = static_cast<int>(std::min<long long>(chunk, total - samples.count()));
-      const auto times = backend.time_iterations(samples.count() == 0 ? r.warmup_iterations : 0, n, cfg.flush_cache);
+      const int warm = samples.count() == 0 ? r.warmup_iterations : 0;
+      t0 = Clock::now();
+      const auto times = backend.time_iterations(warm, n, cfg.flush_cache);
+      chunk = chunk_count(seconds_since(t0) / (n + warm));
       check_times(times, s);
       for (double t : times) samples.add(t);
       telemetry.push_back(backend.telemetry());

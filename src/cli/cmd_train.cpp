@@ -17,6 +17,7 @@ struct TrainOptions {
   std::string dtype = "bf16";
   std::string flops_model = "6pd";
   std::string price, pue = "1.0", grid;
+  std::string iters;  // cap on --mfu measured|calibrated's timed products (cuda branch)
   bool sparse = false, explain = false, json = false;
 };
 
@@ -87,8 +88,11 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
   else if (o.flops_model == "6pd+attn-causal") r.flops_model = FlopsModel::six_pd_attn_causal;
   else throw Error("--flops-model: unknown '" + o.flops_model + "' (6pd, 6pd+attn, 6pd+attn-causal)");
 
+  const std::optional<long long> iters =
+      o.iters.empty() ? std::nullopt : std::optional<long long>(whole_flag(o.iters, "--iters", 1e9));
   const MfuChoice mfu = resolve_mfu(o.mfu, sub->count("--mfu") > 0, r.dtype, model,
-                                    o.seq.empty() ? std::nullopt : std::optional<double>(static_cast<double>(whole_flag(o.seq, "--seq"))), hw.key, specs);
+                                    o.seq.empty() ? std::nullopt : std::optional<double>(static_cast<double>(whole_flag(o.seq, "--seq"))), hw.key, specs,
+                                    iters);
   q.mfu = mfu.mfu;
   r.mfu_source = mfu.source;
   r.warnings.insert(r.warnings.end(), mfu.warnings.begin(), mfu.warnings.end());
@@ -147,6 +151,7 @@ void setup_train(CLI::App& app, Context& ctx) {
   sub->add_option("--price", o->price, "Price in USD per GPU-hour, for the cost")->type_name("USD");
   sub->add_option("--pue", o->pue, "Power usage effectiveness of the data centre [1.0]")->type_name("X");
   sub->add_option("--grid-intensity", o->grid, "Grid carbon intensity in g CO2 per kWh, for CO2")->type_name("G");
+  sub->add_option("--iters", o->iters, "With --mfu measured|calibrated: timed products per shape (default: about 0.5 s worth)")->type_name("N");
   sub->add_flag("--explain", o->explain, "Show the arithmetic step by step");
   sub->add_flag("--json", o->json, "Print one JSON object");
   sub->footer(
