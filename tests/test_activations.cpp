@@ -49,11 +49,13 @@ TEST_CASE("GPT-3 175B: Korthikanti eq. 1, s·b·h·(34 + 5·a·s/h) per layer") 
   const ActivationEstimate e = estimate_activations(gpt3(), cfg(1, 2048, Recompute::none, false, true));
   CHECK(e.layer_full_bytes == doctest::Approx(2868903936.0));
   CHECK(e.layers_bytes == doctest::Approx(96 * 2868903936.0));
-  // §4.3: embedding dropout s·b·h, final norm + head 4·s·b·h, fp32 logits 4·s·b·v = 4·2048·50257.
-  CHECK(e.embedding_bytes == doctest::Approx(25165824.0));
+  // §4.3: embedding dropout s·b·h, final norm + head 4·s·b·h, fp32 logits 4·s·b·v = 4·2048·50257;
+  // Megatron's theoretical_memory_usage.py adds the int64 token ids, 8·s·b = 16,384.
+  CHECK(e.embedding_bytes == doctest::Approx(25165824.0 + 16384.0));
   CHECK(e.output_bytes == doctest::Approx(4 * 25165824.0));
   CHECK(e.logits_bytes == doctest::Approx(411705344.0));
-  CHECK(e.total_bytes == doctest::Approx(275952312320.0));  // 275,414,777,856 + 25,165,824 + 100,663,296 + 411,705,344
+  // 275,414,777,856 + 25,182,208 + 100,663,296 + 411,705,344
+  CHECK(e.total_bytes == doctest::Approx(275952328704.0).epsilon(1e-12));
 }
 
 TEST_CASE("selective recomputation keeps 34·s·b·h per layer (Korthikanti §4.2)") {
@@ -82,12 +84,13 @@ TEST_CASE("GQA and a gated MLP: Llama 3 8B, flash attention, no dropout") {
   CHECK(none.layer_full_bytes == doctest::Approx(1141899264.0));
   CHECK(none.layers_bytes == doctest::Approx(32 * 1141899264.0));
   // Full recompute: 32 layer inputs 2·8192·4096·32 = 2,147,483,648; one layer 1,141,899,264;
-  // final norm + head 4·8192·4096 = 134,217,728; logits 4·8192·128256 = 4,202,692,608. Total 7,626,293,248.
+  // token ids 8·8192 = 65,536; final norm + head 4·8192·4096 = 134,217,728; logits 4·8192·128256 =
+  // 4,202,692,608. Total 7,626,358,784.
   const ActivationEstimate full = estimate_activations(llama3_8b(), cfg(1, 8192, Recompute::full, true, false));
-  CHECK(full.total_bytes == doctest::Approx(7626293248.0));
+  CHECK(full.total_bytes == doctest::Approx(7626358784.0).epsilon(1e-12));
   // Micro-batch scales every term linearly.
   const ActivationEstimate b4 = estimate_activations(llama3_8b(), cfg(4, 8192, Recompute::full, true, false));
-  CHECK(b4.total_bytes == doctest::Approx(4 * 7626293248.0));
+  CHECK(b4.total_bytes == doctest::Approx(4 * 7626358784.0).epsilon(1e-12));
 }
 
 TEST_CASE("MoE: Mixtral 8x7B, top-2 experts") {
@@ -99,11 +102,36 @@ TEST_CASE("MoE: Mixtral 8x7B, top-2 experts") {
   CHECK_FALSE(e.approximations.empty());
 }
 
+namespace {
+Model deepseek_v3() {  // deepseek-ai/DeepSeek-V3 config.json
+  Model m = llama3_8b();
+  m.layers = 61, m.d_model = 7168, m.heads = 128, m.kv_heads = 128, m.d_ff = 18432, m.vocab = 129280;
+  m.moe = MoeSpec{256, 8, 1, 2048, 3};
+  m.mla = MlaSpec{1536, 512, 128, 64, 128};
+  return m;
+}
+}  // namespace
+
+TEST_CASE("DeepSeek-V3: MLA latents, three dense leading layers, 58 MoE layers") {
+  // Bytes per token, flash attention, no dropout, 2-byte values. Attention (every layer):
+  //   norm input, QKV input 2·2·7168 = 28,672; q latent 2·1536 = 3,072; kv latent 2·512 = 1,024;
+  //   Q, K 2·(2·128·192) = 98,304; V 2·128·128 = 32,768; logsumexp 4·128 = 512; output-projection
+  //   input 2·128·128 = 32,768; MLP norm input and input 28,672 → 225,792.
+  //   Dense MLP: 3·2·18432 = 110,592 → 336,384 per dense layer.
+  //   MoE: router 4·256 = 1,024; 8 input copies 8·2·7168 = 114,688; 8 experts 8·3·2·2048 = 98,304;
+  //   the shared expert 3·2·2048 = 12,288 → 452,096 per MoE layer.
+  // s = 4096: (3·336,384 + 58·452,096)·4096 = 111,537,029,120. (All 61 as MoE: 112,958,898,176;
+  // without the q latent: 61·3,072·4096 = 767,557,632 less.)
+  const ActivationEstimate e = estimate_activations(deepseek_v3(), cfg(1, 4096, Recompute::none, true, false));
+  CHECK(e.layers_bytes == doctest::Approx(111537029120.0).epsilon(1e-12));
+  CHECK(e.layer_full_bytes == doctest::Approx(452096.0 * 4096));  // the MoE layer is the largest
+}
+
 TEST_CASE("largest micro-batch") {
   // GPT-2, s = 1024, flash, no dropout, nothing recomputed. Per token per layer: 32·h + 4·a =
   // 32·768 + 48 = 24,624 (norm in, QKV in, Q, K, V, proj in, MLP norm in, MLP in: 8·2h = 16h; GeLU in/out 2·2·4h = 16h).
-  // 12 layers 295,488 + final 4·768 + logits 4·50257 = 499,588 bytes/token; per sequence × 1024 = 511,578,112.
-  // 10e9 / 511,578,112 = 19.5 → 19.
+  // 12 layers 295,488 + token id 8 + final 4·768 + logits 4·50257 = 499,596 bytes/token; per sequence
+  // × 1024 = 511,586,304. 10e9 / 511,586,304 = 19.5 → 19.
   CHECK(max_micro_batch(gpt2(), cfg(1, 1024, Recompute::none, true, false), 10e9) == 19);
   CHECK(max_micro_batch(gpt2(), cfg(1, 1024, Recompute::none, true, false), 1e8) == 0);
   CHECK(max_micro_batch(gpt2(), cfg(1, 1024, Recompute::none, true, false), -5) == 0);

@@ -89,12 +89,12 @@ TEST_CASE("calibrate: bad input is one clear line and exit 2") {
 
 TEST_CASE("calibrate: a --tp that does not divide d_ff") {
   // gpt2 with d_ff 3001: 12 heads split 3 ways, 3001 = 3·1000 + 1 does not.
-  const std::string path = "calibrate_odd_dff.toml";
+  const napkin::test::TempDir tmp("napkin_calibrate_odd");
+  const std::string path = (tmp / "odd.toml").string();
   std::ofstream(path) << "name = \"odd\"\nsource = \"test\"\nlayers = 2\nd_model = 768\nheads = 12\nd_ff = 3001\nmlp = \"gelu\"\n"
                          "vocab = 1000\ncontext = 512\ntied_embeddings = true\npositions = \"learned\"\n"
                          "bias = \"all\"\nnorm = \"layernorm\"\n";
   check_one_line_error(run_napkin("calibrate --model " + path + " --tp 3 --dry-run"), "does not divide d_ff (3001)");
-  std::remove(path.c_str());
 }
 
 TEST_CASE("calibrate times gpt2 on the CPU end to end") {

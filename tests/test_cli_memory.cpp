@@ -8,9 +8,10 @@ using napkin::test::run_napkin;
 
 namespace {
 
-nlohmann::json json_of(const std::string& args) {
+// Exit status: 0 fits (or nothing to fit), 1 does not fit, 2 bad input.
+nlohmann::json json_of(const std::string& args, int exit_code = 0) {
   const auto r = run_napkin("memory " + args + " --json");
-  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  REQUIRE_MESSAGE(r.exit_code == exit_code, r.err);
   return nlohmann::json::parse(r.out);
 }
 
@@ -30,7 +31,7 @@ void check_bad(const std::string& args, const std::string& needle) {
 
 TEST_CASE("memory --table lists every optimizer × recipe") {
   const auto j = json_of("--table");
-  REQUIRE(j["table"].size() == 9 * 8);
+  REQUIRE(j["table"].size() == 9 * 9);
   auto find = [&](const char* o, const char* r) {
     for (const auto& row : j["table"])
       if (row["optimizer"] == o && row["precision"] == r) return row["bytes_per_param"].get<double>();
@@ -39,6 +40,7 @@ TEST_CASE("memory --table lists every optimizer × recipe") {
   };
   CHECK(find("adamw", "bf16-mixed") == 16);           // ZeRO §3.1
   CHECK(find("adam", "bf16-mixed-fp32-grads") == 18);  // Megatron-LM README, distributed optimizer table
+  CHECK(find("adam", "deepspeed") == 18);              // DeepSpeed memory.rst: 2 + 16
   CHECK(find("sgd", "fp32") == 8);                     // 4 + 4
   CHECK(find("lion", "bf16") == 6);                    // 2 + 2 + 1×2
   CHECK(find("adam-8bit", "bf16-mixed") == doctest::Approx(10.00390625));  // 2 + 2 + 4 + 2·(1 + 4/2048)
@@ -52,63 +54,179 @@ TEST_CASE("largest model, AdamW fp32 on H100s") {
   // H100 SXM datasheet: 80 GB = 80e9 bytes. fp32 AdamW: 4 + 4 + 8 = 16 B/param.
   auto one = json_of("--hardware h100-sxm --optimizer adamw --precision fp32");
   CHECK(one["bytes_per_param"] == 16);
-  CHECK(one["max_params"].get<double>() == doctest::Approx(5e9));  // 80e9 / 16
+  CHECK(one["max_params"] == 5000000000LL);  // 80e9 / 16, an integer
+  CHECK(one["max_params"].is_number_integer());
   CHECK(one["gpus"] == 1);
   CHECK(one["zero"] == 0);
   CHECK(one["optimizer"] == "adamw");
   CHECK(one["precision"] == "fp32");
-  CHECK(one["per_gpu"]["memory_bytes"].get<double>() == 80e9);
+  CHECK(one["memory_basis"] == "datasheet");
+  CHECK(one["per_gpu"]["memory_bytes"] == 80000000000LL);
   CHECK(one["per_gpu"]["fits"].is_null());  // no model, nothing to fit
   CHECK(one["max_params_includes_activations"] == false);
   auto z0 = json_of("--hardware h100-sxm --gpus 8 --zero 0 --optimizer adamw --precision fp32");
-  CHECK(z0["max_params"].get<double>() == doctest::Approx(5e9));  // replicated
+  CHECK(z0["max_params"] == 5000000000LL);  // replicated
   auto z3 = json_of("--hardware h100-sxm --gpus 8 --zero 3 --optimizer adamw --precision fp32");
-  CHECK(z3["max_params"].get<double>() == doctest::Approx(40e9));  // 80e9 / (16/8)
+  CHECK(z3["max_params"] == 40000000000LL);  // 80e9 / (16/8)
   CHECK(z3["per_gpu_bytes_per_param"].get<double>() == 2);
   const auto text = run_napkin("memory --hardware h100-sxm --optimizer adamw --precision fp32");
   CHECK(text.out.find("activations EXCLUDED") != std::string::npos);
+  // One GPU: one line for the largest model, not "one GPU alone" beside "1 GPU, ZeRO-0" (issue 11).
+  CHECK(text.out.find("one GPU alone") == std::string::npos);
+  CHECK(text.out.find("1 GPU, ZeRO-0") != std::string::npos);
+  // The per-GPU column says it holds bytes per parameter.
+  CHECK(text.out.find("bytes/param per GPU") != std::string::npos);
+  const auto eight = run_napkin("memory --hardware h100-sxm --gpus 8 --zero 3 --precision fp32");
+  CHECK(eight.out.find("one GPU alone") != std::string::npos);
 }
 
-TEST_CASE("reserve: bytes or a fraction") {
+TEST_CASE("reserve: a size with its unit or a percent, never a bare number") {
   auto pct = json_of("--hardware h100-sxm --precision fp32 --reserve 10%");
-  CHECK(pct["per_gpu"]["available_bytes"].get<double>() == doctest::Approx(72e9));
-  CHECK(pct["max_params"].get<double>() == doctest::Approx(4.5e9));  // 72e9 / 16
-  auto frac = json_of("--hardware h100-sxm --precision fp32 --reserve 0.1");
-  CHECK(frac["per_gpu"]["available_bytes"].get<double>() == doctest::Approx(72e9));
+  CHECK(pct["per_gpu"]["available_bytes"] == 72000000000LL);
+  CHECK(pct["max_params"] == 4500000000LL);  // 72e9 / 16
   auto gib = json_of("--hardware h100-sxm --precision fp32 --reserve 4GiB");
-  CHECK(gib["per_gpu"]["available_bytes"].get<double>() == doctest::Approx(80e9 - 4.0 * 1024 * 1024 * 1024));
+  CHECK(gib["per_gpu"]["available_bytes"] == 80000000000LL - 4LL * 1024 * 1024 * 1024);
+  auto gb = json_of("--hardware h100-sxm --precision fp32 --reserve 2GB");
+  CHECK(gb["per_gpu"]["available_bytes"] == 78000000000LL);
+  check_bad("--hardware h100-sxm --reserve 2", "a bare number is ambiguous");
+  check_bad("--hardware h100-sxm --reserve 0.1", "give a unit or a percent");
+  check_bad("--hardware h100-sxm --reserve abc", "--reserve");
+  check_bad("--hardware h100-sxm --reserve -5GB", "--reserve");
+  check_bad("--hardware h100-sxm --reserve 150%", "--reserve");
+}
+
+TEST_CASE("memory basis: the datasheet by default, the driver's figure on request") {
+  // H100 SXM: nvidia-smi memory.total 81559 MiB = 85,520,809,984 bytes (spec comment cites the source).
+  auto usable = json_of("--hardware h100-sxm --memory-basis usable --precision fp32");
+  CHECK(usable["memory_basis"] == "usable");
+  CHECK(usable["per_gpu"]["memory_bytes"] == 85520809984LL);
+  CHECK(usable["max_params"] == 5345050624LL);  // floor(85,520,809,984 / 16)
+  const auto text = run_napkin("memory --hardware h100-sxm --precision fp32");
+  CHECK(text.out.find("--memory-basis datasheet: 80000000000 bytes as sold; a driver reports 79.65 GiB usable") != std::string::npos);
+  check_bad("--hardware rtx-4090 --memory-basis usable", "gives no usable_memory_bytes");
+  check_bad("--hardware h100-sxm --memory-basis usabel", "did you mean 'usable'");
+}
+
+TEST_CASE("memory defaults to h100-sxm and says so") {
+  const auto r = run_napkin("memory --params 7B");
+  CHECK(r.exit_code == 1);  // 16 · 7e9 = 112 GB > 80 GB
+  CHECK(r.err.find("no --hardware given: assuming h100-sxm") != std::string::npos);
+  CHECK(r.out.find("NVIDIA H100 SXM5 80GB") != std::string::npos);
 }
 
 TEST_CASE("llama3-8b at micro-batch 1, seq 8192 on one H100, bf16-mixed AdamW") {
   // 8,030,261,248 params (HF safetensors). 16 B/param → 128,484,179,968 bytes of model states.
-  auto j = json_of("--hardware h100-sxm --model llama3-8b --micro-batch 1 --seq 8192 --recompute full --flash-attention --no-dropout");
-  CHECK(j["params"].get<double>() == 8030261248.0);
+  auto j = json_of("--hardware h100-sxm --model llama3-8b --micro-batch 1 --seq 8192 --recompute full --flash-attention --no-dropout", 1);
+  CHECK(j["params"] == 8030261248LL);
   const auto& g = j["per_gpu"];
-  CHECK(g["weights_bytes"].get<double>() == doctest::Approx(16060522496.0));    // 2·P
-  CHECK(g["grads_bytes"].get<double>() == doctest::Approx(16060522496.0));      // 2·P
-  CHECK(g["master_bytes"].get<double>() == doctest::Approx(32121044992.0));     // 4·P
-  CHECK(g["optimizer_bytes"].get<double>() == doctest::Approx(64242089984.0));  // 8·P
-  // Activations by hand in test_activations.cpp ("GQA and a gated MLP"): 7,626,293,248.
-  CHECK(g["activations_bytes"].get<double>() == doctest::Approx(7626293248.0));
-  CHECK(g["total_bytes"].get<double>() == doctest::Approx(136110473216.0));
+  CHECK(g["weights_bytes"] == 16060522496LL);    // 2·P
+  CHECK(g["grads_bytes"] == 16060522496LL);      // 2·P
+  CHECK(g["master_bytes"] == 32121044992LL);     // 4·P
+  CHECK(g["optimizer_bytes"] == 64242089984LL);  // 8·P
+  // Activations by hand in test_activations.cpp ("GQA and a gated MLP"): 7,626,358,784.
+  CHECK(g["activations_bytes"] == 7626358784LL);
+  CHECK(g["total_bytes"] == 136110538752LL);
   CHECK(g["fits"] == false);
-  CHECK(g["headroom_bytes"].get<double>() == doctest::Approx(80e9 - 136110473216.0));
+  CHECK(j["fits"] == false);
+  CHECK(g["headroom_bytes"] == 80000000000LL - 136110538752LL);
   CHECK(j["max_micro_batch"] == 0);
-  // Sharded over 8 GPUs with ZeRO-3 the states are 2·P = 16,060,522,496; + 7,626,293,248 = 23,686,815,744.
-  auto z3 = json_of("--hardware h100-sxm --gpus 8 --zero 3 --model llama3-8b --micro-batch 1 --seq 8192 --recompute full "
-                    "--flash-attention --no-dropout");
-  CHECK(z3["per_gpu"]["total_bytes"].get<double>() == doctest::Approx(23686815744.0));
+  CHECK(j["max_micro_batch"].is_number_integer());
+  // ZeRO-3 over 8 GPUs: states 2·P = 16,060,522,496 plus DeepSpeed's gather buffer, 4 × the largest
+  // layer (the 128256 × 4096 embedding, 525,336,576 params) = 2,101,346,304 → 18,161,868,800;
+  // + 7,626,358,784 activations = 25,788,227,584.
+  auto z3 = json_of("--hardware h100-sxm --gpus 8 --zero 3 --model llama3-8b --micro-batch 1 --seq 8192 --recompute full");
+  CHECK(z3["per_gpu"]["gather_buffer_bytes"] == 2101346304LL);
+  CHECK(z3["per_gpu"]["total_bytes"] == 25788227584LL);
   CHECK(z3["per_gpu"]["fits"] == true);
-  // Largest micro-batch: (80e9 − 16,060,522,496) / 7,626,293,248 = 8.38 → 8.
+  // Largest micro-batch: (80e9 − 18,161,868,800) / 7,626,358,784 = 8.1 → 8.
   CHECK(z3["max_micro_batch"] == 8);
+}
+
+TEST_CASE("does not fit: exit status 1 in text and JSON alike, with hints") {
+  // Issue 10: llama3-8b on 8 A100-80GB at ZeRO-3, sequence 8192. With flash attention (the default) it
+  // fits: states 18,161,868,800 (above) + 32 layers × 1,141,899,264 + token ids 65,536 + head inputs
+  // 134,217,728 + logits 4,202,692,608 = 59,039,621,120 < 80e9.
+  auto flash = json_of("--hardware a100-sxm-80gb --gpus 8 --zero 3 --model llama3-8b --seq 8192");
+  CHECK(flash["per_gpu"]["total_bytes"] == 59039621120LL);
+  CHECK(flash["flash_attention"] == true);
+  // Eager attention adds the 2·a·s²·b softmax output, 4,294,967,296 bytes a layer: it does not fit.
+  auto eager = json_of("--hardware a100-sxm-80gb --gpus 8 --zero 3 --model llama3-8b --seq 8192 --no-flash-attention", 1);
+  // − the logsumexp 4·a·s·b = 1,048,576 a layer, + the softmax output 2·a·s²·b = 4,294,967,296 a layer.
+  CHECK(eager["per_gpu"]["total_bytes"] == 59039621120LL - 32 * 1048576LL + 32 * 4294967296LL);
+  bool flash_hint = false;
+  for (const auto& h : eager["hints"])
+    if (h["flags"] == "--flash-attention") {
+      flash_hint = true;
+      CHECK(h["fits"] == true);
+      CHECK(h["total_bytes"] == 59039621120LL);
+    }
+  CHECK(flash_hint);
+  const auto text = run_napkin("memory --hardware a100-sxm-80gb --gpus 8 --zero 3 --model llama3-8b --seq 8192 --no-flash-attention");
+  CHECK(text.exit_code == 1);
+  CHECK(text.out.find("DOES NOT FIT") != std::string::npos);
+  CHECK(text.out.find("What would make it fit") != std::string::npos);
+  CHECK(text.out.find("--flash-attention") != std::string::npos);
+}
+
+TEST_CASE("a layout: llama3-70b on 1024 H100s, tp 8, pp 4, ZeRO-1, SP, selective") {
+  // By hand in test_layout_memory.cpp: stage 0 holds 9,934,561,280 bytes of states and
+  // 22,502,703,104 of activations; the last stage 16,119,098,368 in all.
+  auto j = json_of("--model llama3-70b --gpus 1024 --tp 8 --pp 4 --zero 1 --micro-batch 1 --seq 8192 --sequence-parallel "
+                   "--recompute selective --hardware h100-sxm");
+  CHECK(j["layout"]["dp"] == 32);
+  CHECK(j["layout"]["tp"] == 8);
+  CHECK(j["most_loaded_stage"] == 0);
+  CHECK(j["model_states_bytes"] == 9934561280LL);
+  CHECK(j["activations_bytes"] == 22502703104LL);
+  CHECK(j["memory_per_gpu_bytes"] == 32437264384LL);
+  CHECK(j["stages"][1]["stage"] == 3);
+  CHECK(j["stages"][1]["total_bytes"] == 16119098368LL);
+  CHECK(j["stages"][0]["in_flight_micro_batches"] == 4);
+  CHECK(j["stages"][0]["in_flight_micro_batches"].is_number_integer());
+  CHECK(j["per_gpu"]["total_bytes"].is_number_integer());
+  // Interleaved, v = 5 (80 layers = 4 stages × 5 chunks of 4): the first stage holds
+  // 4·(1 + 3/20) = 4.6 micro-batches: 20 × 281,280,512 × 4.6 = 25,877,807,104, + token ids
+  // 65,536 × 4.6 = 301,465.6 → 25,878,108,569.6, printed as whole bytes.
+  auto v5 = json_of("--model llama3-70b --gpus 1024 --tp 8 --pp 4 --interleave 5 --zero 1 --seq 8192 --sequence-parallel "
+                    "--hardware h100-sxm");
+  CHECK(v5["stages"][0]["in_flight_micro_batches"].get<double>() == doctest::Approx(4.6));
+  CHECK(v5["activations_bytes"] == 25878108570LL);
+  CHECK(j["seq_len"] == 8192);
+  const auto text = run_napkin("memory --model llama3-70b --gpus 1024 --tp 8 --pp 4 --zero 1 --seq 8192 --sequence-parallel");
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.find("most loaded GPU: pipeline stage 0 of 4") != std::string::npos);
+  CHECK(text.out.find("B·s·b·h/t") != std::string::npos);
+}
+
+TEST_CASE("offload: GPU and host memory as DeepSpeed's estimators give them") {
+  // llama3-70b, ZeRO-3 over 64, the DeepSpeed recipe, optimizer offloaded: 4·L + 2·P/64 =
+  // 4,202,692,608 + 2,204,803,328 = 6,407,495,936 on the GPU; 16·P/8 = 141,107,412,992 on an 8-GPU
+  // node's host, × 1.5 in DeepSpeed's estimate = 211,661,119,488 (test_layout_memory.cpp).
+  auto j = json_of("--model llama3-70b --gpus 64 --zero 3 --precision deepspeed --offload optimizer --hardware h100-sxm");
+  CHECK(j["model_states_bytes"] == 6407495936LL);
+  CHECK(j["host"]["per_node_bytes"] == 141107412992LL);
+  CHECK(j["host"]["per_node_deepspeed_bytes"] == 211661119488LL);
+  CHECK(j["host"]["node_gpus"] == 8);
+  check_bad("--model llama3-70b --gpus 64 --zero 2 --offload params", "--offload params needs --zero 3");
+  check_bad("--model llama3-70b --gpus 64 --zero 3 --offload disk", "--offload");
 }
 
 TEST_CASE("--explain substitutes the numbers") {
   const auto r = run_napkin("memory --hardware h100-sxm --model llama3-8b --micro-batch 1 --seq 8192 --explain");
-  CHECK(r.exit_code == 0);
+  CHECK(r.exit_code == 1);
   CHECK(r.out.find("B·s·b·h = 2·8192·1·4096") != std::string::npos);
   CHECK(r.out.find("4·s·b·v = 4·8192·1·128256") != std::string::npos);
   CHECK(r.out.find("DOES NOT FIT") != std::string::npos);
+  const auto tp = run_napkin("memory --model llama3-70b --gpus 64 --tp 8 --zero 1 --seq 8192 --explain");
+  CHECK(tp.out.find("4·s·b·v/t = 4·8192·1·128256/8") != std::string::npos);
+}
+
+TEST_CASE("precision: model states are not lost beside huge activations") {
+  // Issue 11: --seq 1e12 printed "model states 0 B" (total − activations). Now each is kept on its
+  // own; 1e12 is refused, 1e9 keeps 16·P = 128.5 GB of states on the line.
+  const auto r = run_napkin("memory --hardware h100-sxm --model llama3-8b --seq 1e9");
+  CHECK(r.out.find("model states         128.5 GB") != std::string::npos);
+  check_bad("--hardware h100-sxm --model llama3-8b --seq 1e12", "--seq must be at most");
 }
 
 TEST_CASE("adafactor uses the model's shapes when given") {
@@ -117,12 +235,19 @@ TEST_CASE("adafactor uses the model's shapes when given") {
   CHECK(j["bytes_per_param"].get<double>() == doctest::Approx(8 + 4 * 340049.0 / 124439808.0));
 }
 
+TEST_CASE("warnings for flags that change nothing") {
+  const auto r = run_napkin("memory --hardware h100-sxm --params 7B --dropout");
+  CHECK(r.err.find("only matter with --model and --seq; ignored with --params") != std::string::npos);
+}
+
 TEST_CASE("bad input: one line and a non-zero exit") {
   check_bad("--hardware h100-sxm --optimizer adamw2", "did you mean 'adamw'");
   check_bad("--hardware h100-sxm --precision bf16mixed", "bf16-mixed");
   check_bad("--hardware h100-sxm --zero 4 --gpus 8", "--zero must be 0, 1, 2 or 3");
+  check_bad("--hardware h100-sxm --zero '' --gpus 8", "--zero must be 0, 1, 2 or 3, found ''");
   check_bad("--hardware h100-sxm --gpus 0", "--gpus must be at least 1");
   check_bad("--hardware h100-sxm --gpus 1.5", "--gpus must be a whole number");
+  check_bad("--hardware h100-sxm --gpus 1e8", "--gpus must be at most");
   check_bad("--hardware h100-sxm --reserve 100GB", "not smaller than the GPU's memory");
   check_bad("--hardware h100-sxm --reserve 100%", "not smaller than the GPU's memory");
   check_bad("--hardware h100-sxm --zero 3 --gpus 1", "equals --zero 0");
@@ -130,6 +255,11 @@ TEST_CASE("bad input: one line and a non-zero exit") {
   check_bad("--hardware h100-sxm --model llama3-8b --seq 4096 --recompute partial", "--recompute");
   check_bad("--hardware h100-sxm --model llama3-8b --params 7B", "excludes");
   check_bad("--hardware h100-sxm --params seven", "--params");
-  check_bad("--optimizer adamw", "--hardware is required");
   check_bad("--hardware h100-sxn", "h100-sxm");
+  check_bad("--model llama3-70b --tp 3", "--tp 3 does not divide the 64 attention heads of llama3-70b");
+  check_bad("--model llama3-70b --gpus 100 --tp 8", "--gpus 100 is not a multiple of tp·cp·pp = 8·1·1 = 8");
+  check_bad("--model llama3-70b --gpus 16 --ep 2", "--ep 2 needs a mixture-of-experts model");
+  check_bad("--model llama3-70b --interleave 2", "--interleave 2 needs --pp > 1");
+  check_bad("--params 70B --tp 8 --gpus 8", "need --model");
+  check_bad("--model llama3-70b --gpus 16 --cp 2 --seq 8190", "--cp 2 needs a sequence divisible by 2·cp = 4");
 }

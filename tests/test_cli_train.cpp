@@ -139,8 +139,8 @@ TEST_CASE("hardware and models commands") {
 }
 
 TEST_CASE("user specs: --spec, NAPKIN_SPEC_PATH and paths") {
-  const auto dir = std::filesystem::temp_directory_path() / "napkin_cli_specs";
-  std::filesystem::create_directories(dir);
+  const napkin::test::TempDir tmp("napkin_cli_specs");
+  const auto dir = tmp.path;
   std::ofstream(dir / "my-card.toml") << "name = \"My Card\"\nvendor = \"Me\"\nmemory_bytes = 16e9\n"
                                          "memory_bandwidth_bytes_per_s = 1e12\ntensor_figures_quoted_sparse = false\n"
                                          "source = \"test\"\n[dense_tflops]\nbf16 = 100\n";
@@ -158,7 +158,6 @@ TEST_CASE("user specs: --spec, NAPKIN_SPEC_PATH and paths") {
   CHECK(r.exit_code == 2);
   CAPTURE(r.err);
   CHECK(r.err.find("broken.toml:3:10: layers: must not be negative") != std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("--version and --help exit 0") {
@@ -178,8 +177,8 @@ TEST_CASE("--mfu measured and --mfu calibrated use this machine's measurement") 
   // days follow from the measured MFU by the same arithmetic: 6 · 7e9 · 1e12 / (8 · 989.5e12 · mfu)
   CHECK(j["time_s"].get<double>() == doctest::Approx(4.2e22 / (8 * 989.5e12 * j["mfu"].get<double>())));
 
-  const auto dir = std::filesystem::temp_directory_path() / "napkin_cli_tiny";
-  std::filesystem::create_directories(dir);
+  const napkin::test::TempDir tmp("napkin_cli_tiny");
+  const auto dir = tmp.path;
   std::ofstream(dir / "tiny.toml") << "name = \"Tiny\"\nsource = \"test\"\nlayers = 2\nd_model = 256\nheads = 4\nd_ff = 1024\n"
                                       "mlp = \"gelu\"\nvocab = 1000\ncontext = 256\ntied_embeddings = true\n"
                                       "positions = \"learned\"\nbias = \"all\"\nnorm = \"layernorm\"\n";
@@ -190,7 +189,6 @@ TEST_CASE("--mfu measured and --mfu calibrated use this machine's measurement") 
   CHECK(j["mfu"].get<double>() > 0);
   CHECK(j["mfu"].get<double>() <= 1);
   CHECK(j["mfu_source"].get<std::string>().rfind("calibrated: tiny", 0) == 0);
-  std::filesystem::remove_all(dir);
   check_bad_input("train --params 7B --tokens 1T --gpus 8 --mfu calibrated", "needs --model");
   check_bad_input("train --params 7B --tokens 1T --gpus 8 --mfu measurd", "--mfu");
 }

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "core/error.hpp"
+#include "core/layout_memory.hpp"
 #include "core/memory.hpp"
 
 using namespace napkin;
@@ -100,47 +101,84 @@ TEST_CASE("ZeRO stages: the paper's 7.5B model on 64 GPUs (Rajbhandari et al. 20
 }
 
 TEST_CASE("largest trainable model") {
-  const BytesPerParam b = bpp("adamw", "fp32");  // 16 B/param
-  // H100 SXM: 80 GB = 80e9 bytes (datasheet).
-  MemoryPlan one = plan_memory(b, {1, 0}, 80e9, 0, std::nullopt, 0);
-  CHECK(one.max_params == doctest::Approx(5e9));  // 80e9 / 16
-  MemoryPlan dp8 = plan_memory(b, {8, 0}, 80e9, 0, std::nullopt, 0);
-  CHECK(dp8.max_params == doctest::Approx(5e9));  // replicated: no bigger than one GPU
-  MemoryPlan z3 = plan_memory(b, {8, 3}, 80e9, 0, std::nullopt, 0);
-  CHECK(z3.max_params == doctest::Approx(40e9));  // 80e9 / (16/8)
-  CHECK(z3.max_params_single_gpu == doctest::Approx(5e9));
-  MemoryPlan z1 = plan_memory(b, {8, 1}, 80e9, 0, std::nullopt, 0);
-  CHECK(z1.max_params == doctest::Approx(80e9 / (8 + 8.0 / 8)));  // weights+grads 8, states 8/8
-  MemoryPlan reserved = plan_memory(b, {1, 0}, 80e9, 8e9, std::nullopt, 0);
-  CHECK(reserved.max_params == doctest::Approx(4.5e9));  // (80e9 − 8e9) / 16
-  MemoryPlan with_act = plan_memory(b, {1, 0}, 80e9, 0, std::nullopt, 16e9);
-  CHECK(with_act.max_params == doctest::Approx(4e9));  // (80e9 − 16e9) / 16
+  // fp32 AdamW: 16 B/param. H100 SXM: 80 GB = 80e9 bytes (datasheet).
+  MemorySetup s;
+  s.recipe = find_recipe("fp32");
+  s.memory_bytes = 80e9;
+  auto plan = [&](long long gpus, int zero, double reserve = 0) {
+    Layout l;
+    l.dp = gpus, l.zero = zero;
+    MemorySetup x = s;
+    x.reserve_bytes = reserve;
+    return memory_for_params(1e9, l, x);
+  };
+  CHECK(plan(1, 0).max_params == doctest::Approx(5e9));  // 80e9 / 16
+  CHECK(plan(8, 0).max_params == doctest::Approx(5e9));  // replicated: no bigger than one GPU
+  CHECK(plan(8, 3).max_params == doctest::Approx(40e9));  // 80e9 / (16/8)
+  CHECK(plan(8, 3).max_params_single_gpu == doctest::Approx(5e9));
+  CHECK(plan(8, 1).max_params == doctest::Approx(80e9 / (8 + 8.0 / 8)));  // weights+grads 8, states 8/8
+  CHECK(plan(1, 0, 8e9).max_params == doctest::Approx(4.5e9));  // (80e9 − 8e9) / 16
 }
 
 TEST_CASE("a given parameter count: per-GPU parts, verdict, headroom") {
   // Llama 3 8B: 8,030,261,248 parameters (HF safetensors), bf16-mixed AdamW on one 80 GB GPU.
   const double p = 8030261248;
-  MemoryPlan plan = plan_memory(bpp("adamw", "bf16-mixed"), {1, 0}, 80e9, 0, p, 0);
-  CHECK(plan.weights_bytes == doctest::Approx(16060522496.0));  // 2·P
-  CHECK(plan.grads_bytes == doctest::Approx(16060522496.0));
-  CHECK(plan.master_bytes == doctest::Approx(32121044992.0));  // 4·P
-  CHECK(plan.optimizer_bytes == doctest::Approx(64242089984.0));  // 8·P
+  MemorySetup s;
+  s.memory_bytes = 80e9;
+  Layout one;
+  const LayoutMemory plan = memory_for_params(p, one, s);
+  CHECK(plan.first.weights_bytes == doctest::Approx(16060522496.0));  // 2·P
+  CHECK(plan.first.grads_bytes == doctest::Approx(16060522496.0));
+  CHECK(plan.first.master_bytes == doctest::Approx(32121044992.0));  // 4·P
+  CHECK(plan.first.optimizer_bytes == doctest::Approx(64242089984.0));  // 8·P
   CHECK(plan.total_bytes == doctest::Approx(128484179968.0));  // 16·P
   CHECK_FALSE(plan.fits);
   CHECK(plan.headroom_bytes == doctest::Approx(80e9 - 128484179968.0));
-  MemoryPlan sharded = plan_memory(bpp("adamw", "bf16-mixed"), {8, 3}, 80e9, 0, p, 0);
+  Layout z3;
+  z3.dp = 8, z3.zero = 3;
+  const LayoutMemory sharded = memory_for_params(p, z3, s);
   CHECK(sharded.total_bytes == doctest::Approx(2.0 * p));  // 16/8
   CHECK(sharded.fits);
+}
+
+TEST_CASE("DeepSpeed's recipe by name: 18 bytes with Adam, fp32 gradient partition") {
+  // DeepSpeed docs/code-docs/source/memory.rst: "18: 16b for fp32 (4b params, 4b grads, 4b momentum,
+  // 4b variance) + 2b for fp16 params".
+  const BytesPerParam b = bpp("adamw", "deepspeed");
+  CHECK(b.weights == 2);
+  CHECK(b.grads == 4);
+  CHECK(b.master == 4);
+  CHECK(b.optimizer == 8);
+  CHECK(b.total() == 18);
+  // ZeRO-3 over N GPUs: 18/N per GPU (the estimator's 18 * total_params / total_gpus).
+  CHECK(per_gpu_bytes_per_param(b, {64, 3}).total() == doctest::Approx(18.0 / 64));
+}
+
+TEST_CASE("Adafactor follows GQA: Llama 3 8B by hand") {
+  // Matrices (rows + cols): embedding and untied head 2·(128256 + 4096) = 264,704; per layer
+  // Q, O 4096×4096 (8192 each), K, V 4096×1024 (5120 each), gate, up, down 4096×14336 (18,432 each):
+  // 2·8192 + 2·5120 + 3·18432 = 81,920; × 32 = 2,621,440. Vectors (the 65 RMSNorms, 4096 each): 266,240
+  // (= 8,030,261,248 − the matrices' 8,029,995,008 elements). State values: 3,152,384 / 8,030,261,248.
+  // Ignoring GQA (K, V as 4096×4096) would give 3,348,992 values instead.
+  Model m;
+  m.layers = 32, m.d_model = 4096, m.heads = 32, m.kv_heads = 8, m.head_dim = 128, m.d_ff = 14336;
+  m.mlp = MlpKind::swiglu, m.vocab = 128256, m.context = 8192, m.positions = Positions::rotary, m.norm = NormKind::rmsnorm;
+  CHECK(adafactor_state_values_per_param(m) == doctest::Approx(3152384.0 / 8030261248.0).epsilon(1e-9));
 }
 
 TEST_CASE("bad input") {
   CHECK_THROWS_WITH_AS(find_optimizer("adamw2"), doctest::Contains("did you mean 'adamw'"), Error);
   CHECK_THROWS_WITH_AS(find_recipe("bf16mixed"), doctest::Contains("bf16-mixed"), Error);
-  CHECK_THROWS_WITH_AS(validate({1, 4}), doctest::Contains("--zero must be 0, 1, 2 or 3"), Error);
-  CHECK_THROWS_WITH_AS(validate({1, -1}), doctest::Contains("--zero must be 0, 1, 2 or 3"), Error);
-  CHECK_THROWS_WITH_AS(validate({0, 0}), doctest::Contains("--gpus must be at least 1"), Error);
-  CHECK_THROWS_WITH_AS(validate({1, 3}), doctest::Contains("equals --zero 0"), Error);
+  auto params_plan = [](long long gpus, int zero) {
+    Layout l;
+    l.dp = gpus, l.zero = zero;
+    return memory_for_params(7e9, l, MemorySetup{});
+  };
+  CHECK_THROWS_WITH_AS(params_plan(1, 4), doctest::Contains("--zero must be 0, 1, 2 or 3"), Error);
+  CHECK_THROWS_WITH_AS(params_plan(1, -1), doctest::Contains("--zero must be 0, 1, 2 or 3"), Error);
+  CHECK_THROWS_WITH_AS(params_plan(0, 0), doctest::Contains("--gpus must be at least 1"), Error);
+  CHECK_THROWS_WITH_AS(params_plan(1, 3), doctest::Contains("equals --zero 0"), Error);
   CHECK_THROWS_WITH_AS(available_bytes(80e9, 80e9), doctest::Contains("not smaller than the GPU's memory"), Error);
   CHECK_THROWS_WITH_AS(available_bytes(80e9, 100e9), doctest::Contains("--reserve"), Error);
-  CHECK_THROWS_AS(plan_memory(bpp("adamw", "fp32"), {1, 0}, 80e9, 0, -1.0, 0), Error);
+  CHECK_THROWS_AS(memory_for_params(-1.0, Layout{}, MemorySetup{}), Error);
 }

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <string>
 
+#include "cli_helpers.hpp"
 #include "core/error.hpp"
 #include "spec/registry.hpp"
 #include "spec/spec_loader.hpp"
@@ -102,7 +103,8 @@ TEST_CASE("broken files: file:line:col: key: message") {
 }
 
 TEST_CASE("registry: names, suggestions, overrides and paths") {
-  const auto dir = std::filesystem::temp_directory_path() / "napkin_test_specs";
+  const napkin::test::TempDir tmp("napkin_test_specs");
+  const auto dir = tmp.path;
   std::filesystem::create_directories(dir / "hardware");
   {
     std::ofstream(dir / "hardware" / "h100-sxm.toml") << replace(kGoodHardware, "Test Card", "Overridden H100");
@@ -125,7 +127,6 @@ TEST_CASE("registry: names, suggestions, overrides and paths") {
   CHECK(user.hardware_for_device("Acme Test Card") != nullptr);
   CHECK(builtin.model((dir / "tiny.toml").string()).d_model == 64);  // a path works anywhere
   CHECK_THROWS_AS(SpecRegistry::load({(dir / "missing").string()}), Error);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("every built-in NVIDIA spec names the driver's device string") {

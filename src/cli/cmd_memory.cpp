@@ -1,12 +1,13 @@
-// napkin memory: bytes per parameter, the largest trainable model, and whether a given
-// model at a given micro-batch fits. The math is in core/memory and core/activations.
+// napkin memory: bytes per parameter, the largest trainable model, and whether a model fits
+// on each GPU of a layout (tensor, pipeline, context, expert and data parallelism, ZeRO,
+// offload). The math is in core/layout_memory, core/memory and core/activations.
 #include <fmt/format.h>
 
+#include <cctype>
 
 #include "cli/common.hpp"
-#include "core/activations.hpp"
 #include "core/error.hpp"
-#include "core/memory.hpp"
+#include "core/layout_memory.hpp"
 #include "core/units.hpp"
 #include "report/format.hpp"
 #include "report/memory_report.hpp"
@@ -15,73 +16,103 @@ namespace napkin::cli {
 namespace {
 
 struct MemoryOptions {
-  std::string hardware, gpus = "1", optimizer = "adamw", precision = "bf16-mixed", model, params;
-  int zero = 0;
-  std::string micro_batch, seq, recompute = "none", reserve;
-  bool flash_attention = false, dropout = false, json = false, explain = false, table = false;
+  std::string hardware = "h100-sxm", gpus, optimizer = "adamw", precision = "bf16-mixed", model, params;
+  std::string zero, tp, pp, cp, ep, interleave, micro_batch, seq, recompute = "none", reserve, offload = "none", node_gpus,
+      memory_basis = "datasheet";
+  bool sequence_parallel = false, flash_attention = true, dropout = false, json = false, explain = false, table = false;
 };
 
-// "4GiB", "4e9" are bytes; "10%" or a plain number below 1 ("0.1") is a fraction of memory.
+// "4GiB", "2GB" are bytes; "10%" is a share of the GPU's memory. A bare number is refused: "2"
+// used to mean 2 bytes and "0.5" half the memory.
 double reserve_bytes(const std::string& text, double memory_bytes) {
-  if (text.empty()) return 0;
   if (text.find('%') != std::string::npos) return parse_fraction(text, "--reserve") * memory_bytes;
+  const bool has_unit = !text.empty() && std::isalpha(static_cast<unsigned char>(text.back()));
   const double v = parse_bytes(text, "--reserve");
-  return v > 0 && v < 1 ? v * memory_bytes : v;
+  if (!has_unit)
+    throw Error(fmt::format("--reserve '{}': give a unit or a percent (2GB, 2GiB, 10%); a bare number is ambiguous", text));
+  return v;
 }
 
-void run(Context& ctx, const MemoryOptions& o) {
+int zero_flag(const std::string& text) {
+  if (text.size() == 1 && text[0] >= '0' && text[0] <= '3') return text[0] - '0';
+  throw Error(fmt::format("--zero must be 0, 1, 2 or 3, found '{}'", text));
+}
+
+void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   if (o.table) {
     emit(o.json ? memory_table_json().dump(2) + "\n" : memory_table_text());
     return;
   }
-  if (o.hardware.empty()) throw Error("--hardware is required (or --table for bytes/param only); see 'napkin hardware list'");
+  auto given = [&sub](const char* flag) { return sub.count(flag) > 0; };
   MemoryReport r;
-  r.optimizer = &find_optimizer(o.optimizer);
-  r.recipe = &find_recipe(o.precision);
-  const Sharding sharding{static_cast<int>(whole_flag(o.gpus, "--gpus", 1e7)), o.zero};
-  validate(sharding);
+  if (!given("--hardware")) r.warnings.push_back("no --hardware given: assuming h100-sxm");
   r.hardware = ctx.registry().hardware(o.hardware);
-  const bool batch_given = !o.micro_batch.empty() || !o.seq.empty();
-  if (batch_given && o.model.empty())
-    throw Error("--micro-batch and --seq need --model: activation memory depends on the architecture");
-  if (!batch_given && (o.recompute != "none" || o.flash_attention))
-    warn("--recompute and --flash-attention only matter with --model and --micro-batch/--seq; ignored");
+  r.basis = memory_basis_from_name(o.memory_basis);
 
-  std::optional<double> params = count_flag(o.params, "--params");
-  if (!o.model.empty()) {
+  MemorySetup& s = r.setup;
+  s.optimizer = find_optimizer(o.optimizer);
+  s.recipe = find_recipe(o.precision);
+  s.offload = offload_from_name(o.offload);
+  s.flash_attention = o.flash_attention;
+  s.dropout = o.dropout;
+  if (given("--node-gpus")) s.node_gpus = whole_flag(o.node_gpus, "--node-gpus", 1e6);
+  s.memory_bytes = gpu_memory_bytes(r.hardware, r.basis);
+  r.reserve_text = given("--reserve") ? o.reserve : "";
+  if (given("--reserve")) s.reserve_bytes = reserve_bytes(o.reserve, s.memory_bytes);
+
+  Layout& l = r.layout;
+  auto degree = [&](const std::string& text, const char* flag) { return given(flag) ? whole_flag(text, flag, 1e7) : 1LL; };
+  l.tp = degree(o.tp, "--tp"), l.pp = degree(o.pp, "--pp"), l.cp = degree(o.cp, "--cp"), l.ep = degree(o.ep, "--ep");
+  l.interleave = degree(o.interleave, "--interleave");
+  l.micro_batch = degree(o.micro_batch, "--micro-batch");
+  l.sequence_parallel = o.sequence_parallel;
+  l.recompute = recompute_from_name(o.recompute);
+  l.zero = given("--zero") ? zero_flag(o.zero) : 0;
+  const long long model_parallel = l.tp * l.cp * l.pp;
+  if (given("--gpus")) {
+    const long long gpus = whole_flag(o.gpus, "--gpus", 1e7);
+    if (gpus % model_parallel != 0)
+      throw Error(fmt::format("--gpus {} is not a multiple of tp·cp·pp = {}·{}·{} = {}", gpus, l.tp, l.cp, l.pp, model_parallel));
+    l.dp = gpus / model_parallel;
+  } else if (model_parallel > 1) {
+    r.notes.push_back(fmt::format("--gpus not given: tp·cp·pp = {}, one data-parallel replica", model_parallel));
+  }
+
+  const bool batch_given = given("--micro-batch") || given("--seq");
+  if (o.model.empty()) {
+    if (batch_given) throw Error("--micro-batch and --seq need --model: activation memory depends on the architecture");
+    const bool activation_flags = given("--dropout") || given("--no-dropout") || given("--recompute") || given("--flash-attention") ||
+                                  given("--no-flash-attention") || given("--sequence-parallel");
+    if (activation_flags)
+      warn(fmt::format("--dropout, --recompute, --flash-attention and --sequence-parallel only matter with --model and --seq; ignored{}",
+                       given("--params") ? " with --params" : ""));
+    const std::optional<double> params = count_flag(o.params, "--params");
+    if (given("--params") && !params) throw Error("--params: empty value; expected a count such as 7B");
+    r.params = params;
+    r.memory = memory_for_params(params.value_or(0), l, s);
+  } else {
     r.model = ctx.registry().model(o.model);
-    params = count_params(*r.model).total;
-    if (r.optimizer->factored_second_moment) r.adafactor_values_per_param = adafactor_state_values_per_param(*r.model);
-    if (r.model->moe)
-      r.notes.push_back("MoE: every expert's parameters are counted on every GPU (data parallelism only, no expert parallelism)");
+    r.params = count_params(*r.model).total;
+    if (batch_given) {
+      s.seq = given("--seq") ? whole_flag(o.seq, "--seq", 1e9) : r.model->context;
+      if (!given("--micro-batch")) r.notes.push_back("--micro-batch not given: 1");
+      if (!given("--seq")) r.notes.push_back(fmt::format("--seq not given: the model's context, {}", r.model->context));
+      if (s.seq > r.model->context)
+        warn(fmt::format("--seq {} is longer than {}'s context ({})", s.seq, r.model->key, r.model->context));
+    } else if (given("--recompute") || given("--sequence-parallel") || given("--dropout") || given("--no-flash-attention")) {
+      warn("--recompute, --sequence-parallel, --dropout and --no-flash-attention only matter with --seq or --micro-batch; ignored");
+    }
+    r.memory = memory_per_gpu(*r.model, l, s);
+    if (s.seq > 0) r.max_micro_batch = max_micro_batch(*r.model, l, s);
+    if (!r.memory.fits) r.hints = fit_hints(*r.model, l, s);
+    r.assumptions = memory_assumptions(*r.model, l, s);
   }
-  const BytesPerParam bpp = bytes_per_param(*r.optimizer, *r.recipe, r.adafactor_values_per_param);
-  r.reserve_text = o.reserve.empty() ? "0" : o.reserve;
-  const double reserve = reserve_bytes(o.reserve, r.hardware.memory_bytes);
-
-  double activations = 0;
-  if (batch_given) {
-    ActivationConfig c;
-    c.micro_batch = o.micro_batch.empty() ? 1 : static_cast<double>(whole_flag(o.micro_batch, "--micro-batch"));
-    c.seq = o.seq.empty() ? static_cast<double>(r.model->context) : static_cast<double>(whole_flag(o.seq, "--seq"));
-    if (o.micro_batch.empty()) r.notes.push_back("--micro-batch not given: 1");
-    if (o.seq.empty()) r.notes.push_back(fmt::format("--seq not given: the model's context, {}", r.model->context));
-    if (c.seq > static_cast<double>(r.model->context))
-      warn(fmt::format("--seq {} is longer than {}'s context ({})", format_sig(c.seq, 6), r.model->key, r.model->context));
-    c.recompute = recompute_from_name(o.recompute);
-    c.flash_attention = o.flash_attention;
-    c.dropout = o.dropout;
-    c.value_bytes = r.recipe->activation_bytes;
-    r.activations = estimate_activations(*r.model, c);
-    r.activation_config = c;
-    activations = r.activations->total_bytes;
-  }
-  r.plan = plan_memory(bpp, sharding, r.hardware.memory_bytes, reserve, params, activations);
-  if (r.activations) {
-    const double states = r.plan.total_bytes - r.plan.activations_bytes;
-    r.max_micro_batch = max_micro_batch(*r.model, *r.activation_config, r.plan.available_bytes - states);
-  }
+  if (s.flash_attention && s.seq > 0)
+    r.notes.push_back("flash attention on (the default; --no-flash-attention for the eager s² count)");
+  for (const auto& w : r.warnings) warn(w);
   emit(o.json ? memory_json(r).dump(2) + "\n" : memory_text(r, o.explain));
+  // One exit status for one answer, in text and JSON alike: 1 = does not fit.
+  if (r.params && *r.params > 0 && !r.memory.fits) ctx.exit_status = static_cast<int>(ExitCode::failure);
 }
 
 }  // namespace
@@ -89,40 +120,59 @@ void run(Context& ctx, const MemoryOptions& o) {
 void setup_memory(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<MemoryOptions>();
   CLI::App* sub = app.add_subcommand(
-      "memory", "Bytes per parameter by optimizer and precision, the largest trainable model, and whether a model fits");
-  sub->add_option("--hardware", o->hardware, "Accelerator: a name from 'napkin hardware list' or a .toml spec")->type_name("NAME|FILE");
-  sub->add_option("--gpus", o->gpus, "Data-parallel GPUs (default 1)")->type_name("N");
+      "memory", "What each GPU holds while training (model states, activations) under a layout, whether it fits, and the largest model");
+  sub->add_option("--hardware", o->hardware, "Accelerator: a name from 'napkin hardware list' or a .toml spec [h100-sxm]")
+      ->type_name("NAME|FILE");
+  sub->add_option("--gpus", o->gpus, "GPUs in all: tp·cp·pp·dp (default tp·cp·pp, one data-parallel replica)")->type_name("N");
   sub->add_option("--optimizer", o->optimizer,
                   "sgd, sgd-momentum, adagrad, rmsprop, adam, adamw, lion, adafactor, adam-8bit (default adamw)")->type_name("O");
   sub->add_option("--precision", o->precision,
-                  "fp32, bf16, fp16, bf16-mixed, fp16-mixed, bf16-mixed-fp32-grads, fp8-mixed, fp8-mixed-bf16-weights (default bf16-mixed)")
+                  "fp32, bf16, fp16, bf16-mixed, fp16-mixed, bf16-mixed-fp32-grads, deepspeed, fp8-mixed, fp8-mixed-bf16-weights "
+                  "(default bf16-mixed)")
       ->type_name("R");
-  sub->add_option("--zero", o->zero, "ZeRO/FSDP stage: 0 replicated, 1 optimizer+master, 2 +gradients, 3 +weights (default 0)")
+  sub->add_option("--zero", o->zero,
+                  "ZeRO/FSDP stage over the dp·cp ranks: 0 replicated, 1 optimizer+master, 2 +gradients, 3 +weights (default 0)")
       ->type_name("0|1|2|3");
+  sub->add_option("--tp", o->tp, "Tensor-parallel ranks (Megatron column/row split; default 1)")->type_name("T");
+  sub->add_option("--pp", o->pp, "Pipeline stages (1F1B; default 1)")->type_name("P");
+  sub->add_option("--cp", o->cp, "Context-parallel ranks: the sequence split over them (default 1)")->type_name("C");
+  sub->add_option("--ep", o->ep, "Expert-parallel ranks, out of the dp·cp ranks (MoE models; default 1)")->type_name("E");
+  sub->add_option("--interleave", o->interleave, "Virtual pipeline stages per GPU (interleaved 1F1B; default 1)")->type_name("V");
+  sub->add_flag("--sequence-parallel", o->sequence_parallel, "Split norms, dropout and layer inputs over the tp ranks (Korthikanti et al.)");
   auto* model = sub->add_option("--model", o->model, "Model: a name from 'napkin models list' or a .toml spec")->type_name("NAME|FILE");
-  auto* params = sub->add_option("--params", o->params, "Parameter count instead of a model, e.g. 7B")->type_name("P");
+  auto* params = sub->add_option("--params", o->params, "Parameter count instead of a model, e.g. 7B (model states only)")->type_name("P");
   model->excludes(params);
   params->excludes(model);
-  sub->add_option("--micro-batch", o->micro_batch, "Sequences per GPU per step (needs --model)")->type_name("b");
+  sub->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch per GPU (needs --model; default 1)")->type_name("b");
   sub->add_option("--seq", o->seq, "Sequence length in tokens (needs --model; default the model's context)")->type_name("s");
   sub->add_option("--recompute", o->recompute, "Activation recomputation: none, selective or full (default none)")
       ->type_name("none|selective|full");
-  sub->add_flag("--flash-attention", o->flash_attention, "Attention without the s² score tensors (FlashAttention)");
+  sub->add_flag("--flash-attention,!--no-flash-attention", o->flash_attention,
+                "Attention without the s² score tensors (FlashAttention; the default); --no-flash-attention counts them");
   sub->add_flag("--dropout,!--no-dropout", o->dropout,
                 "Count dropout masks and outputs, as Korthikanti et al.'s 34 + 5as/h does (GPT-2/3 era); default off, like Llama, Mistral and most current LLMs");
-  sub->add_option("--reserve", o->reserve, "Memory held back per GPU: bytes (4GiB) or a fraction (0.1, 10%) (default 0)")
-      ->type_name("BYTES|FRACTION");
+  sub->add_option("--offload", o->offload,
+                  "Host memory for: none, optimizer (ZeRO-Offload: fp32 grads, master, states) or params (ZeRO-Infinity, needs --zero 3)")
+      ->type_name("none|optimizer|params");
+  sub->add_option("--node-gpus", o->node_gpus, "GPUs per node sharing one host's memory, for --offload (default 8)")->type_name("N");
+  sub->add_option("--memory-basis", o->memory_basis,
+                  "Plan against the datasheet capacity (80 GB = 80e9 B) or the usable figure a driver reports (default datasheet)")
+      ->type_name("datasheet|usable");
+  sub->add_option("--reserve", o->reserve, "Memory held back per GPU: a size with its unit (4GiB, 2GB) or a percent (10%) (default 0)")
+      ->type_name("BYTES|PERCENT");
   sub->add_flag("--table", o->table, "Print bytes/param for every optimizer × precision recipe");
   sub->add_flag("--explain", o->explain, "Show the arithmetic with the numbers substituted");
   sub->add_flag("--json", o->json, "Print one JSON object");
   sub->footer(
+      "Exit status: 0 fits (or nothing to fit), 1 does not fit (text and --json alike), 2 bad input.\n"
       "Examples:\n"
       "  napkin memory --table\n"
       "  napkin memory --hardware h100-sxm --optimizer adamw --precision fp32\n"
-      "  napkin memory --hardware h100-sxm --gpus 8 --zero 3 --optimizer adamw --precision fp32\n"
+      "  napkin memory --hardware h100-sxm --gpus 8 --zero 3 --params 70B\n"
       "  napkin memory --hardware h100-sxm --model llama3-8b --micro-batch 1 --seq 8192 --recompute full\n"
-      "  napkin memory --hardware a100-sxm-80gb --params 7B --optimizer adam-8bit --reserve 10% --json");
-  sub->callback([&ctx, o] { run(ctx, *o); });
+      "  napkin memory --model llama3-70b --gpus 1024 --tp 8 --pp 4 --zero 1 --seq 8192 --sequence-parallel --recompute selective\n"
+      "  napkin memory --model llama3-70b --gpus 64 --zero 3 --precision deepspeed --offload optimizer --json");
+  sub->callback([&ctx, o, sub] { run(ctx, *o, *sub); });
 }
 
 }  // namespace napkin::cli

@@ -14,6 +14,9 @@ namespace napkin::cli {
 
 struct Context {
   std::vector<std::string> spec_paths;  // --spec, in order
+  // A command's answer as an exit status, when it is not an error: 1 = "does not fit" (memory,
+  // plan), the same for text and --json. Errors throw Error instead.
+  int exit_status = 0;
   // Built-in specs, then NAPKIN_SPEC_PATH (':'-separated), then --spec.
   const SpecRegistry& registry();
 

@@ -61,5 +61,5 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "napkin: internal error: {}\n", e.what());
     return static_cast<int>(napkin::ExitCode::failure);
   }
-  return 0;
+  return ctx.exit_status;
 }

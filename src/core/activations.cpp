@@ -11,86 +11,39 @@ namespace {
 
 constexpr double mask_bytes = 1;  // dropout masks are stored as bytes (Korthikanti §4.1)
 constexpr double fp32_bytes = 4;
+constexpr double token_id_bytes = 8;  // int64 input ids, kept for the embedding's backward
 
-struct Layer {
-  std::vector<ActivationTerm> terms;
-  double s2_bytes = 0;  // the attention-core tensors selective recomputation drops
-  double total() const {
-    double t = 0;
-    for (const auto& x : terms) t += x.bytes;
-    return t;
+// Per-GPU divisor of a tensor: every per-token tensor splits over the cp ranks (each holds
+// s/cp tokens; attention scores are s/cp queries against all s keys, so /cp as well).
+double divisor(const Model& m, const ActivationConfig& c, Split split) {
+  const double t = static_cast<double>(c.tp), cp = static_cast<double>(c.cp);
+  switch (split) {
+    case Split::sequence: return (c.sequence_parallel ? t : 1) * cp;
+    case Split::tensor: return t * cp;
+    case Split::kv_heads: {
+      // Megatron splits the KV heads over tp; with more ranks than KV heads each rank keeps one
+      // replicated head (tp a multiple of kv_heads), i.e. kv_heads-way split.
+      const double kv = static_cast<double>(m.mla ? m.heads : m.kv_heads);
+      return std::min(t, kv) * cp;
+    }
+    case Split::none: return cp;
+  }
+  return cp;
+}
+
+// Adds up one layer's tensors, in Korthikanti's order, each split per divisor().
+struct LayerSum {
+  const Model& m;
+  const ActivationConfig& c;
+  std::vector<ActivationTerm>* terms;
+  LayerActivations out;
+  void add(std::string_view name, std::string_view formula, double whole_bytes, Split split, bool s2 = false) {
+    const double bytes = whole_bytes / divisor(m, c, split);
+    out.full_bytes += bytes;
+    if (s2) out.s2_bytes += bytes;
+    if (terms) terms->push_back({name, formula, bytes, split});
   }
 };
-
-// One transformer layer, every tensor the backward pass reads, in Korthikanti's order.
-Layer layer_terms(const Model& m, const ActivationConfig& c, bool moe) {
-  const double s = c.seq, b = c.micro_batch, B = c.value_bytes;
-  const double h = static_cast<double>(m.d_model), a = static_cast<double>(m.heads);
-  const double sb = s * b;
-  Layer L;
-  auto add = [&](std::string name, std::string formula, double bytes) { L.terms.push_back({std::move(name), std::move(formula), bytes}); };
-
-  // Attention block.
-  add("attention norm input", "B·s·b·h", B * sb * h);
-  add("QKV input (norm output)", "B·s·b·h", B * sb * h);
-  double q_width = 0, k_width = 0, v_width = 0, o_width = 0;  // o: the attention output, a heads wide
-  if (m.mla) {
-    // DeepSeek-V2 §2.1: the compressed latents feed the up-projections; q, k, v are then
-    // materialized per head as in standard attention.
-    const MlaSpec& x = *m.mla;
-    if (x.q_lora_rank > 0) add("q latent (W_UQ input)", "B·s·b·r_q", B * sb * static_cast<double>(x.q_lora_rank));
-    add("kv latent (W_UKV input)", "B·s·b·r_kv", B * sb * static_cast<double>(x.kv_lora_rank));
-    q_width = k_width = a * static_cast<double>(x.qk_nope_head_dim + x.qk_rope_head_dim);
-    v_width = o_width = a * static_cast<double>(x.v_head_dim);
-  } else {
-    q_width = a * static_cast<double>(m.head_dim);
-    k_width = v_width = static_cast<double>(m.kv_heads * m.head_dim);
-    o_width = q_width;
-  }
-  add("Q", "B·s·b·a·d_head", B * sb * q_width);
-  add("K", "B·s·b·kv·d_head", B * sb * k_width);
-  add("V", "B·s·b·kv·d_head", B * sb * v_width);
-  if (c.flash_attention) {
-    // FlashAttention keeps only the per-row logsumexp (fp32) and recomputes the scores;
-    // the dropout mask is regenerated from the RNG state (Dao et al. 2022 §3.1, Algorithm 2).
-    add("softmax statistics (fp32 logsumexp)", "4·a·s·b", fp32_bytes * a * sb);
-  } else {
-    const double scores = a * s * s * b;
-    add("softmax output", "B·a·s²·b", B * scores);
-    L.s2_bytes += B * scores;
-    if (c.dropout) {
-      add("attention-probability dropout mask", "a·s²·b", mask_bytes * scores);
-      add("attention-probability dropout output", "B·a·s²·b", B * scores);
-      L.s2_bytes += (mask_bytes + B) * scores;
-    }
-  }
-  add("output projection input", "B·s·b·a·d_v", B * sb * o_width);
-  if (c.dropout) add("attention dropout mask", "s·b·h", mask_bytes * sb * h);
-
-  // MLP block.
-  add("MLP norm input", "B·s·b·h", B * sb * h);
-  add("MLP input (norm output)", "B·s·b·h", B * sb * h);
-  // Gated MLP: gate and up outputs, and their product (the down-projection input); the
-  // activation of the gate is recomputed inside the fused kernel (Megatron bias_swiglu).
-  const bool gated = m.mlp == MlpKind::swiglu;
-  const double per_f = gated ? 3 : 2;  // stored f-wide tensors per MLP
-  const char* f_formula = gated ? "3·B·s·b·f" : "2·B·s·b·f";
-  const char* f_name = gated ? "gate, up and down-projection inputs" : "GeLU input and output";
-  if (moe) {
-    const MoeSpec& e = *m.moe;
-    const double k = static_cast<double>(e.experts_per_token), f = static_cast<double>(e.d_ff_expert);
-    add("router probabilities (fp32)", "4·s·b·E", fp32_bytes * sb * static_cast<double>(e.experts));
-    add("routed expert inputs (top-k copies)", "k·B·s·b·h", k * B * sb * h);
-    add(std::string("routed experts: ") + f_name, std::string("k·") + f_formula, k * per_f * B * sb * f);
-    if (e.shared_experts > 0)
-      add(std::string("shared experts: ") + f_name, std::string("n_shared·") + f_formula,
-          static_cast<double>(e.shared_experts) * per_f * B * sb * f);
-  } else {
-    add(f_name, f_formula, per_f * B * sb * static_cast<double>(m.d_ff));
-  }
-  if (c.dropout) add("MLP dropout mask", "s·b·h", mask_bytes * sb * h);
-  return L;
-}
 
 }  // namespace
 
@@ -110,50 +63,148 @@ Recompute recompute_from_name(std::string_view name) {
               did_you_mean(name, {"none", "selective", "full"}) + " (expected none, selective or full)");
 }
 
-ActivationEstimate estimate_activations(const Model& m, const ActivationConfig& c) {
+void validate(const ActivationConfig& c) {
   if (!(c.micro_batch >= 1) || !std::isfinite(c.micro_batch) || c.micro_batch != std::floor(c.micro_batch))
     throw Error("--micro-batch must be a whole number ≥ 1");
   if (!(c.seq >= 1) || !std::isfinite(c.seq) || c.seq != std::floor(c.seq)) throw Error("--seq must be a whole number ≥ 1");
   if (!(c.value_bytes > 0)) throw Error("activation bytes per value must be positive");
-  const double s = c.seq, b = c.micro_batch, h = static_cast<double>(m.d_model);
-  ActivationEstimate e;
+  if (c.tp < 1) throw Error("--tp must be at least 1");
+  if (c.cp < 1) throw Error("--cp must be at least 1");
+}
 
+LayerActivations layer_activations(const Model& m, const ActivationConfig& c, bool moe_layer, std::vector<ActivationTerm>* terms) {
+  const double s = c.seq, b = c.micro_batch, B = c.value_bytes;
+  const double h = static_cast<double>(m.d_model), a = static_cast<double>(m.heads);
+  const double sb = s * b;
+  LayerSum L{m, c, terms, {}};
+
+  // Attention block. The norm input and the QKV input (the norm output, all-gathered over tp
+  // under sequence parallelism) are h wide; Q, K, V, the scores and the output-projection
+  // input are split by heads (Korthikanti §4.2.1: 24/t of the 34, and 5as/(ht)).
+  L.add("attention norm input", "B·s·b·h", B * sb * h, Split::sequence);
+  L.add("QKV input (norm output)", "B·s·b·h", B * sb * h, Split::sequence);
+  double q_width = 0, k_width = 0, v_width = 0, o_width = 0;
+  Split kv_split = Split::kv_heads;
+  if (m.mla) {
+    // DeepSeek-V2 §2.1: the compressed latents feed the up-projections; q, k, v are then
+    // materialized per head as in standard attention. The down-projections are replicated
+    // over tp (Megatron-core MLA), so the latents are h-like edge tensors.
+    const MlaSpec& x = *m.mla;
+    if (x.q_lora_rank > 0) L.add("q latent (W_UQ input)", "B·s·b·r_q", B * sb * static_cast<double>(x.q_lora_rank), Split::sequence);
+    L.add("kv latent (W_UKV input)", "B·s·b·r_kv", B * sb * static_cast<double>(x.kv_lora_rank), Split::sequence);
+    q_width = k_width = a * static_cast<double>(x.qk_nope_head_dim + x.qk_rope_head_dim);
+    v_width = o_width = a * static_cast<double>(x.v_head_dim);
+    kv_split = Split::tensor;
+  } else {
+    q_width = a * static_cast<double>(m.head_dim);
+    k_width = v_width = static_cast<double>(m.kv_heads * m.head_dim);
+    o_width = q_width;
+  }
+  L.add("Q", "B·s·b·a·d_head", B * sb * q_width, Split::tensor);
+  L.add("K", "B·s·b·kv·d_head", B * sb * k_width, kv_split);
+  L.add("V", "B·s·b·kv·d_head", B * sb * v_width, kv_split);
+  if (c.flash_attention) {
+    // FlashAttention keeps only the per-row logsumexp (fp32) and recomputes the scores;
+    // the dropout mask is regenerated from the RNG state (Dao et al. 2022 §3.1, Algorithm 2).
+    L.add("softmax statistics (fp32 logsumexp)", "4·a·s·b", fp32_bytes * a * sb, Split::tensor);
+  } else {
+    const double scores = a * s * s * b;
+    L.add("softmax output", "B·a·s²·b", B * scores, Split::tensor, true);
+    if (c.dropout) {
+      L.add("attention-probability dropout mask", "a·s²·b", mask_bytes * scores, Split::tensor, true);
+      L.add("attention-probability dropout output", "B·a·s²·b", B * scores, Split::tensor, true);
+    }
+  }
+  L.add("output projection input", "B·s·b·a·d_v", B * sb * o_width, Split::tensor);
+  if (c.dropout) L.add("attention dropout mask", "s·b·h", mask_bytes * sb * h, Split::sequence);
+
+  // MLP block. Gated MLP: gate and up outputs, and their product (the down-projection input);
+  // the activation of the gate is recomputed inside the fused kernel (Megatron bias_swiglu).
+  L.add("MLP norm input", "B·s·b·h", B * sb * h, Split::sequence);
+  L.add("MLP input (norm output)", "B·s·b·h", B * sb * h, Split::sequence);
+  const bool gated = m.mlp == MlpKind::swiglu;
+  const double per_f = gated ? 3 : 2;  // stored f-wide tensors per MLP
+  if (moe_layer) {
+    // Balanced routing: each GPU's tokens send k copies to the experts and get as many back,
+    // whatever the expert-parallel degree; the experts' f-wide tensors split over tp.
+    const MoeSpec& e = *m.moe;
+    const double k = static_cast<double>(e.experts_per_token), f = static_cast<double>(e.d_ff_expert);
+    L.add("router probabilities (fp32)", "4·s·b·E", fp32_bytes * sb * static_cast<double>(e.experts), Split::sequence);
+    L.add("routed expert inputs (top-k copies)", "k·B·s·b·h", k * B * sb * h, Split::sequence);
+    L.add(gated ? "routed experts: gate, up and down-projection inputs" : "routed experts: GeLU input and output",
+          gated ? "k·3·B·s·b·f" : "k·2·B·s·b·f", k * per_f * B * sb * f, Split::tensor);
+    if (e.shared_experts > 0)
+      L.add(gated ? "shared experts: gate, up and down-projection inputs" : "shared experts: GeLU input and output",
+            gated ? "n_shared·3·B·s·b·f" : "n_shared·2·B·s·b·f", static_cast<double>(e.shared_experts) * per_f * B * sb * f,
+            Split::tensor);
+  } else {
+    L.add(gated ? "gate, up and down-projection inputs" : "GeLU input and output", gated ? "3·B·s·b·f" : "2·B·s·b·f",
+          per_f * B * sb * static_cast<double>(m.d_ff), Split::tensor);
+  }
+  if (c.dropout) L.add("MLP dropout mask", "s·b·h", mask_bytes * sb * h, Split::sequence);
+
+  switch (c.recompute) {
+    case Recompute::none: L.out.stored_bytes = L.out.full_bytes; break;
+    case Recompute::selective: L.out.stored_bytes = L.out.full_bytes - L.out.s2_bytes; break;
+    // Only the layer input is kept: 2sbh in Korthikanti §4.1, the sequence-parallel shard under SP.
+    case Recompute::full: L.out.stored_bytes = B * sb * h / divisor(m, c, Split::sequence); break;
+  }
+  return L.out;
+}
+
+EdgeActivations edge_activations(const Model& m, const ActivationConfig& c) {
+  const double s = c.seq, b = c.micro_batch, B = c.value_bytes, h = static_cast<double>(m.d_model);
+  EdgeActivations e;
+  // Korthikanti §4.3: embedding dropout mask s·b·h (s·b·h/t under sequence parallelism);
+  // Megatron-LM's theoretical_memory_usage.py also counts the int64 token ids, 8·s·b, which
+  // every tensor-parallel rank reads whole.
+  e.embedding_bytes = token_id_bytes * s * b / divisor(m, c, Split::none);
+  if (c.dropout) e.embedding_bytes += mask_bytes * s * b * h / divisor(m, c, Split::sequence);
+  // Final norm input and LM-head input 2·B·s·b·h; fp32 logits 4·s·b·v, split by the
+  // vocabulary-parallel head and cross entropy. With B = 2: 4·s·b·h·(1 + v/h).
+  e.output_bytes = 2 * B * s * b * h / divisor(m, c, Split::sequence);
+  e.logits_bytes = fp32_bytes * s * b * static_cast<double>(m.vocab) / divisor(m, c, Split::tensor);
+  return e;
+}
+
+ActivationEstimate estimate_activations(const Model& m, const ActivationConfig& c) {
+  validate(c);
+  ActivationEstimate e;
   const long long moe_layers = m.moe ? std::max(0LL, m.layers - m.moe->dense_layers) : 0;
   const long long dense_layers = m.layers - moe_layers;
-  const Layer dense = layer_terms(m, c, false);
-  const std::optional<Layer> moe = moe_layers > 0 ? std::optional<Layer>(layer_terms(m, c, true)) : std::nullopt;
-  const Layer& largest = moe && moe->total() > dense.total() ? *moe : dense;
-  e.layer_terms = largest.terms;
-  e.layer_full_bytes = largest.total();
-
-  auto stored = [&](const Layer& l) {
-    switch (c.recompute) {
-      case Recompute::none: return l.total();
-      case Recompute::selective: return l.total() - l.s2_bytes;
-      case Recompute::full: return c.value_bytes * s * b * h;  // the layer's input only
-    }
-    return l.total();
-  };
-  e.layer_stored_bytes = std::max(stored(dense), moe ? stored(*moe) : 0.0);
-  e.layers_bytes = static_cast<double>(dense_layers) * stored(dense) + (moe ? static_cast<double>(moe_layers) * stored(*moe) : 0.0);
+  std::vector<ActivationTerm> dense_terms, moe_terms;
+  const LayerActivations dense = layer_activations(m, c, false, &dense_terms);
+  LayerActivations moe;
+  if (moe_layers > 0) moe = layer_activations(m, c, true, &moe_terms);
+  const bool moe_largest = moe_layers > 0 && (dense_layers == 0 || moe.full_bytes > dense.full_bytes);
+  e.layer_terms = moe_largest ? std::move(moe_terms) : std::move(dense_terms);
+  e.layer_full_bytes = moe_largest ? moe.full_bytes : dense.full_bytes;
+  e.layer_stored_bytes = std::max(dense_layers > 0 ? dense.stored_bytes : 0.0, moe.stored_bytes);
+  e.layers_bytes = static_cast<double>(dense_layers) * dense.stored_bytes + static_cast<double>(moe_layers) * moe.stored_bytes;
   // During the backward of one layer its activations exist again in full (Chen et al. 2016 §3).
-  if (c.recompute == Recompute::full) e.recompute_working_bytes = largest.total();
-
-  // Korthikanti §4.3: embedding dropout mask s·b·h; final norm and output projection inputs
-  // 2·B·s·b·h; cross entropy on fp32 logits 4·s·b·v. With B = 2 that is 4·s·b·h·(1 + v/h) + s·b·h.
-  e.embedding_bytes = c.dropout ? mask_bytes * s * b * h : 0;
-  e.output_bytes = 2 * c.value_bytes * s * b * h;
-  e.logits_bytes = fp32_bytes * s * b * static_cast<double>(m.vocab);
+  if (c.recompute == Recompute::full) e.recompute_working_bytes = e.layer_full_bytes;
+  const EdgeActivations edge = edge_activations(m, c);
+  e.embedding_bytes = edge.embedding_bytes;
+  e.output_bytes = edge.output_bytes;
+  e.logits_bytes = edge.logits_bytes;
   e.total_bytes = e.layers_bytes + e.recompute_working_bytes + e.embedding_bytes + e.output_bytes + e.logits_bytes;
-
-  e.approximations.push_back("no tensor, sequence or pipeline parallelism: every GPU holds a full micro-batch of every layer");
-  if (m.moe)
-    e.approximations.push_back("MoE: perfectly balanced routing, no capacity-factor padding or dropped tokens; every token's top-k expert copies kept");
-  if (m.mla) e.approximations.push_back("MLA: q, k and v materialized per head after the up-projections; latent norms' inputs not counted");
-  if (m.mlp == MlpKind::swiglu) e.approximations.push_back("gated MLP: the gate's activation is recomputed in the fused kernel (Megatron bias_swiglu)");
-  if (c.recompute == Recompute::selective && c.flash_attention)
-    e.approximations.push_back("selective recomputation adds nothing to flash attention, which already recomputes the scores");
+  e.approximations = activation_approximations(m, c);
   return e;
+}
+
+std::vector<std::string> activation_approximations(const Model& m, const ActivationConfig& c) {
+  std::vector<std::string> a;
+  if (m.moe)
+    a.push_back("MoE: perfectly balanced routing, no capacity-factor padding or dropped tokens; every token's top-k expert copies kept");
+  if (m.mla) a.push_back("MLA: q, k and v materialized per head after the up-projections; latent norms' inputs not counted");
+  if (m.mlp == MlpKind::swiglu) a.push_back("gated MLP: the gate's activation is recomputed in the fused kernel (Megatron bias_swiglu)");
+  if (c.recompute == Recompute::selective && c.flash_attention)
+    a.push_back("selective recomputation adds nothing to flash attention, which already recomputes the scores");
+  if (c.tp > 1 && !m.mla && m.kv_heads < c.tp)
+    a.push_back("tensor parallelism over more ranks than KV heads: each rank keeps one replicated KV head");
+  if (c.cp > 1 && !c.flash_attention)
+    a.push_back("context parallelism without flash attention: s/cp queries' scores against all s keys (Megatron runs CP only with fused attention)");
+  return a;
 }
 
 double max_micro_batch(const Model& m, ActivationConfig c, double free_bytes) {

@@ -2,8 +2,10 @@
 // Activation memory of one training micro-batch: what the forward pass keeps for the
 // backward pass. Term by term after Korthikanti et al. 2022, "Reducing Activation
 // Recomputation in Large Transformer Models" §4 (s·b·h·(34 + 5·a·s/h) bytes per layer for
-// 16-bit activations with dropout, no tensor parallelism), generalized to GQA, gated MLPs,
-// MoE and MLA; derivation in docs/METHODOLOGY.md §3.
+// 16-bit activations with dropout, no tensor parallelism; sbh(10 + 24/t + 5as/(ht)) with
+// tensor parallelism t, sbh/t·(34 + 5as/h) with sequence parallelism, Table 2), generalized
+// to GQA, gated MLPs, MoE, MLA and flash attention, and split over context-parallel ranks;
+// derivation in docs/METHODOLOGY.md §3.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,19 +26,51 @@ Recompute recompute_from_name(std::string_view name);  // throws Error naming --
 
 struct ActivationConfig {
   double micro_batch = 1;
-  double seq = 0;
+  double seq = 0;                // the whole sequence; context parallelism splits it below
   Recompute recompute = Recompute::none;
-  bool flash_attention = false;  // no s² tensors; keeps fp32 softmax statistics (Dao et al. 2022 §3.1)
-  bool dropout = true;           // Korthikanti's accounting; modern LLMs train without it
+  bool flash_attention = true;   // no s² tensors; keeps fp32 softmax statistics (Dao et al. 2022 §3.1)
+  bool dropout = false;          // Korthikanti's accounting has it; modern LLMs train without it
   double value_bytes = 2;        // per stored activation; dropout masks are 1 byte
+  long long tp = 1;              // tensor-parallel ranks: head- and f-wide tensors split over them
+  long long cp = 1;              // context-parallel ranks: every per-token tensor split over them
+  bool sequence_parallel = false;  // the h-wide tensors (norms, dropout, layer inputs) split over tp too
+};
+
+// How a tensor is split over the tensor-parallel ranks (all are split over cp by sequence).
+enum class Split {
+  sequence,  // h-wide, at the layer's edges: replicated over tp unless sequence parallelism splits it
+  tensor,    // split by heads, by the MLP width or by the vocabulary: /t
+  kv_heads,  // K and V: /t while tp divides the KV heads, else one replicated KV head per rank
+  none,      // not split by tp at all (the token ids every rank reads)
 };
 
 struct ActivationTerm {
-  std::string name;
-  std::string formula;  // symbolic, for the breakdown: "2·a·s²·b"
-  double bytes = 0;
+  std::string_view name;
+  std::string_view formula;  // whole tensor, symbolic: "B·s·b·h"; the split is in `split`
+  double bytes = 0;          // per GPU, after the tp / cp split
+  Split split = Split::tensor;
 };
 
+// One transformer layer under a configuration, per GPU, per micro-batch.
+struct LayerActivations {
+  double full_bytes = 0;    // everything the layer keeps with no recomputation
+  double stored_bytes = 0;  // what it keeps under the recompute policy
+  double s2_bytes = 0;      // the attention-core s² tensors selective recomputation drops
+};
+// `terms`, when given, receives every tensor (for the breakdown); the sums never allocate.
+LayerActivations layer_activations(const Model& m, const ActivationConfig& c, bool moe_layer,
+                                   std::vector<ActivationTerm>* terms = nullptr);
+
+// Outside the layers, per GPU, per micro-batch (Korthikanti §4.3; Megatron-LM
+// theoretical_memory_usage.py for the token ids).
+struct EdgeActivations {
+  double embedding_bytes = 0;  // first stage: int64 token ids 8·s·b, embedding dropout mask s·b·h
+  double output_bytes = 0;     // last stage: final norm and LM-head inputs 2·B·s·b·h
+  double logits_bytes = 0;     // last stage: fp32 logits the cross entropy keeps, 4·s·b·v (vocab-parallel /t)
+};
+EdgeActivations edge_activations(const Model& m, const ActivationConfig& c);
+
+// The whole model on one pipeline stage (no pipeline parallelism), per GPU.
 struct ActivationEstimate {
   // The largest layer's stored tensors without recomputation (dense vs MoE layers differ).
   std::vector<ActivationTerm> layer_terms;
@@ -44,14 +78,18 @@ struct ActivationEstimate {
   double layer_stored_bytes = 0;  // what one layer keeps under the recompute policy (largest layer)
   double layers_bytes = 0;        // all layers, under the policy
   double recompute_working_bytes = 0;  // full recompute: one layer rematerialized during its backward
-  double embedding_bytes = 0;     // dropout mask on the embedding output
+  double embedding_bytes = 0;     // token ids and the embedding dropout mask
   double output_bytes = 0;        // final norm input and LM-head input
   double logits_bytes = 0;        // fp32 logits the cross-entropy keeps: 4·s·b·v
   double total_bytes = 0;
   std::vector<std::string> approximations;  // what the estimate assumes for this model
 };
 
+// Throws Error when the micro-batch, sequence or split is not a whole positive number.
+void validate(const ActivationConfig& c);
 ActivationEstimate estimate_activations(const Model& m, const ActivationConfig& c);
+// What the estimate assumes for this model and configuration, one sentence each.
+std::vector<std::string> activation_approximations(const Model& m, const ActivationConfig& c);
 
 // Largest micro-batch whose activations fit in `free_bytes` (activations are linear in b);
 // 0 when not even one sequence fits.

@@ -5,7 +5,11 @@
 // Conventions follow Megatron-LM (Narayanan et al. 2021 §2-3; Korthikanti et al. 2022):
 //   gpus = tp · cp · pp · dp; expert parallelism ep is carved out of the dp · cp ranks
 //   (Megatron-core's expert-data-parallel group), so ep divides dp · cp.
+#include <optional>
+#include <string>
+
 #include "core/activations.hpp"
+#include "core/model.hpp"
 
 namespace napkin {
 
@@ -22,6 +26,46 @@ struct Layout {
   int zero = 0;               // ZeRO stage over the data-parallel group (0..3)
 
   long long gpus() const { return tp * cp * pp * dp; }
+  // Ranks that hold the same dense parameters and shard them under ZeRO: Megatron-core's
+  // data-parallel group with context parallelism (CP ranks hold identical weights).
+  long long zero_ranks() const { return dp * cp; }
+  // Ranks that hold the same expert parameters: the expert-data-parallel group dp·cp/ep.
+  long long expert_zero_ranks() const { return ep > 0 ? dp * cp / ep : 0; }
 };
+
+// Why the layout cannot run this model, in one line naming the flag, or nullopt when it can.
+// Rules (Megatron-LM's, each checked in O(1) so a plan search can call it ~10^5 times):
+//   every degree ≥ 1; tp divides the attention heads, and the KV heads (or is a multiple of
+//   them: KV heads are then replicated, one per rank), d_ff and d_ff_expert; pp ≤ layers (an
+//   uneven split is allowed: the first layers mod pp stages hold one layer more, see
+//   stage_layers); interleave > 1 needs pp > 1 and layers divisible by pp·interleave;
+//   ep > 1 needs an MoE model, divides the experts and dp·cp; zero in 0..3, and zero > 0
+//   needs dp·cp > 1 (a single replica has nothing to shard).
+std::optional<std::string> layout_problem(const Model& m, const Layout& l);
+// The same, plus the sequence: with cp > 1 the sequence splits into 2·cp chunks (Megatron's
+// load-balanced causal split) so 2·cp must divide it; with sequence parallelism the tokens on
+// one CP rank, seq/cp, split over tp.
+std::optional<std::string> layout_problem(const Model& m, const Layout& l, long long seq);
+// Throws Error (bad input) with layout_problem's message.
+void validate_layout(const Model& m, const Layout& l, std::optional<long long> seq = std::nullopt);
+
+// The layers pipeline stage `stage` (0-based) holds, counted in O(interleave). Without
+// interleaving the first (layers mod pp) stages hold ceil(layers/pp), the others floor; with
+// interleaving layers divide evenly into pp·v chunks and stage i holds chunks i, i+pp, ...
+struct StageLayers {
+  long long layers = 0;      // transformer layers on this stage
+  long long moe_layers = 0;  // of which MoE layers (an MoE model's leading dense layers are not)
+  long long dense_layers() const { return layers - moe_layers; }
+};
+StageLayers stage_layers(const Model& m, const Layout& l, long long stage);
+
+// Micro-batches whose activations a stage holds at the peak of the schedule.
+//   1F1B (Narayanan et al. 2021 §2.2; Korthikanti §4.2.3): stage i holds pp − i.
+//   Interleaved with v virtual stages (Megatron's warm-up of 2(pp−i−1) + (v−1)·pp chunk
+//   micro-batches, plus the one in its steady state, each chunk 1/v of the stage):
+//   (2(pp−i−1) + (v−1)·pp + 1)/v, on the first stage pp·(1 + (pp−1)/(pp·v)).
+// `micro_batches` per step per pipeline caps the 1F1B count when known (> 0), as Megatron's
+// theoretical_memory_usage.py does.
+double in_flight_micro_batches(const Layout& l, long long stage, long long micro_batches = 0);
 
 }  // namespace napkin

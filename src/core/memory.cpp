@@ -33,6 +33,10 @@ struct MatrixSums {
     elements += count * rows * cols;
     factored += count * (rows + cols);
   }
+  void add_times(const MatrixSums& o, double count) {
+    elements += count * o.elements;
+    factored += count * o.factored;
+  }
 };
 
 void add_attention(const Model& m, MatrixSums& s) {
@@ -76,15 +80,18 @@ double adafactor_state_values_per_param(const Model& m) {
   s.add(static_cast<double>(m.vocab), d);
   if (m.positions == Positions::learned) s.add(static_cast<double>(m.context), d);
   if (!m.tied_embeddings) s.add(static_cast<double>(m.vocab), d);
-  for (long long layer = 0; layer < m.layers; ++layer) {
-    add_attention(m, s);
-    if (is_moe_layer(m, layer)) {
-      const MoeSpec& e = *m.moe;
-      add_mlp(m, static_cast<double>(e.d_ff_expert), static_cast<double>(e.experts + e.shared_experts), s);
-      s.add(static_cast<double>(e.experts), d);  // router
-    } else {
-      add_mlp(m, static_cast<double>(m.d_ff), 1, s);
-    }
+  // Every layer of a kind has the same matrices: O(1) in layers (a spec may claim 10^18 layers).
+  const long long moe_layers = m.moe ? std::max(0LL, m.layers - std::min(m.moe->dense_layers, m.layers)) : 0;
+  const double dense_layers = static_cast<double>(m.layers - moe_layers);
+  MatrixSums attention;
+  add_attention(m, attention);
+  s.add_times(attention, static_cast<double>(m.layers));
+  if (dense_layers > 0) add_mlp(m, static_cast<double>(m.d_ff), dense_layers, s);
+  if (moe_layers > 0) {
+    const MoeSpec& e = *m.moe;
+    const double n = static_cast<double>(moe_layers);
+    add_mlp(m, static_cast<double>(e.d_ff_expert), n * static_cast<double>(e.experts + e.shared_experts), s);
+    s.add(static_cast<double>(e.experts), d, n);  // router
   }
   const double total = count_params(m).total;
   if (!(total > 0)) throw Error("the model has no parameters");
@@ -104,17 +111,8 @@ BytesPerParam bytes_per_param(const Optimizer& o, const PrecisionRecipe& r, std:
   return b;
 }
 
-void validate(const Sharding& s) {
-  if (s.gpus < 1) throw Error("--gpus must be at least 1, found " + std::to_string(s.gpus));
-  if (s.zero < 0 || s.zero > 3) throw Error("--zero must be 0, 1, 2 or 3, found " + std::to_string(s.zero));
-  if (s.zero > 0 && s.gpus == 1)
-    throw Error("--zero " + std::to_string(s.zero) +
-                " with --gpus 1 shards nothing and equals --zero 0; give --gpus N > 1 or drop --zero");
-}
-
 BytesPerParam per_gpu_bytes_per_param(const BytesPerParam& b, const Sharding& s) {
-  validate(s);
-  const double n = static_cast<double>(s.gpus);
+  const double n = static_cast<double>(std::max(1LL, s.gpus));
   BytesPerParam g = b;
   if (s.zero >= 1) g.master /= n, g.optimizer /= n, g.optimizer_state_values /= n;
   if (s.zero >= 2) g.grads /= n;
@@ -129,37 +127,6 @@ double available_bytes(double memory_bytes, double reserve_bytes) {
     throw Error("--reserve (" + std::to_string(static_cast<long long>(reserve_bytes)) + " bytes) is not smaller than the GPU's memory (" +
                 std::to_string(static_cast<long long>(memory_bytes)) + " bytes)");
   return memory_bytes - reserve_bytes;
-}
-
-MemoryPlan plan_memory(const BytesPerParam& bpp, const Sharding& s, double memory_bytes, double reserve_bytes,
-                       std::optional<double> params, double activations_bytes) {
-  MemoryPlan p;
-  p.bytes_per_param = bpp;
-  p.per_gpu_bytes_per_param = per_gpu_bytes_per_param(bpp, s);
-  p.sharding = s;
-  p.memory_bytes = memory_bytes;
-  p.reserve_bytes = reserve_bytes;
-  p.available_bytes = available_bytes(memory_bytes, reserve_bytes);
-  if (!(activations_bytes >= 0) || !std::isfinite(activations_bytes)) throw Error("activation memory must be finite");
-  p.activations_bytes = activations_bytes;
-  // What is left for model states once activations are placed; held fixed as the model
-  // grows, so with a model given this answers "how big could a model with these activations be".
-  const double for_states = std::max(0.0, p.available_bytes - activations_bytes);
-  p.max_params_single_gpu = for_states / bpp.total();
-  p.max_params = for_states / p.per_gpu_bytes_per_param.total();
-  if (params) {
-    if (!(*params > 0) || !std::isfinite(*params)) throw Error("--params must be a positive number");
-    p.params = params;
-    const BytesPerParam& g = p.per_gpu_bytes_per_param;
-    p.weights_bytes = g.weights * *params;
-    p.grads_bytes = g.grads * *params;
-    p.master_bytes = g.master * *params;
-    p.optimizer_bytes = g.optimizer * *params;
-  }
-  p.total_bytes = p.weights_bytes + p.grads_bytes + p.master_bytes + p.optimizer_bytes + activations_bytes;
-  p.headroom_bytes = p.available_bytes - p.total_bytes;
-  p.fits = p.headroom_bytes >= 0;
-  return p;
 }
 
 }  // namespace napkin

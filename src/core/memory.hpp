@@ -54,7 +54,7 @@ struct PrecisionRecipe {
   std::string_view weight_dtype, grad_dtype, master_dtype, state_dtype;
 };
 
-inline constexpr std::array<PrecisionRecipe, 8> recipes = {{
+inline constexpr std::array<PrecisionRecipe, 9> recipes = {{
     {"fp32", "everything in fp32", "PyTorch default", 4, 4, 0, 4, 4, "fp32", "fp32", "-", "fp32"},
     {"bf16", "pure bf16: weights, gradients and optimizer states all bf16, no master copy",
      "e.g. Zamirai et al. 2020 (needs stochastic rounding or Kahan summation)", 2, 2, 0, 2, 2, "bf16", "bf16", "-", "bf16"},
@@ -67,6 +67,9 @@ inline constexpr std::array<PrecisionRecipe, 8> recipes = {{
     {"bf16-mixed-fp32-grads", "bf16 weights, fp32 gradient accumulation buffer (main_grad), fp32 master and states",
      "Megatron-LM --accumulate-allreduce-grads-in-fp32 (default for bf16): 18 bytes with Adam", 2, 4, 4, 4, 2, "bf16", "fp32",
      "fp32", "fp32"},
+    {"deepspeed", "DeepSpeed ZeRO's count: 16-bit weights, an fp32 gradient partition, fp32 master weights and optimizer states",
+     "DeepSpeed docs/code-docs/source/memory.rst and the stage3.py / stage_1_and_2.py estimators: 2 + 4 + 4 + 8 = 18 bytes with Adam",
+     2, 4, 4, 4, 2, "bf16/fp16", "fp32", "fp32", "fp32"},
     {"fp8-mixed", "fp8 weights (fp8 GEMMs), bf16 gradients, fp32 master weights and optimizer states",
      "Transformer Engine fp8_model_init / Megatron --fp8-param-gather; Micikevicius et al. 2022", 1, 2, 4, 4, 2, "fp8", "bf16",
      "fp32", "fp32"},
@@ -103,36 +106,13 @@ BytesPerParam bytes_per_param(const Optimizer& o, const PrecisionRecipe& r,
 // ZeRO stage k shards across `gpus` ranks: stage ≥1 optimizer states and master weights,
 // ≥2 also gradients, 3 also weights (ZeRO §5.1–5.3, Figure 1). Stage 0: replicated.
 struct Sharding {
-  int gpus = 1;
+  long long gpus = 1;  // ranks holding the same parameters (the data-parallel group)
   int zero = 0;
 };
-void validate(const Sharding& s);  // gpus ≥ 1, zero in 0..3, zero > 0 needs gpus > 1
 BytesPerParam per_gpu_bytes_per_param(const BytesPerParam& b, const Sharding& s);
 
-// Memory the model states may use on one GPU: the datasheet bytes minus the reserve.
+// Memory the model states may use on one GPU: its capacity minus the reserve. Throws Error
+// when the reserve is not smaller than the memory.
 double available_bytes(double memory_bytes, double reserve_bytes);
-
-struct MemoryPlan {
-  BytesPerParam bytes_per_param;          // unsharded
-  BytesPerParam per_gpu_bytes_per_param;  // after sharding
-  Sharding sharding;
-  double memory_bytes = 0;     // per GPU, datasheet
-  double reserve_bytes = 0;
-  double available_bytes = 0;  // memory − reserve
-  double activations_bytes = 0;  // per GPU; 0 when no model and batch were given
-  // The largest parameter count whose states (plus the given activations) fit on one GPU
-  // alone, and across the cluster under the chosen stage.
-  double max_params_single_gpu = 0;
-  double max_params = 0;
-  // For a given parameter count:
-  std::optional<double> params;
-  double weights_bytes = 0, grads_bytes = 0, master_bytes = 0, optimizer_bytes = 0;  // per GPU
-  double total_bytes = 0;  // per GPU: states + activations
-  bool fits = true;
-  double headroom_bytes = 0;  // available − total (negative when it does not fit)
-};
-
-MemoryPlan plan_memory(const BytesPerParam& bpp, const Sharding& s, double memory_bytes, double reserve_bytes,
-                       std::optional<double> params, double activations_bytes);
 
 }  // namespace napkin

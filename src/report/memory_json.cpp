@@ -1,75 +1,161 @@
-// napkin memory --json: one object; numbers in bytes and parameters, never formatted.
+// napkin memory --json: one object; sizes in whole bytes, counts as integers, never formatted.
+#include <cmath>
+
 #include "report/memory_report.hpp"
 
 namespace napkin {
 namespace {
 
-nlohmann::json or_null(bool known, double v) { return known ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json count(double v) { return nlohmann::json(static_cast<long long>(std::floor(v))); }
+// A whole value as an integer (4 micro-batches in flight), a fraction as it is (31/3 interleaved).
+nlohmann::json number(double v) {
+  return v == std::floor(v) && std::fabs(v) < 9e15 ? nlohmann::json(static_cast<long long>(v)) : nlohmann::json(v);
+}
 
 nlohmann::json bpp_json(const BytesPerParam& b) {
   return {{"weights", b.weights}, {"grads", b.grads}, {"master", b.master}, {"optimizer", b.optimizer}, {"total", b.total()}};
 }
 
+nlohmann::json stage_json(const StageMemory& g) {
+  return {{"stage", g.stage},
+          {"layers", g.layers.layers},
+          {"moe_layers", g.layers.moe_layers},
+          {"embedding", g.embedding},
+          {"lm_head", g.lm_head},
+          {"params", count(std::round(g.params()))},
+          {"expert_params", count(std::round(g.expert_params))},
+          {"largest_layer_params", count(g.largest_layer_params)},
+          {"weights_bytes", json_bytes(g.weights_bytes)},
+          {"grads_bytes", json_bytes(g.grads_bytes)},
+          {"master_bytes", json_bytes(g.master_bytes)},
+          {"optimizer_bytes", json_bytes(g.optimizer_bytes)},
+          {"gather_buffer_bytes", json_bytes(g.gather_buffer_bytes)},
+          {"model_states_bytes", json_bytes(g.model_states_bytes)},
+          {"in_flight_micro_batches", number(g.in_flight)},
+          {"layers_activations_bytes", json_bytes(g.layers_in_flight_bytes)},
+          {"recompute_working_bytes", json_bytes(g.recompute_working_bytes)},
+          {"embedding_activations_bytes", json_bytes(g.embedding_bytes)},
+          {"output_activations_bytes", json_bytes(g.output_bytes)},
+          {"logits_bytes", json_bytes(g.logits_bytes)},
+          {"activations_bytes", json_bytes(g.activations_bytes)},
+          {"total_bytes", json_bytes(g.total_bytes)},
+          {"host_bytes", json_bytes(g.host_bytes)}};
+}
+
 }  // namespace
 
+nlohmann::json json_bytes(double bytes) { return nlohmann::json(static_cast<long long>(std::llround(bytes))); }
+
+nlohmann::json memory_table_json() {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& o : optimizers)
+    for (const auto& r : recipes) {
+      const BytesPerParam b = bytes_per_param(o, r);
+      rows.push_back({{"optimizer", o.name}, {"precision", r.name}, {"bytes_per_param", b.total()},
+                      {"weights", b.weights}, {"grads", b.grads}, {"master", b.master}, {"optimizer_states", b.optimizer}});
+    }
+  return {{"table", rows}};
+}
+
 nlohmann::json memory_json(const MemoryReport& r) {
-  const MemoryPlan& p = r.plan;
-  const bool known = p.params.has_value();
+  const LayoutMemory& mem = r.memory;
+  const StageMemory& g = mem.most_loaded();
+  const Layout& l = r.layout;
+  const bool known = r.params && *r.params > 0;
+  auto or_null = [known](nlohmann::json v) { return known ? v : nlohmann::json(nullptr); };
   nlohmann::json j;
   j["hardware"] = r.hardware.key;
+  j["memory_basis"] = memory_basis_name(r.basis);
   j["model"] = r.model ? nlohmann::json(r.model->key) : nlohmann::json(nullptr);
-  j["params"] = p.params ? nlohmann::json(*p.params) : nlohmann::json(nullptr);
-  j["optimizer"] = r.optimizer->name;
-  j["precision"] = r.recipe->name;
-  j["gpus"] = p.sharding.gpus;
-  j["zero"] = p.sharding.zero;
-  j["bytes_per_param"] = p.bytes_per_param.total();
-  j["bytes_per_param_breakdown"] = bpp_json(p.bytes_per_param);
-  j["per_gpu_bytes_per_param"] = p.per_gpu_bytes_per_param.total();
-  j["per_gpu_bytes_per_param_breakdown"] = bpp_json(p.per_gpu_bytes_per_param);
-  j["dtypes"] = {{"weights", r.recipe->weight_dtype}, {"grads", r.recipe->grad_dtype}, {"master", r.recipe->master_dtype},
-                 {"optimizer", r.recipe->state_dtype}};
-  j["max_params"] = p.max_params;
-  j["max_params_single_gpu"] = p.max_params_single_gpu;
-  j["max_params_includes_activations"] = r.activations.has_value();
-  j["per_gpu"] = {{"weights_bytes", or_null(known, p.weights_bytes)},
-                  {"grads_bytes", or_null(known, p.grads_bytes)},
-                  {"master_bytes", or_null(known, p.master_bytes)},
-                  {"optimizer_bytes", or_null(known, p.optimizer_bytes)},
-                  {"activations_bytes", p.activations_bytes},
-                  {"total_bytes", or_null(known, p.total_bytes)},
-                  {"memory_bytes", p.memory_bytes},
-                  {"reserve_bytes", p.reserve_bytes},
-                  {"available_bytes", p.available_bytes},
-                  {"headroom_bytes", or_null(known, p.headroom_bytes)},
-                  {"fits", known ? nlohmann::json(p.fits) : nlohmann::json(nullptr)}};
-  if (r.activations) {
-    const ActivationEstimate& e = *r.activations;
-    const ActivationConfig& c = *r.activation_config;
-    nlohmann::json terms = nlohmann::json::array();
-    for (const auto& t : e.layer_terms) terms.push_back({{"name", t.name}, {"formula", t.formula}, {"bytes", t.bytes}});
-    j["activations"] = {{"micro_batch", c.micro_batch},
-                        {"seq", c.seq},
-                        {"recompute", recompute_name(c.recompute)},
+  j["params"] = known ? count(std::round(*r.params)) : nlohmann::json(nullptr);
+  j["optimizer"] = r.setup.optimizer.name;
+  j["precision"] = r.setup.recipe.name;
+  j["gpus"] = l.gpus();
+  j["zero"] = l.zero;
+  j["layout"] = {{"tp", l.tp}, {"cp", l.cp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"micro_batch", l.micro_batch},
+                 {"interleave", l.interleave}, {"sequence_parallel", l.sequence_parallel}, {"recompute", recompute_name(l.recompute)},
+                 {"zero", l.zero}};
+  j["seq_len"] = r.setup.seq > 0 ? nlohmann::json(r.setup.seq) : nlohmann::json(nullptr);
+  j["flash_attention"] = r.setup.flash_attention;
+  j["dropout"] = r.setup.dropout;
+  j["offload"] = offload_name(r.setup.offload);
+  j["bytes_per_param"] = mem.bytes_per_param.total();
+  j["bytes_per_param_breakdown"] = bpp_json(mem.bytes_per_param);
+  j["per_gpu_bytes_per_param"] = mem.dense_bytes_per_param.total();
+  j["per_gpu_bytes_per_param_breakdown"] = bpp_json(mem.dense_bytes_per_param);
+  j["dtypes"] = {{"weights", r.setup.recipe.weight_dtype}, {"grads", r.setup.recipe.grad_dtype},
+                 {"master", r.setup.recipe.master_dtype}, {"optimizer", r.setup.recipe.state_dtype}};
+  j["max_params"] = count(mem.max_params);
+  j["max_params_single_gpu"] = count(mem.max_params_single_gpu);
+  j["max_params_includes_activations"] = mem.activations_counted;
+  j["most_loaded_stage"] = mem.most_loaded_stage;
+  j["most_loaded_reason"] = mem.most_loaded_reason;
+  j["memory_per_gpu_bytes"] = or_null(json_bytes(mem.total_bytes));
+  j["model_states_bytes"] = or_null(json_bytes(mem.model_states_bytes));
+  j["activations_bytes"] = json_bytes(mem.activations_bytes);
+  j["fits"] = or_null(mem.fits);
+  j["per_gpu"] = {{"weights_bytes", or_null(json_bytes(g.weights_bytes))},
+                  {"grads_bytes", or_null(json_bytes(g.grads_bytes))},
+                  {"master_bytes", or_null(json_bytes(g.master_bytes))},
+                  {"optimizer_bytes", or_null(json_bytes(g.optimizer_bytes))},
+                  {"gather_buffer_bytes", or_null(json_bytes(g.gather_buffer_bytes))},
+                  {"model_states_bytes", or_null(json_bytes(g.model_states_bytes))},
+                  {"activations_bytes", json_bytes(g.activations_bytes)},
+                  {"total_bytes", or_null(json_bytes(g.total_bytes))},
+                  {"memory_bytes", json_bytes(mem.memory_bytes)},
+                  {"reserve_bytes", json_bytes(mem.reserve_bytes)},
+                  {"available_bytes", json_bytes(mem.available_bytes)},
+                  {"headroom_bytes", or_null(json_bytes(mem.headroom_bytes))},
+                  {"fits", or_null(mem.fits)}};
+  nlohmann::json stages = nlohmann::json::array();
+  if (r.model) {
+    stages.push_back(stage_json(mem.first));
+    if (l.pp > 1) stages.push_back(stage_json(mem.last));
+  }
+  j["stages"] = stages;
+  if (r.model && mem.activations_counted) {
+    const ActivationConfig c = activation_config(l, r.setup);
+    const bool moe = g.layers.moe_layers > 0 && (g.layers.dense_layers() == 0 || g.moe_layer_bytes >= g.dense_layer_bytes);
+    std::vector<ActivationTerm> terms;
+    const LayerActivations layer = layer_activations(*r.model, c, moe, &terms);
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& t : terms) rows.push_back({{"name", t.name}, {"formula", t.formula}, {"bytes", json_bytes(t.bytes)}});
+    j["activations"] = {{"micro_batch", l.micro_batch},
+                        {"seq_len", r.setup.seq},
+                        {"recompute", recompute_name(l.recompute)},
                         {"flash_attention", c.flash_attention},
                         {"dropout", c.dropout},
-                        {"value_bytes", c.value_bytes},
-                        {"layer_terms", terms},
-                        {"layer_full_bytes", e.layer_full_bytes},
-                        {"layer_stored_bytes", e.layer_stored_bytes},
-                        {"layers_bytes", e.layers_bytes},
-                        {"recompute_working_bytes", e.recompute_working_bytes},
-                        {"embedding_bytes", e.embedding_bytes},
-                        {"output_bytes", e.output_bytes},
-                        {"logits_bytes", e.logits_bytes},
-                        {"total_bytes", e.total_bytes},
-                        {"approximations", e.approximations}};
+                        {"value_bytes", number(c.value_bytes)},
+                        {"layer_terms", rows},
+                        {"layer_full_bytes", json_bytes(layer.full_bytes)},
+                        {"layer_stored_bytes", json_bytes(layer.stored_bytes)},
+                        {"layers_bytes", json_bytes(g.layers_in_flight_bytes)},
+                        {"in_flight_micro_batches", number(g.in_flight)},
+                        {"recompute_working_bytes", json_bytes(g.recompute_working_bytes)},
+                        {"embedding_bytes", json_bytes(g.embedding_bytes)},
+                        {"output_bytes", json_bytes(g.output_bytes)},
+                        {"logits_bytes", json_bytes(g.logits_bytes)},
+                        {"total_bytes", json_bytes(g.activations_bytes)}};
   } else {
     j["activations"] = nullptr;
   }
+  if (r.setup.offload != Offload::none)
+    j["host"] = {{"bytes_per_param", mem.host_bytes_per_param},
+                 {"per_gpu_bytes", json_bytes(mem.host_bytes_per_gpu)},
+                 {"node_gpus", std::min(r.setup.node_gpus, l.gpus())},
+                 {"per_node_bytes", json_bytes(mem.host_bytes_per_node)},
+                 {"per_node_deepspeed_bytes", json_bytes(mem.host_bytes_per_node_deepspeed)}};
+  else
+    j["host"] = nullptr;
   j["max_micro_batch"] = r.max_micro_batch ? nlohmann::json(*r.max_micro_batch) : nlohmann::json(nullptr);
-  if (r.adafactor_values_per_param) j["adafactor_state_values_per_param"] = *r.adafactor_values_per_param;
+  nlohmann::json hints = nlohmann::json::array();
+  for (const auto& h : r.hints)
+    hints.push_back({{"flags", h.flags}, {"saved_bytes", json_bytes(h.saved_bytes)}, {"total_bytes", json_bytes(h.total_bytes)}, {"fits", h.fits}});
+  j["hints"] = hints;
+  if (r.model && r.setup.optimizer.factored_second_moment) j["adafactor_state_values_per_param"] = mem.bytes_per_param.optimizer_state_values;
+  j["assumptions"] = r.assumptions;
   j["notes"] = r.notes;
+  j["warnings"] = r.warnings;
   j["not_counted"] = memory_left_out();
   return j;
 }

@@ -23,7 +23,7 @@ std::string num(double v) {
 }
 std::string bpp(double v) { return num(v); }
 std::string gb(double bytes) { return bytes == 0 ? "0 B" : format_si(bytes, "B", 4); }
-std::string gpus_text(int n) { return fmt::format("{} GPU{}", n, n == 1 ? "" : "s"); }
+std::string gpus_text(long long n) { return fmt::format("{} GPU{}", n, n == 1 ? "" : "s"); }
 
 std::string state_dtype(const Optimizer& o, const PrecisionRecipe& r) {
   if (o.fixed_state_bytes > 0) return "int8 + fp32 scales";
@@ -38,9 +38,9 @@ std::string optimizer_formula(const Optimizer& o, const PrecisionRecipe& r, cons
   return fmt::format("{} × {} B = {}", bpp(o.full_states), bpp(r.state_bytes), bpp(b.optimizer));
 }
 
-std::string count_or_dash(double v) { return v > 0 ? format_count(v, 4) : "0 (nothing fits)"; }
+std::string count_or_dash(double v) { return v >= 1 ? format_count(std::floor(v), 4) : "0 (nothing fits)"; }
 
-// "B·s·b·h" with each symbol replaced by its value: "2·8192·1·4096".
+// "B·s·b·h" with each symbol replaced by its value: "2·8192·1·4096". Symbols end at ·, /, ( or ).
 std::string substitute(const std::string& formula, const std::map<std::string, double>& values) {
   std::string out, token;
   auto flush = [&] {
@@ -56,6 +56,9 @@ std::string substitute(const std::string& formula, const std::map<std::string, d
       flush();
       out += "·";
       i += 2;
+    } else if (formula[i] == '/' || formula[i] == '(' || formula[i] == ')') {
+      flush();
+      out += formula[i++];
     } else {
       token += formula[i++];
     }
@@ -74,7 +77,9 @@ std::map<std::string, double> symbols(const Model& m, const ActivationConfig& c)
                                   {"d_head", static_cast<double>(m.head_dim)},
                                   {"d_v", static_cast<double>(m.mla ? m.mla->v_head_dim : m.head_dim)},
                                   {"f", static_cast<double>(m.moe ? m.moe->d_ff_expert : m.d_ff)},
-                                  {"v", static_cast<double>(m.vocab)}};
+                                  {"v", static_cast<double>(m.vocab)},
+                                  {"t", static_cast<double>(c.tp)},
+                                  {"c", static_cast<double>(c.cp)}};
   if (m.mla) {
     v["r_q"] = static_cast<double>(m.mla->q_lora_rank), v["r_kv"] = static_cast<double>(m.mla->kv_lora_rank);
     v["d_head"] = static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim);
@@ -87,118 +92,222 @@ std::map<std::string, double> symbols(const Model& m, const ActivationConfig& c)
   return v;
 }
 
+// How a term's whole-tensor formula is divided on one GPU: "/t", "/c", "/(t·c)" or "".
+std::string split_suffix(const Model& m, const ActivationConfig& c, Split split) {
+  bool by_t = false;
+  switch (split) {
+    case Split::sequence: by_t = c.sequence_parallel && c.tp > 1; break;
+    case Split::tensor: by_t = c.tp > 1; break;
+    case Split::kv_heads: by_t = c.tp > 1; break;
+    case Split::none: break;
+  }
+  const bool kv_replicated = split == Split::kv_heads && !m.mla && c.tp > m.kv_heads;
+  const std::string t = kv_replicated ? "kv" : "t";
+  if (by_t && c.cp > 1) return "/(" + t + "·c)";
+  if (by_t) return "/" + t;
+  return c.cp > 1 ? "/c" : "";
+}
+
 std::string header(const MemoryReport& r) {
-  const MemoryPlan& p = r.plan;
-  return fmt::format("napkin memory: {}{} × {}, {}, {}, ZeRO-{}\n", r.model ? r.model->key + " on " : "", p.sharding.gpus,
-                     r.hardware.name, r.optimizer->name, r.recipe->name, p.sharding.zero);
+  const Layout& l = r.layout;
+  std::string out = fmt::format("napkin memory: {}{} × {}, {}, {}, ZeRO-{}{}\n", r.model ? r.model->key + " on " : "", l.gpus(),
+                                r.hardware.name, r.setup.optimizer.name, r.setup.recipe.name, l.zero,
+                                r.setup.offload == Offload::none ? "" : fmt::format(", offload {}", offload_name(r.setup.offload)));
+  if (!r.model) return out;
+  std::string schedule = l.pp == 1 ? "no pipeline" : l.interleave > 1 ? fmt::format("interleaved 1F1B, {} virtual stages", l.interleave) : "1F1B";
+  out += fmt::format("layout: tp {} × cp {} × pp {} × dp {} = {}, ep {}, micro-batch {}, sequence parallel {}, recompute {}, {}\n", l.tp,
+                     l.cp, l.pp, l.dp, gpus_text(l.gpus()), l.ep, l.micro_batch, l.sequence_parallel ? "on" : "off",
+                     recompute_name(l.recompute), schedule);
+  if (l.pp > 1)
+    out += fmt::format("most loaded GPU: pipeline stage {} of {} ({})\n", r.memory.most_loaded_stage, l.pp, r.memory.most_loaded_reason);
+  return out;
+}
+
+// "20 layers (17 MoE) + embedding"; with a pipeline, prefixed by "stage 0: ".
+std::string stage_text(const StageMemory& g, const Layout& l, bool prefix = true) {
+  std::string where = fmt::format("{} layer{}", g.layers.layers, g.layers.layers == 1 ? "" : "s");
+  if (l.pp > 1 && prefix) where = fmt::format("stage {}: ", g.stage) + where;
+  if (g.layers.moe_layers > 0 && g.layers.moe_layers < g.layers.layers) where += fmt::format(" ({} MoE)", g.layers.moe_layers);
+  if (g.embedding) where += " + embedding";
+  if (g.lm_head) where += " + LM head";
+  return where;
 }
 
 std::string states_section(const MemoryReport& r, bool explain) {
-  const MemoryPlan& p = r.plan;
-  const BytesPerParam& b = p.bytes_per_param;
-  const BytesPerParam& g = p.per_gpu_bytes_per_param;
+  const LayoutMemory& mem = r.memory;
+  const StageMemory& g = mem.most_loaded();
+  const BytesPerParam& b = mem.bytes_per_param;
+  const BytesPerParam& d = mem.dense_bytes_per_param;
+  const Layout& l = r.layout;
+  const bool counted = r.params && *r.params > 0;
   Table t;
-  t.header = {"part", "dtype", "bytes/param", fmt::format("per GPU ({}, ZeRO-{})", gpus_text(p.sharding.gpus), p.sharding.zero)};
-  if (p.params) t.header.push_back("per GPU bytes");
+  t.header = {"part", "dtype", "bytes/param", fmt::format("bytes/param per GPU ({}, ZeRO-{})", gpus_text(l.gpus()), l.zero)};
+  if (counted) t.header.push_back("bytes per GPU");
   t.align = {Align::left, Align::left, Align::right, Align::right, Align::right};
-  auto row = [&](const char* part, std::string dtype, double whole, double per_gpu, double bytes) {
-    std::vector<std::string> cells{part, std::move(dtype), bpp(whole), bpp(per_gpu)};
-    if (p.params) cells.push_back(gb(bytes));
+  auto row = [&](std::string part, std::string dtype, std::string whole, std::string per_gpu, double bytes) {
+    std::vector<std::string> cells{std::move(part), std::move(dtype), std::move(whole), std::move(per_gpu)};
+    if (counted) cells.push_back(gb(bytes));
     t.add(std::move(cells));
   };
-  row("weights", std::string(r.recipe->weight_dtype), b.weights, g.weights, p.weights_bytes);
-  row("gradients", std::string(r.recipe->grad_dtype), b.grads, g.grads, p.grads_bytes);
-  row("master weights", std::string(r.recipe->master_dtype), b.master, g.master, p.master_bytes);
-  row(fmt::format("optimizer ({})", r.optimizer->state_names).c_str(), state_dtype(*r.optimizer, *r.recipe), b.optimizer, g.optimizer,
-      p.optimizer_bytes);
-  row("total", "", b.total(), g.total(), p.weights_bytes + p.grads_bytes + p.master_bytes + p.optimizer_bytes);
-  std::string out = fmt::format("\nModel states{}\n", p.params ? fmt::format(" for {} parameters", format_count(*p.params, 4)) : "");
-  out += t.render();
-  out += fmt::format("  optimizer: {}\n", optimizer_formula(*r.optimizer, *r.recipe, b));
+  const PrecisionRecipe& rc = r.setup.recipe;
+  row("weights", std::string(rc.weight_dtype), bpp(b.weights), bpp(d.weights), g.weights_bytes);
+  row("gradients", std::string(rc.grad_dtype), bpp(b.grads), bpp(d.grads), g.grads_bytes);
+  row("master weights", std::string(rc.master_dtype), bpp(b.master), bpp(d.master), g.master_bytes);
+  row(fmt::format("optimizer ({})", r.setup.optimizer.state_names), state_dtype(r.setup.optimizer, rc), bpp(b.optimizer), bpp(d.optimizer),
+      g.optimizer_bytes);
+  if (g.gather_buffer_bytes > 0)
+    row("ZeRO-3 gather buffer", fmt::format("{} w + g", rc.weight_dtype), "-", "-", g.gather_buffer_bytes);
+  row("total", "", bpp(b.total()), bpp(d.total()), g.model_states_bytes);
+  std::string title = "\nModel states";
+  if (r.model) title += fmt::format(" per GPU ({}: {} parameters)", stage_text(g, l), format_count(g.params(), 4));
+  else if (counted) title += fmt::format(" for {} parameters", format_count(*r.params, 4));
+  std::string out = title + "\n" + t.render();
+  out += fmt::format("  optimizer: {}\n", optimizer_formula(r.setup.optimizer, rc, b));
+  if (g.expert_params > 0 && l.expert_zero_ranks() != l.zero_ranks())
+    out += fmt::format("  routed experts: {} of these parameters, states sharded over dp·cp/ep = {}: {} B/param per GPU\n",
+                       format_count(g.expert_params, 4), l.expert_zero_ranks(), bpp(mem.expert_bytes_per_param.total()));
+  if (g.gather_buffer_bytes > 0)
+    out += fmt::format("  gather buffer: 2 × {} B × the largest layer on this GPU, {} parameters (DeepSpeed's 4 × largest layer)\n",
+                       bpp(rc.weight_bytes), format_count(g.largest_layer_params, 4));
+  if (l.zero == 3 && !r.model) out += "  ZeRO-3 gather buffer not counted: give --model for the largest layer\n";
   if (explain) {
-    const int z = p.sharding.zero;
-    const std::string n = fmt::format("/{}", p.sharding.gpus);
-    out += fmt::format("  per GPU, ZeRO-{} over {}: {}{} + {}{} + {}{} + {}{} = {}\n", z, gpus_text(p.sharding.gpus), bpp(b.weights),
-                       z >= 3 ? n : "", bpp(b.grads), z >= 2 ? n : "", bpp(b.master), z >= 1 ? n : "", bpp(b.optimizer),
-                       z >= 1 ? n : "", bpp(g.total()));
+    const int z = l.zero;
+    const std::string n = fmt::format("/{}", l.zero_ranks());
+    out += fmt::format("  per GPU, ZeRO-{} over dp·cp = {}: {}{} + {}{} + {}{} + {}{} = {}\n", z, l.zero_ranks(), bpp(b.weights), z >= 3 ? n : "",
+                       bpp(b.grads), z >= 2 ? n : "", bpp(b.master), z >= 1 ? n : "", bpp(b.optimizer), z >= 1 ? n : "", bpp(d.total()));
+    if (r.model)
+      out += fmt::format("  parameters on this GPU: dense {} (split over tp {}{}), routed experts {}\n", format_sci(g.dense_params, 6), l.tp,
+                         l.pp > 1 ? fmt::format(", {} of {} layers", g.layers.layers, r.model->layers) : "", format_sci(g.expert_params, 6));
   }
-  if (r.optimizer->factored_second_moment)
-    out += r.adafactor_values_per_param
-               ? "  adafactor state computed from the model's matrix shapes: Σ(rows + cols) + vector params, over all params\n"
-               : fmt::format("  adafactor state assumes square {0}×{0} matrices: 2/{0} values per param (give --model for its shapes)\n",
-                             format_sig(adafactor_assumed_matrix_side, 4));
+  if (r.setup.optimizer.factored_second_moment)
+    out += r.model ? "  adafactor state computed from the model's matrix shapes: Σ(rows + cols) + vector params, over all params\n"
+                   : fmt::format("  adafactor state assumes square {0}×{0} matrices: 2/{0} values per param (give --model for its shapes)\n",
+                                 format_sig(adafactor_assumed_matrix_side, 4));
   return out;
 }
 
 std::string activations_section(const MemoryReport& r, bool explain) {
-  const ActivationEstimate& e = *r.activations;
-  const ActivationConfig& c = *r.activation_config;
   const Model& m = *r.model;
+  const LayoutMemory& mem = r.memory;
+  const StageMemory& g = mem.most_loaded();
+  const ActivationConfig c = activation_config(r.layout, r.setup);
   std::string out = fmt::format(
-      "\nActivations (micro-batch {}, seq {}, recompute {}, flash attention {}, dropout {}, {}-byte values)\n",
-      num(c.micro_batch), num(c.seq), recompute_name(c.recompute), c.flash_attention ? "on" : "off",
-      c.dropout ? "on" : "off", num(c.value_bytes));
+      "\nActivations per GPU (micro-batch {}, seq {}, recompute {}, flash attention {}, dropout {}, {}-byte values; tp {}{}, cp {})\n",
+      num(c.micro_batch), num(c.seq), recompute_name(c.recompute), c.flash_attention ? "on" : "off", c.dropout ? "on" : "off",
+      num(c.value_bytes), c.tp, c.sequence_parallel ? " with sequence parallelism" : "", c.cp);
+  std::vector<ActivationTerm> terms;
+  const bool moe = g.layers.moe_layers > 0 && (g.layers.dense_layers() == 0 || g.moe_layer_bytes >= g.dense_layer_bytes);
+  const LayerActivations layer = layer_activations(m, c, moe, &terms);
   Table t;
-  t.header = {"one layer, nothing recomputed", "formula", "bytes"};
+  t.header = {fmt::format("one {}layer, nothing recomputed", moe ? "MoE " : ""), "formula", "bytes"};
   t.align = {Align::left, Align::left, Align::right};
   const auto sym = symbols(m, c);
-  for (const auto& term : e.layer_terms)
-    t.add({term.name, explain ? term.formula + " = " + substitute(term.formula, sym) : term.formula, gb(term.bytes)});
-  t.add({"layer total", "", gb(e.layer_full_bytes)});
+  for (const auto& term : terms) {
+    const std::string f = std::string(term.formula) + split_suffix(m, c, term.split);
+    t.add({std::string(term.name), explain ? f + " = " + substitute(f, sym) : f, gb(term.bytes)});
+  }
+  t.add({"layer total", "", gb(layer.full_bytes)});
   out += t.render();
   KeyValues kv;
-  kv.add("kept per layer", gb(e.layer_stored_bytes),
-         c.recompute == Recompute::full ? "the layer input B·s·b·h only" : std::string("recompute ") + std::string(recompute_name(c.recompute)));
-  kv.add(fmt::format("all {} layers", m.layers), gb(e.layers_bytes));
-  if (e.recompute_working_bytes > 0) kv.add("recompute working set", gb(e.recompute_working_bytes), "one layer rematerialized in backward");
-  if (e.embedding_bytes > 0) kv.add("embedding dropout mask", gb(e.embedding_bytes), "s·b·h");
-  kv.add("final norm + LM-head inputs", gb(e.output_bytes), "2·B·s·b·h");
-  kv.add("output logits (fp32)", gb(e.logits_bytes), explain ? "4·s·b·v = " + substitute("4·s·b·v", sym) : "4·s·b·v");
-  kv.add("activations total", gb(e.total_bytes));
+  kv.add("kept per layer", gb(layer.stored_bytes),
+         c.recompute == Recompute::full ? "the layer input B·s·b·h only" : "recompute " + std::string(recompute_name(c.recompute)));
+  kv.add(fmt::format("{} layer{} on this GPU", g.layers.layers, g.layers.layers == 1 ? "" : "s"), gb(g.layers_bytes), "one micro-batch");
+  if (r.layout.pp > 1)
+    kv.add("micro-batches in flight", num(g.in_flight),
+           r.layout.interleave > 1 ? "(2(pp−i−1) + (v−1)·pp + 1)/v at stage i" : fmt::format("1F1B: pp − i = {} − {}", r.layout.pp, g.stage));
+  if (r.layout.pp > 1) kv.add("layers × in flight", gb(g.layers_in_flight_bytes));
+  if (g.recompute_working_bytes > 0) kv.add("recompute working set", gb(g.recompute_working_bytes), "one layer rematerialized in backward");
+  if (g.embedding_bytes > 0)
+    kv.add(c.dropout ? "token ids + embedding dropout mask" : "token ids (int64)", gb(g.embedding_bytes),
+           c.dropout ? "8·s·b + s·b·h" : "8·s·b");
+  if (g.output_bytes > 0) kv.add("final norm + LM-head inputs", gb(g.output_bytes), "2·B·s·b·h");
+  if (g.logits_bytes > 0) {
+    const std::string f = "4·s·b·v" + split_suffix(m, c, Split::tensor);
+    kv.add("output logits (fp32)", gb(g.logits_bytes), explain ? f + " = " + substitute(f, sym) : f);
+  }
+  kv.add("activations total", gb(g.activations_bytes));
   out += kv.render();
-  if (explain && !m.moe && !m.mla && c.dropout && !c.flash_attention && m.mlp == MlpKind::gelu && m.kv_heads == m.heads &&
-      m.d_ff == 4 * m.d_model && c.value_bytes == 2) {
+  if (explain && r.layout.tp == 1 && r.layout.cp == 1 && !m.moe && !m.mla && c.dropout && !c.flash_attention && m.mlp == MlpKind::gelu &&
+      m.kv_heads == m.heads && m.d_ff == 4 * m.d_model && c.value_bytes == 2) {
     const double s = c.seq, b = c.micro_batch, h = static_cast<double>(m.d_model), a = static_cast<double>(m.heads);
     out += fmt::format("  check: Korthikanti eq. 1, s·b·h·(34 + 5·a·s/h) = {}·{}·{}·(34 + 5·{}·{}/{}) = {}\n", s, b, h, a, s, h,
                        gb(s * b * h * (34 + 5 * a * s / h)));
   }
-  for (const auto& a : e.approximations) out += "  approximation: " + a + "\n";
   return out;
 }
 
 std::string totals_section(const MemoryReport& r, bool explain) {
-  const MemoryPlan& p = r.plan;
-  const BytesPerParam& g = p.per_gpu_bytes_per_param;
+  const LayoutMemory& mem = r.memory;
+  const StageMemory& g = mem.most_loaded();
+  const Layout& l = r.layout;
+  const bool counted = r.params && *r.params > 0;
   KeyValues kv;
-  std::string out = "\nPer GPU\n";
-  if (p.params) {
-    kv.add("model states", gb(p.total_bytes - p.activations_bytes),
-           explain ? fmt::format("{} B/param × {}", bpp(g.total()), format_sci(*p.params, 6)) : "");
-    kv.add("activations", r.activations ? gb(p.activations_bytes) : "not counted",
-           r.activations ? "" : "give --model with --micro-batch and --seq to include them");
-    kv.add("total", gb(p.total_bytes));
+  std::string out = l.pp > 1 ? fmt::format("\nPer GPU (the most loaded: stage {})\n", mem.most_loaded_stage) : "\nPer GPU\n";
+  if (counted) {
+    kv.add("model states", gb(mem.model_states_bytes));
+    kv.add("activations", mem.activations_counted ? gb(mem.activations_bytes) : "not counted",
+           mem.activations_counted ? "" : r.model ? "give --seq (and --micro-batch) to include them" : "give --model and --seq to include them");
+    kv.add("total", gb(mem.total_bytes));
   }
-  kv.add("memory", gb(p.memory_bytes), fmt::format("the datasheet figure ({} bytes), not what the driver reports", num(p.memory_bytes)));
-  kv.add("reserve", gb(p.reserve_bytes), r.reserve_text == "0" ? "default 0: set --reserve for CUDA context, fragmentation, buffers" : "--reserve " + r.reserve_text);
-  kv.add("available", gb(p.available_bytes));
-  if (p.params) {
-    kv.add("verdict", p.fits ? "fits" : "DOES NOT FIT",
-           p.fits ? fmt::format("headroom {}", gb(p.headroom_bytes)) : fmt::format("short by {}", gb(-p.headroom_bytes)));
+  const std::string usable = r.hardware.usable_memory_bytes ? fmt::format("; a driver reports {} usable ({} bytes)",
+                                                                          format_iec_bytes(*r.hardware.usable_memory_bytes, 4),
+                                                                          num(*r.hardware.usable_memory_bytes))
+                                                            : "";
+  kv.add("memory", gb(mem.memory_bytes),
+         r.basis == MemoryBasis::datasheet
+             ? fmt::format("--memory-basis datasheet: {} bytes as sold{}", num(mem.memory_bytes), usable)
+             : fmt::format("--memory-basis usable: {} as a driver reports it (datasheet {})", format_iec_bytes(mem.memory_bytes, 4),
+                           gb(r.hardware.memory_bytes)));
+  kv.add("reserve", gb(mem.reserve_bytes),
+         r.reserve_text.empty() ? "default 0: set --reserve for CUDA context, fragmentation, buffers" : "--reserve " + r.reserve_text);
+  kv.add("available", gb(mem.available_bytes));
+  if (counted)
+    kv.add("verdict", mem.fits ? "fits" : "DOES NOT FIT",
+           mem.fits ? fmt::format("headroom {}", gb(mem.headroom_bytes)) : fmt::format("short by {}", gb(-mem.headroom_bytes)));
+  if (r.max_micro_batch) kv.add("largest micro-batch", num(static_cast<double>(*r.max_micro_batch)), "every stage, this sequence length and policy");
+  if (l.pp > 1) {
+    const StageMemory& other = mem.most_loaded_stage == 0 ? mem.last : mem.first;
+    kv.add(fmt::format("stage {}", other.stage), gb(other.total_bytes),
+           fmt::format("{}: states {} + activations {}", stage_text(other, l, false), gb(other.model_states_bytes), gb(other.activations_bytes)));
   }
-  if (r.max_micro_batch) kv.add("largest micro-batch", num(*r.max_micro_batch), "at this sequence length, same recompute policy");
   out += kv.render();
-  const std::string act = fmt::format("({} − {}{}) B / ", num(p.memory_bytes), num(p.reserve_bytes),
-                                      r.activations ? " − " + num(p.activations_bytes) : "");
+  if (r.setup.offload != Offload::none) {
+    KeyValues host;
+    host.add("per GPU", gb(mem.host_bytes_per_gpu), fmt::format("{} B/param offloaded, sharded as the states are", bpp(mem.host_bytes_per_param)));
+    host.add(fmt::format("per node of {}", gpus_text(std::min(r.setup.node_gpus, l.gpus()))), gb(mem.host_bytes_per_node), "--node-gpus");
+    host.add("DeepSpeed's estimate", gb(mem.host_bytes_per_node_deepspeed), "× 1.5, its additional_buffer_factor");
+    out += "\nHost memory (offload)\n" + host.render();
+  }
+  const std::string fixed = g.activations_bytes + g.gather_buffer_bytes > 0 ? " − " + num(g.activations_bytes + g.gather_buffer_bytes) : "";
+  const std::string act = fmt::format("({} − {}{}) B / ", num(mem.memory_bytes), num(mem.reserve_bytes), fixed);
   out += "\nLargest trainable model\n";
   KeyValues big;
-  big.add("one GPU alone", count_or_dash(p.max_params_single_gpu),
-          explain ? act + fmt::format("{} B/param = {}", bpp(p.bytes_per_param.total()), format_sci(p.max_params_single_gpu, 4)) : "");
-  big.add(fmt::format("{}, ZeRO-{}", gpus_text(p.sharding.gpus), p.sharding.zero), count_or_dash(p.max_params),
-          explain ? act + fmt::format("{} B/param per GPU = {}", bpp(g.total()), format_sci(p.max_params, 4)) : "");
+  const long long mp = l.tp * l.pp;
+  big.add(fmt::format("{}, ZeRO-{}", gpus_text(l.gpus()), l.zero), count_or_dash(mem.max_params),
+          explain ? act + fmt::format("{} B/param per GPU{} = {}", bpp(mem.dense_bytes_per_param.total()),
+                                      mp > 1 ? fmt::format(" × tp·pp {}", mp) : "", format_sci(mem.max_params, 4))
+                  : "");
+  if (l.gpus() > 1 && mp == 1 && l.cp == 1)
+    big.add("one GPU alone", count_or_dash(mem.max_params_single_gpu),
+            explain ? act + fmt::format("{} B/param = {}", bpp(mem.bytes_per_param.total()), format_sci(mem.max_params_single_gpu, 4)) : "");
   out += big.render();
-  out += r.activations ? "  includes this model's activations at this micro-batch, held fixed as the parameter count grows\n"
-                       : "  activations EXCLUDED: model states only (give --model and --micro-batch/--seq to include them)\n";
+  out += mem.activations_counted ? "  beside this model's activations" + std::string(g.gather_buffer_bytes > 0 ? " and gather buffer" : "") +
+                                       ", held fixed as the parameter count grows" + (mp > 1 ? ", parameters spread evenly over tp·pp" : "") + "\n"
+                                 : "  activations EXCLUDED: model states only (give --model and --seq to include them)\n";
   return out;
+}
+
+std::string hints_section(const MemoryReport& r) {
+  if (r.hints.empty()) return "";
+  std::string out = "\nWhat would make it fit (one change at a time, on the most loaded GPU)\n";
+  Table t;
+  t.header = {"change", "saves", "total", "then"};
+  t.align = {Align::left, Align::right, Align::right, Align::left};
+  for (const auto& h : r.hints)
+    t.add({h.flags, gb(h.saved_bytes), gb(h.total_bytes),
+           h.fits ? fmt::format("fits, headroom {}", gb(r.memory.available_bytes - h.total_bytes))
+                  : fmt::format("short by {}", gb(h.total_bytes - r.memory.available_bytes))});
+  return out + t.render();
 }
 
 }  // namespace
@@ -207,8 +316,7 @@ const std::vector<std::string>& memory_left_out() {
   static const std::vector<std::string> items = {
       "CUDA context and library workspaces (cuBLAS, NCCL): typically 0.5-2 GB per GPU",
       "allocator fragmentation and caching",
-      "communication buffers (gradient buckets, ZeRO-3 all-gather prefetch of the next layers' weights)",
-      "pipeline-parallel in-flight micro-batches (1F1B keeps up to p on the first stage)",
+      "communication buffers (DDP gradient buckets, ZeRO-3 prefetch beyond the largest layer, pipeline send/receive, CP's K/V ring)",
       "temporary buffers inside kernels and the logits' gradient during backward",
   };
   return items;
@@ -234,25 +342,16 @@ std::string memory_table_text() {
   return out;
 }
 
-nlohmann::json memory_table_json() {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& o : optimizers)
-    for (const auto& r : recipes) {
-      const BytesPerParam b = bytes_per_param(o, r);
-      rows.push_back({{"optimizer", o.name}, {"precision", r.name}, {"bytes_per_param", b.total()},
-                      {"weights", b.weights}, {"grads", b.grads}, {"master", b.master}, {"optimizer_states", b.optimizer}});
-    }
-  return {{"table", rows}};
-}
-
 std::string memory_text(const MemoryReport& r, bool explain) {
   std::string out = header(r) + states_section(r, explain);
-  if (r.activations) out += activations_section(r, explain);
+  if (r.model && r.memory.activations_counted) out += activations_section(r, explain);
   out += totals_section(r, explain);
+  out += hints_section(r);
   out += "\nAssumptions and omissions\n";
-  out += fmt::format("  precision {}: {}\n  optimizer {}: {} ({})\n", r.recipe->name, r.recipe->description, r.optimizer->name,
-                     r.optimizer->description, r.optimizer->source);
+  out += fmt::format("  precision {}: {}\n  optimizer {}: {} ({})\n", r.setup.recipe.name, r.setup.recipe.description, r.setup.optimizer.name,
+                     r.setup.optimizer.description, r.setup.optimizer.source);
   for (const auto& n : r.notes) out += "  " + n + "\n";
+  for (const auto& a : r.assumptions) out += "  assumption: " + a + "\n";
   for (const auto& item : memory_left_out()) out += "  not counted: " + item + "\n";
   return out;
 }

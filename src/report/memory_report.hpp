@@ -1,15 +1,14 @@
 #pragma once
-// napkin memory: the bytes/param table, a plan's per-GPU breakdown, the activation terms,
-// as text, as --explain arithmetic and as JSON.
+// napkin memory: the bytes/param table, what the most loaded GPU of a layout holds, the
+// activation terms and the hints when it does not fit, as text, as --explain arithmetic and as JSON.
 #include <nlohmann/json.hpp>
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "core/activations.hpp"
 #include "core/hardware.hpp"
-#include "core/memory.hpp"
+#include "core/layout_memory.hpp"
 #include "core/model.hpp"
 
 namespace napkin {
@@ -20,16 +19,18 @@ nlohmann::json memory_table_json();
 
 struct MemoryReport {
   Hardware hardware;
-  const Optimizer* optimizer = nullptr;
-  const PrecisionRecipe* recipe = nullptr;
+  MemoryBasis basis = MemoryBasis::datasheet;
+  MemorySetup setup;
+  Layout layout;
   std::optional<Model> model;
-  std::optional<double> adafactor_values_per_param;  // from the model; absent: the square-matrix assumption
-  MemoryPlan plan;
-  std::optional<ActivationConfig> activation_config;
-  std::optional<ActivationEstimate> activations;
-  std::optional<double> max_micro_batch;
-  std::string reserve_text;  // as typed, "0" when not given
-  std::vector<std::string> notes;  // extra assumptions from the CLI (defaults it filled in)
+  std::optional<double> params;  // the model's count or --params; absent: bytes/param only
+  LayoutMemory memory;
+  std::vector<FitHint> hints;           // when it does not fit
+  std::optional<long long> max_micro_batch;
+  std::string reserve_text;             // as typed; empty when not given
+  std::vector<std::string> notes;       // defaults the CLI filled in
+  std::vector<std::string> assumptions;  // memory_assumptions
+  std::vector<std::string> warnings;
 };
 
 std::string memory_text(const MemoryReport& r, bool explain);
@@ -37,5 +38,8 @@ nlohmann::json memory_json(const MemoryReport& r);
 
 // What napkin memory does not count; printed in text, JSON and docs.
 const std::vector<std::string>& memory_left_out();
+
+// Bytes as a JSON integer: sizes are counts of bytes (issue 11: counts are integers in JSON).
+nlohmann::json json_bytes(double bytes);
 
 }  // namespace napkin

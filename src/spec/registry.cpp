@@ -1,41 +1,46 @@
 #include "spec/registry.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <variant>
+#include <system_error>
 
 #include "core/error.hpp"
 #include "core/suggest.hpp"
 #include "spec/builtin_specs.hpp"
+#include "spec/spec_file.hpp"
 #include "spec/spec_loader.hpp"
 
 namespace napkin {
 namespace fs = std::filesystem;
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot read the spec file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string stem_of(const std::string& path) { return fs::path(path).stem().string(); }
 
-template <typename T>
-std::vector<std::string> keys_of(const std::map<std::string, T>& m) {
-  std::vector<std::string> out;
-  for (const auto& [k, v] : m) out.push_back(k);
-  return out;
+// A filesystem failure on a user's spec path is bad input: one line naming the path.
+[[noreturn]] void path_error(const fs::path& p, const std::string& what, const std::error_code& ec) {
+  if (ec == std::errc::too_many_symbolic_link_levels)
+    throw Error(p.string() + ": too many levels of symbolic links (a symlink loop?)");
+  throw Error(p.string() + ": " + what + ": " + ec.message());
 }
 
+// The *.toml entries of `dir`, sorted. Entries that are folders are skipped; anything else
+// (a FIFO, a device) is kept and refused with its name when it is read.
 std::vector<std::string> toml_files_in(const fs::path& dir) {
   std::vector<std::string> out;
-  for (const auto& entry : fs::directory_iterator(dir))
-    if (entry.is_regular_file() && entry.path().extension() == ".toml") out.push_back(entry.path().string());
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) path_error(dir, "cannot list the spec folder", ec);
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) path_error(dir, "cannot list the spec folder", ec);
+    const fs::path& p = it->path();
+    if (p.extension() != ".toml") continue;
+    const fs::file_status st = fs::status(p, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory) path_error(p, "cannot read", ec);
+    if (!ec && fs::is_directory(st)) continue;
+    out.push_back(p.string());
+  }
+  if (ec) path_error(dir, "cannot list the spec folder", ec);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -46,57 +51,126 @@ bool looks_like_path(std::string_view s) {
   return s.find('/') != std::string_view::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".toml");
 }
 
-void SpecRegistry::add_text(std::string_view text, const std::string& display_path, const std::string& key) {
-  Spec spec = parse_spec(text, display_path, key);
-  if (auto* h = std::get_if<Hardware>(&spec)) hardware_[key] = std::move(*h);
-  else models_[key] = std::get<Model>(std::move(spec));
+void SpecRegistry::add_user_file(const std::string& path) {
+  sources_[stem_of(path)].push_back(Source{path, nullptr, Kind::unknown, {}});
 }
-
-void SpecRegistry::add_file(const std::string& path) { add_text(read_file(path), path, stem_of(path)); }
 
 SpecRegistry SpecRegistry::load(const std::vector<std::string>& user_paths) {
   SpecRegistry r;
-  for (const EmbeddedSpec& f : builtin_spec_files())
-    r.add_text(f.text, std::string("builtin:") + f.path, stem_of(f.path));
+  for (const EmbeddedSpec& f : builtin_spec_files()) {
+    const Kind kind = std::strncmp(f.path, "hardware/", 9) == 0 ? Kind::hardware : Kind::model;
+    r.sources_[stem_of(f.path)].push_back(Source{std::string("builtin:") + f.path, f.text, kind, {}});
+  }
   for (const std::string& p : user_paths) {
     std::error_code ec;
     const fs::path path(p);
-    if (fs::is_directory(path, ec)) {
-      for (const auto& f : toml_files_in(path)) r.add_file(f);
-      for (const char* sub : {"hardware", "models"})
-        if (fs::is_directory(path / sub, ec))
-          for (const auto& f : toml_files_in(path / sub)) r.add_file(f);
-    } else if (fs::is_regular_file(path, ec)) {
-      r.add_file(p);
+    const fs::file_status st = fs::status(path, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory) path_error(path, "cannot read", ec);
+    if (ec || !fs::exists(st)) throw Error(p + ": no such spec file or folder");
+    if (fs::is_directory(st)) {
+      for (const auto& f : toml_files_in(path)) r.add_user_file(f);
+      for (const char* sub : {"hardware", "models"}) {
+        const fs::file_status sub_st = fs::status(path / sub, ec);
+        if (ec && ec != std::errc::no_such_file_or_directory) path_error(path / sub, "cannot read", ec);
+        if (!ec && fs::is_directory(sub_st))
+          for (const auto& f : toml_files_in(path / sub)) r.add_user_file(f);
+      }
     } else {
-      throw Error(p + ": no such spec file or folder");
+      r.add_user_file(p);  // read (and refused if not a regular file) when used
     }
   }
   return r;
 }
 
+const std::variant<Hardware, Model>& SpecRegistry::parse(const std::string& key, const Source& s) const {
+  if (!s.parsed) {
+    const std::string text = s.text ? std::string(s.text) : read_spec_file(s.display_path);
+    if (s.kind == Kind::hardware) s.parsed = parse_hardware(text, s.display_path, key);
+    else if (s.kind == Kind::model) s.parsed = parse_model(text, s.display_path, key);
+    else s.parsed = parse_spec(text, s.display_path, key);
+  }
+  return *s.parsed;
+}
+
+// The spec `key` of type T from the latest source that defines one; a user file of the other
+// kind with the same name does not hide a built-in one.
+template <typename T>
+const T* SpecRegistry::find(const std::string& key) const {
+  const auto it = sources_.find(key);
+  if (it == sources_.end()) return nullptr;
+  const Kind want = std::is_same_v<T, Hardware> ? Kind::hardware : Kind::model;
+  for (auto s = it->second.rbegin(); s != it->second.rend(); ++s) {
+    if (s->kind != Kind::unknown && s->kind != want) continue;
+    if (const T* v = std::get_if<T>(&parse(key, *s))) return v;
+  }
+  return nullptr;
+}
+
+// Names for a did-you-mean: built-in ones of the kind, and user files that are of the kind or
+// cannot be parsed (the suggestion is for a mistyped name; the file's error shows when used).
+std::vector<std::string> SpecRegistry::names_of(Kind kind) const {
+  std::vector<std::string> out;
+  for (const auto& [key, sources] : sources_) {
+    for (const Source& s : sources) {
+      bool match = s.kind == kind;
+      if (s.kind == Kind::unknown) {
+        try {
+          match = std::holds_alternative<Hardware>(parse(key, s)) == (kind == Kind::hardware);
+        } catch (const Error&) {
+          match = true;
+        }
+      }
+      if (match) {
+        out.push_back(key);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 Hardware SpecRegistry::hardware(std::string_view name) const {
   if (looks_like_path(name)) {
     const std::string path(name);
-    return parse_hardware(read_file(path), path, stem_of(path));
+    return parse_hardware(read_spec_file(path), path, stem_of(path));
   }
-  if (auto it = hardware_.find(std::string(name)); it != hardware_.end()) return it->second;
-  throw Error("unknown hardware '" + std::string(name) + "'" + did_you_mean(name, keys_of(hardware_)) +
+  if (const Hardware* h = find<Hardware>(std::string(name))) return *h;
+  throw Error("unknown hardware '" + std::string(name) + "'" + did_you_mean(name, names_of(Kind::hardware)) +
               " ('napkin hardware list' shows all)");
 }
 
 Model SpecRegistry::model(std::string_view name) const {
   if (looks_like_path(name)) {
     const std::string path(name);
-    return parse_model(read_file(path), path, stem_of(path));
+    return parse_model(read_spec_file(path), path, stem_of(path));
   }
-  if (auto it = models_.find(std::string(name)); it != models_.end()) return it->second;
-  throw Error("unknown model '" + std::string(name) + "'" + did_you_mean(name, keys_of(models_)) +
+  if (const Model* m = find<Model>(std::string(name))) return *m;
+  throw Error("unknown model '" + std::string(name) + "'" + did_you_mean(name, names_of(Kind::model)) +
               " ('napkin models list' shows all)");
 }
 
+void SpecRegistry::parse_all() const {
+  if (all_parsed_) return;
+  for (const auto& [key, sources] : sources_) {
+    for (const Source& s : sources) parse(key, s);  // every file, so a malformed one is reported
+    if (const Hardware* h = find<Hardware>(key)) hardware_[key] = *h;
+    if (const Model* m = find<Model>(key)) models_[key] = *m;
+  }
+  all_parsed_ = true;
+}
+
+const std::map<std::string, Hardware>& SpecRegistry::all_hardware() const {
+  parse_all();
+  return hardware_;
+}
+
+const std::map<std::string, Model>& SpecRegistry::all_models() const {
+  parse_all();
+  return models_;
+}
+
 const Hardware* SpecRegistry::hardware_for_device(std::string_view device_name) const {
-  for (const auto& [key, h] : hardware_)
+  for (const auto& [key, h] : all_hardware())
     for (const auto& n : h.device_names)
       if (n == device_name) return &h;
   return nullptr;

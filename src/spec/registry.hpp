@@ -1,9 +1,17 @@
 #pragma once
 // Every spec napkin knows: the built-in ones, then the user's (NAPKIN_SPEC_PATH, then
 // --spec, in order), a later one with the same name replacing an earlier one.
+//
+// Parsing is lazy: load() only indexes files by name (the built-in texts are compiled in, a
+// user folder is listed), and a spec is parsed the first time it is asked for, so an estimate
+// that names one model and one card parses two files, not forty. The listing calls parse every
+// file, so `hardware list` and `models list` report any malformed one. Not thread-safe: the
+// parsed specs are cached inside a const registry.
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "core/hardware.hpp"
@@ -14,27 +22,46 @@ namespace napkin {
 class SpecRegistry {
  public:
   // The compiled-in specs plus `user_paths` (files or folders, in order). A folder's
-  // *.toml files are read, and its hardware/ and models/ subfolders if it has them.
+  // *.toml files are indexed, and its hardware/ and models/ subfolders if it has them. A path
+  // that is missing, unreadable or a symlink loop is an Error naming it.
   static SpecRegistry load(const std::vector<std::string>& user_paths);
   static SpecRegistry builtin_only() { return load({}); }
 
   // A name ("h100-sxm") or a path to a .toml file. Unknown names throw Error with the
-  // closest known names.
+  // closest known names; a malformed spec throws its file:line:col error.
   Hardware hardware(std::string_view name_or_path) const;
   Model model(std::string_view name_or_path) const;
 
   // The first hardware spec that lists `device_name` (as the driver reports it), if any.
+  // Parses every spec.
   const Hardware* hardware_for_device(std::string_view device_name) const;
 
-  const std::map<std::string, Hardware>& all_hardware() const { return hardware_; }
-  const std::map<std::string, Model>& all_models() const { return models_; }
+  // Every spec, parsed (a malformed one throws).
+  const std::map<std::string, Hardware>& all_hardware() const;
+  const std::map<std::string, Model>& all_models() const;
 
  private:
-  void add_file(const std::string& path);
-  void add_text(std::string_view text, const std::string& display_path, const std::string& key);
+  enum class Kind { hardware, model, unknown };
+  // One file that may define the spec `key`. Built-in ones carry their text and a kind
+  // known from their folder; a user file carries its path, and its content says its kind.
+  struct Source {
+    std::string display_path;
+    const char* text = nullptr;  // built-in text, or nullptr to read display_path
+    Kind kind = Kind::unknown;
+    mutable std::optional<std::variant<Hardware, Model>> parsed;
+  };
 
-  std::map<std::string, Hardware> hardware_;
-  std::map<std::string, Model> models_;
+  void add_user_file(const std::string& path);
+  const std::variant<Hardware, Model>& parse(const std::string& key, const Source& s) const;
+  template <typename T>
+  const T* find(const std::string& key) const;
+  std::vector<std::string> names_of(Kind kind) const;
+  void parse_all() const;
+
+  std::map<std::string, std::vector<Source>> sources_;  // by name, in load order
+  mutable bool all_parsed_ = false;
+  mutable std::map<std::string, Hardware> hardware_;
+  mutable std::map<std::string, Model> models_;
 };
 
 // True when the argument names a file rather than a spec: it ends in .toml or has a '/'.

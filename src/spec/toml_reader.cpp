@@ -28,6 +28,19 @@ const char* type_name(const toml::node& n) {
   }
 }
 
+// 1e+308 -> "1e308", 24 -> "24", 0.5 -> "0.5": six significant digits, no exponent padding.
+std::string short_number(double v) {
+  std::ostringstream ss;
+  ss << v;
+  std::string s = ss.str();
+  if (const auto e = s.find("e+"); e != std::string::npos) s.erase(e + 1, 1);
+  if (const auto e = s.find('e'); e != std::string::npos) {
+    std::size_t digits = e + 1 + (s[e + 1] == '-' ? 1 : 0);
+    while (digits + 1 < s.size() && s[digits] == '0') s.erase(digits, 1);
+  }
+  return s;
+}
+
 }  // namespace
 
 toml::table parse_toml(std::string_view text, const std::string& display_path) {
@@ -65,13 +78,14 @@ std::optional<std::string> TomlReader::optional_string(std::string_view key) {
   const toml::node* n = find(key);
   if (!n) return std::nullopt;
   if (!n->is_string()) fail(n, key, std::string("expected a string, found ") + type_name(*n));
+  // An empty string is never meant: a required key needs a value, an optional one is left out.
+  if (n->as_string()->get().empty()) fail(n, key, "must not be empty");
   return n->as_string()->get();
 }
 
 std::string TomlReader::required_string(std::string_view key) {
   auto v = optional_string(key);
   if (!v) fail(nullptr, key, "missing required key");
-  if (v->empty()) fail(table_.get(key), key, "must not be empty");
   return *v;
 }
 
@@ -88,28 +102,35 @@ bool TomlReader::required_bool(std::string_view key) {
   return *v;
 }
 
-std::optional<long long> TomlReader::optional_nonnegative_int(std::string_view key) {
+std::optional<long long> TomlReader::optional_int(std::string_view key, IntRange range) {
   const toml::node* n = find(key);
   if (!n) return std::nullopt;
   if (!n->is_integer()) fail(n, key, std::string("expected an integer, found ") + type_name(*n));
   const long long v = n->as_integer()->get();
-  if (v < 0) fail(n, key, "must not be negative, found " + std::to_string(v));
+  if (v < range.min) {
+    if (v < 0 && range.min >= 0) fail(n, key, "must not be negative, found " + std::to_string(v));
+    if (v == 0 && range.min == 1) fail(n, key, "must be positive, found 0");
+    fail(n, key, "must be at least " + std::to_string(range.min) + ", found " + std::to_string(v));
+  }
+  if (v > range.max) fail(n, key, "must be at most " + std::to_string(range.max) + ", found " + std::to_string(v));
   return v;
 }
 
-std::optional<long long> TomlReader::optional_positive_int(std::string_view key) {
-  auto v = optional_nonnegative_int(key);
-  if (v && *v == 0) fail(table_.get(key), key, "must be positive, found 0");
-  return v;
+std::optional<long long> TomlReader::optional_nonnegative_int(std::string_view key, long long max) {
+  return optional_int(key, IntRange{0, max});
 }
 
-long long TomlReader::required_positive_int(std::string_view key) {
-  auto v = optional_positive_int(key);
+std::optional<long long> TomlReader::optional_positive_int(std::string_view key, long long max) {
+  return optional_int(key, IntRange{1, max});
+}
+
+long long TomlReader::required_positive_int(std::string_view key, long long max) {
+  auto v = optional_positive_int(key, max);
   if (!v) fail(nullptr, key, "missing required key (a positive integer)");
   return *v;
 }
 
-std::optional<double> TomlReader::optional_quantity(std::string_view key, QuantityKind kind) {
+std::optional<double> TomlReader::optional_quantity(std::string_view key, QuantityKind kind, QuantityRange range) {
   const toml::node* n = find(key);
   if (!n) return std::nullopt;
   double v = 0;
@@ -122,22 +143,23 @@ std::optional<double> TomlReader::optional_quantity(std::string_view key, Quanti
       const std::string& s = n->as_string()->get();
       v = kind == QuantityKind::bytes ? parse_bytes(s, "value") : parse_count(s, "value");
     } catch (const Error& e) {
-      fail(n, key, e.what());
+      std::string message = e.what();  // "value: '1e300GB' overflows": the key is named by fail()
+      if (message.rfind("value: ", 0) == 0) message.erase(0, 7);
+      fail(n, key, message);
     }
   } else {
     fail(n, key, std::string("expected a number or a string with units, found ") + type_name(*n));
   }
-  if (!std::isfinite(v)) fail(n, key, "must be a finite number");
-  if (!(v > 0)) {
-    std::ostringstream found;
-    found << v;
-    fail(n, key, "must be positive, found " + found.str());
-  }
+  if (!std::isfinite(v)) fail(n, key, "must be a finite number, found " + short_number(v));
+  if (!(v > 0)) fail(n, key, "must be positive, found " + short_number(v));
+  const std::string unit = *range.unit ? std::string(" ") + range.unit : "";
+  if (v < range.min) fail(n, key, "must be at least " + short_number(range.min) + unit + ", found " + short_number(v));
+  if (v > range.max) fail(n, key, "must be at most " + short_number(range.max) + unit + ", found " + short_number(v));
   return v;
 }
 
-double TomlReader::required_quantity(std::string_view key, QuantityKind kind) {
-  auto v = optional_quantity(key, kind);
+double TomlReader::required_quantity(std::string_view key, QuantityKind kind, QuantityRange range) {
+  auto v = optional_quantity(key, kind, range);
   if (!v) fail(nullptr, key, "missing required key (a positive number)");
   return *v;
 }
@@ -150,6 +172,7 @@ std::vector<std::string> TomlReader::optional_string_array(std::string_view key)
   if (!arr) fail(n, key, std::string("expected an array of strings, found ") + type_name(*n));
   for (const toml::node& item : *arr) {
     if (!item.is_string()) fail(&item, key, std::string("expected strings only, found ") + type_name(item));
+    if (item.as_string()->get().empty()) fail(&item, key, "must not hold an empty string");
     out.push_back(item.as_string()->get());
   }
   return out;

@@ -1,0 +1,402 @@
+#include "core/layout_memory.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/error.hpp"
+#include "core/suggest.hpp"
+
+namespace napkin {
+namespace {
+
+// A layer's parameters by how tensor and expert parallelism split them (unsplit counts).
+struct LayerParams {
+  double tensor = 0;      // split over tp: Q, O and the MLP matrices (Megatron column/row parallel)
+  double kv = 0;          // K, V: split over tp while tp ≤ kv heads, else one replicated KV head per rank
+  double replicated = 0;  // norms, routers, MLA down-projections, row-parallel biases
+  double expert = 0;      // routed experts: split over ep, each expert's matrices over tp
+  double expert_replicated = 0;  // routed experts' output biases: split over ep only
+};
+
+struct ModelParams {
+  LayerParams dense, moe;
+  double embedding_matrix = 0;  // vocab × d, vocabulary-parallel
+  double positions = 0;         // learned positions: context × d, replicated
+  double final_norm = 0;
+  double largest_attention = 0, largest_dense_mlp = 0, largest_moe = 0;  // largest matrix, per tp rank (set later)
+};
+
+double mlp_output_bias(const Model& m) { return m.bias == BiasKind::all ? static_cast<double>(m.d_model) : 0; }
+
+// Splits count_params' per-layer totals into the parts tensor parallelism divides, so that the
+// parts add up to count_params exactly whatever else (extra norms, biases) the model carries.
+ModelParams model_params(const Model& m) {
+  const ParamCount c = count_params(m);
+  const double d = static_cast<double>(m.d_model), h = static_cast<double>(m.heads), L = static_cast<double>(m.layers);
+  ModelParams p;
+  p.embedding_matrix = static_cast<double>(m.vocab) * d;
+  p.positions = c.embedding - p.embedding_matrix;
+  p.final_norm = norm_params(m);
+  const double layer_norms = (c.norms - p.final_norm) / L;
+  const double attention = c.attention / L;
+
+  LayerParams a;
+  if (m.mla) {
+    const MlaSpec& x = *m.mla;
+    const double qk = static_cast<double>(x.qk_nope_head_dim + x.qk_rope_head_dim);
+    a.tensor = (x.q_lora_rank > 0 ? static_cast<double>(x.q_lora_rank) : d) * h * qk +
+               static_cast<double>(x.kv_lora_rank) * h * static_cast<double>(x.qk_nope_head_dim + x.v_head_dim) +
+               h * static_cast<double>(x.v_head_dim) * d;
+  } else {
+    const double q = h * static_cast<double>(m.head_dim), kv = static_cast<double>(m.kv_heads * m.head_dim);
+    a.tensor = 2 * d * q + (m.positions == Positions::relative ? d * q : 0) + (m.bias != BiasKind::none ? q : 0);
+    a.kv = 2 * d * kv + (m.bias != BiasKind::none ? 2 * kv : 0);
+  }
+  a.replicated = attention - a.tensor - a.kv + layer_norms;  // MLA down-projections and norms, output bias, norms
+
+  p.dense = a;
+  const double dense_mlp = mlp_params(m, m.d_ff);
+  p.dense.tensor += dense_mlp - mlp_output_bias(m);
+  p.dense.replicated += mlp_output_bias(m);
+  if (m.moe) {
+    const MoeSpec& e = *m.moe;
+    const double expert = mlp_params(m, e.d_ff_expert), bias = mlp_output_bias(m);
+    const double E = static_cast<double>(e.experts), shared = static_cast<double>(e.shared_experts);
+    p.moe = a;
+    p.moe.replicated += E * d + shared * bias;  // router
+    p.moe.tensor += shared * (expert - bias);
+    p.moe.expert = E * (expert - bias);
+    p.moe.expert_replicated = E * bias;
+  }
+  return p;
+}
+
+// Parameters one tensor-parallel rank holds of a layer: dense (replicated over dp·cp) and routed
+// experts (replicated over dp·cp/ep).
+struct RankParams {
+  double dense = 0, expert = 0;
+};
+RankParams per_rank(const Model& m, const Layout& l, const LayerParams& p) {
+  const double t = static_cast<double>(l.tp), ep = static_cast<double>(l.ep);
+  const double kv_split = std::min(t, static_cast<double>(m.kv_heads));
+  return {p.tensor / t + (p.kv > 0 ? p.kv / kv_split : 0) + p.replicated, p.expert / (t * ep) + p.expert_replicated / ep};
+}
+
+double ceil_div(double a, double b) { return std::ceil(a / b); }
+
+// DeepSpeed's "largest layer": the most parameters any one module holds directly
+// (deepspeed/runtime/zero/stage3.py model_to_params: max over model.modules() of
+// parameters(recurse=False)). For a Hugging Face transformer that is one weight matrix:
+// the embedding or head, a projection, one MLP or expert matrix. Per tensor-parallel rank.
+double largest_matrix(const Model& m, const Layout& l, bool dense_layers, bool moe_layers, bool embedding, bool head) {
+  const double t = static_cast<double>(l.tp), d = static_cast<double>(m.d_model), h = static_cast<double>(m.heads);
+  double x = 0;
+  auto take = [&x](double v) { x = std::max(x, v); };
+  if (embedding || head) take(ceil_div(static_cast<double>(m.vocab), t) * d);
+  if (embedding && m.positions == Positions::learned) take(static_cast<double>(m.context) * d);
+  if (dense_layers || moe_layers) {
+    if (m.mla) {
+      const MlaSpec& a = *m.mla;
+      const double qk = static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim);
+      if (a.q_lora_rank > 0) {
+        take(d * static_cast<double>(a.q_lora_rank));
+        take(static_cast<double>(a.q_lora_rank) * h * qk / t);
+      } else {
+        take(d * h * qk / t);
+      }
+      take(d * static_cast<double>(a.kv_lora_rank + a.qk_rope_head_dim));
+      take(static_cast<double>(a.kv_lora_rank) * h * static_cast<double>(a.qk_nope_head_dim + a.v_head_dim) / t);
+      take(h * static_cast<double>(a.v_head_dim) * d / t);
+    } else {
+      const double q = h * static_cast<double>(m.head_dim);
+      take(d * q / t);
+      take(d * static_cast<double>(m.head_dim) * static_cast<double>(m.kv_heads) / std::min(t, static_cast<double>(m.kv_heads)));
+    }
+  }
+  if (dense_layers) take(d * static_cast<double>(m.d_ff) / t);
+  if (moe_layers) {
+    const MoeSpec& e = *m.moe;
+    take(d * static_cast<double>(e.d_ff_expert) / t);
+    take(d * static_cast<double>(e.experts));  // router
+    take(d * static_cast<double>(e.d_ff_expert * e.shared_experts) / t);  // HF: one shared-expert MLP n_shared·f wide
+  }
+  return x;
+}
+
+// DeepSpeed's CPU Adam works on fp32 gradients (docs/code-docs/source/memory.rst: "16b for fp32:
+// 4b params, 4b grads, 4b momentum and 4b variance"), whatever the GPU's gradient dtype.
+constexpr double host_grad_bytes = 4;
+
+// Per GPU on the device, and on the host, after ZeRO over n ranks and offload.
+struct ShardedBytes {
+  BytesPerParam gpu;
+  double host = 0;
+};
+ShardedBytes place(const BytesPerParam& b, long long ranks, int zero, Offload o) {
+  ShardedBytes s;
+  s.gpu = per_gpu_bytes_per_param(b, {ranks, zero});
+  if (o == Offload::none) return s;
+  const double n = static_cast<double>(ranks), states_n = zero >= 1 ? n : 1;
+  s.host = (host_grad_bytes + b.master + b.optimizer) / states_n;
+  s.gpu.grads = s.gpu.master = s.gpu.optimizer = s.gpu.optimizer_state_values = 0;
+  if (o == Offload::parameters) {
+    s.host += b.weights / n;  // offload_param needs stage 3: the 16-bit weights are partitioned too
+    s.gpu.weights = 0;
+  }
+  return s;
+}
+
+StageMemory stage_memory(const Model& m, const Layout& l, const MemorySetup& s, const ModelParams& mp, const ShardedBytes& dense_b,
+                         const ShardedBytes& expert_b, long long stage, const LayerActivations& dense_act,
+                         const LayerActivations& moe_act, const EdgeActivations& edge) {
+  StageMemory g;
+  g.stage = stage;
+  g.layers = stage_layers(m, l, stage);
+  g.embedding = stage == 0;
+  g.lm_head = stage == l.pp - 1;
+  const double t = static_cast<double>(l.tp), d = static_cast<double>(m.d_model);
+  const RankParams dense = per_rank(m, l, mp.dense);
+  const RankParams moe = m.moe ? per_rank(m, l, mp.moe) : RankParams{};
+  g.dense_params = static_cast<double>(g.layers.dense_layers()) * dense.dense + static_cast<double>(g.layers.moe_layers) * moe.dense;
+  g.expert_params = static_cast<double>(g.layers.dense_layers()) * dense.expert + static_cast<double>(g.layers.moe_layers) * moe.expert;
+  const double vocab_rows = ceil_div(static_cast<double>(m.vocab), t);
+  if (g.embedding) g.dense_params += vocab_rows * d + mp.positions;
+  // The LM head: untied, its own matrix; tied, Megatron keeps a copy of the embedding on the
+  // last stage when the two are on different stages (and syncs their gradients).
+  if (g.lm_head && (!m.tied_embeddings || l.pp > 1)) g.dense_params += vocab_rows * d;
+  if (g.lm_head) g.dense_params += mp.final_norm;
+
+  const double P = g.dense_params, X = g.expert_params;
+  g.weights_bytes = P * dense_b.gpu.weights + X * expert_b.gpu.weights;
+  g.grads_bytes = P * dense_b.gpu.grads + X * expert_b.gpu.grads;
+  g.master_bytes = P * dense_b.gpu.master + X * expert_b.gpu.master;
+  g.optimizer_bytes = P * dense_b.gpu.optimizer + X * expert_b.gpu.optimizer;
+  g.host_bytes = P * dense_b.host + X * expert_b.host;
+  g.largest_layer_params = largest_matrix(m, l, g.layers.dense_layers() > 0, g.layers.moe_layers > 0, g.embedding, g.lm_head);
+  // DeepSpeed's ZeRO-3 rule (docs/code-docs/source/memory.rst, stage3.py): the largest layer
+  // gathered whole, 16-bit parameters plus their 16-bit gradients, "4 × largest layer" bytes.
+  if (l.zero == 3 || s.offload == Offload::parameters) g.gather_buffer_bytes = 2 * s.recipe.weight_bytes * g.largest_layer_params;
+  g.model_states_bytes = g.weights_bytes + g.grads_bytes + g.master_bytes + g.optimizer_bytes + g.gather_buffer_bytes;
+
+  if (s.seq > 0) {
+    g.dense_layer_bytes = g.layers.dense_layers() > 0 ? dense_act.stored_bytes : 0;
+    g.moe_layer_bytes = g.layers.moe_layers > 0 ? moe_act.stored_bytes : 0;
+    g.layers_bytes = static_cast<double>(g.layers.dense_layers()) * dense_act.stored_bytes +
+                     static_cast<double>(g.layers.moe_layers) * moe_act.stored_bytes;
+    g.in_flight = in_flight_micro_batches(l, stage, s.micro_batches);
+    g.layers_in_flight_bytes = g.layers_bytes * g.in_flight;
+    if (l.recompute == Recompute::full)
+      g.recompute_working_bytes = std::max(g.layers.dense_layers() > 0 ? dense_act.full_bytes : 0.0,
+                                           g.layers.moe_layers > 0 ? moe_act.full_bytes : 0.0);
+    if (g.embedding) g.embedding_bytes = edge.embedding_bytes * g.in_flight;
+    // The head's chunk runs each micro-batch's backward right after its forward: one in flight.
+    if (g.lm_head) g.output_bytes = edge.output_bytes, g.logits_bytes = edge.logits_bytes;
+    g.activations_bytes = g.layers_in_flight_bytes + g.recompute_working_bytes + g.embedding_bytes + g.output_bytes + g.logits_bytes;
+  }
+  g.total_bytes = g.model_states_bytes + g.activations_bytes;
+  return g;
+}
+
+void check_setup(const Layout& l, const MemorySetup& s) {
+  if (s.seq < 0) throw Error("--seq must be at least 1");
+  if (s.micro_batches < 0) throw Error("the number of micro-batches must not be negative");
+  if (s.node_gpus < 1) throw Error("--node-gpus must be at least 1");
+  if (s.offload == Offload::parameters && l.zero != 3)
+    throw Error("--offload params needs --zero 3 (DeepSpeed offloads parameters only in ZeRO stage 3)");
+  if (!(s.memory_bytes >= 0) || !std::isfinite(s.memory_bytes)) throw Error("the GPU's memory must be a positive number of bytes");
+}
+
+double host_bytes_per_param(const BytesPerParam& b, Offload o) {
+  if (o == Offload::none) return 0;
+  return host_grad_bytes + b.master + b.optimizer + (o == Offload::parameters ? b.weights : 0);
+}
+
+// Host memory, the verdict and the largest model, once the most loaded GPU is known.
+void finish(LayoutMemory& r, const Layout& l, const MemorySetup& s) {
+  const StageMemory& g = r.most_loaded();
+  if (s.offload != Offload::none) {
+    r.host_bytes_per_gpu = g.host_bytes;
+    r.host_bytes_per_node = g.host_bytes * static_cast<double>(std::min(s.node_gpus, l.gpus()));
+    r.host_bytes_per_node_deepspeed = 1.5 * r.host_bytes_per_node;  // DeepSpeed's additional_buffer_factor
+  }
+  if (s.memory_bytes > 0) {
+    r.memory_bytes = s.memory_bytes;
+    r.reserve_bytes = s.reserve_bytes;
+    r.available_bytes = available_bytes(s.memory_bytes, s.reserve_bytes);
+    r.headroom_bytes = r.available_bytes - r.total_bytes;
+    r.fits = r.headroom_bytes >= 0;
+    // Held fixed as the parameter count grows: these activations and this gather buffer; the
+    // parameters spread evenly over the tp·pp model-parallel ranks.
+    const double fixed = g.activations_bytes + g.gather_buffer_bytes;
+    const double for_states = std::max(0.0, r.available_bytes - fixed);
+    const double per_param = r.dense_bytes_per_param.total();
+    r.max_params = per_param > 0 ? for_states / per_param * static_cast<double>(l.tp * l.pp) : 0;
+    r.max_params_single_gpu = for_states / r.bytes_per_param.total();
+  }
+}
+
+}  // namespace
+
+std::string_view offload_name(Offload o) {
+  switch (o) {
+    case Offload::none: return "none";
+    case Offload::optimizer: return "optimizer";
+    case Offload::parameters: return "params";
+  }
+  return "?";
+}
+
+Offload offload_from_name(std::string_view name) {
+  for (Offload o : {Offload::none, Offload::optimizer, Offload::parameters})
+    if (offload_name(o) == name) return o;
+  throw Error("--offload: unknown target '" + std::string(name) + "'" + did_you_mean(name, {"none", "optimizer", "params"}) +
+              " (expected none, optimizer or params)");
+}
+
+std::string_view memory_basis_name(MemoryBasis b) { return b == MemoryBasis::usable ? "usable" : "datasheet"; }
+
+MemoryBasis memory_basis_from_name(std::string_view name) {
+  if (name == "datasheet") return MemoryBasis::datasheet;
+  if (name == "usable") return MemoryBasis::usable;
+  throw Error("--memory-basis: unknown basis '" + std::string(name) + "'" + did_you_mean(name, {"datasheet", "usable"}) +
+              " (expected datasheet or usable)");
+}
+
+double gpu_memory_bytes(const Hardware& h, MemoryBasis b) {
+  if (b == MemoryBasis::datasheet) return h.memory_bytes;
+  if (!h.usable_memory_bytes)
+    throw Error("--memory-basis usable: " + h.key + "'s spec gives no usable_memory_bytes (what a driver reports); use --memory-basis datasheet");
+  return *h.usable_memory_bytes;
+}
+
+LayoutMemory memory_per_gpu(const Model& m, const Layout& l, const MemorySetup& s) {
+  validate_layout(m, l, s.seq > 0 ? std::optional<long long>(s.seq) : std::nullopt);
+  check_setup(l, s);
+  LayoutMemory r;
+  r.layout = l;
+  std::optional<double> adafactor;
+  if (s.optimizer.factored_second_moment) adafactor = adafactor_state_values_per_param(m);
+  r.bytes_per_param = bytes_per_param(s.optimizer, s.recipe, adafactor);
+  const ShardedBytes dense_b = place(r.bytes_per_param, l.zero_ranks(), l.zero, s.offload);
+  const ShardedBytes expert_b = place(r.bytes_per_param, l.expert_zero_ranks(), l.zero, s.offload);
+  r.dense_bytes_per_param = dense_b.gpu;
+  r.expert_bytes_per_param = expert_b.gpu;
+  r.host_bytes_per_param = host_bytes_per_param(r.bytes_per_param, s.offload);
+  const ModelParams mp = model_params(m);
+
+  LayerActivations dense_act, moe_act;
+  EdgeActivations edge;
+  r.activations_counted = s.seq > 0;
+  if (r.activations_counted) {
+    const ActivationConfig c = activation_config(l, s);
+    dense_act = layer_activations(m, c, false);
+    if (m.moe) moe_act = layer_activations(m, c, true);
+    edge = edge_activations(m, c);
+  }
+  r.first = stage_memory(m, l, s, mp, dense_b, expert_b, 0, dense_act, moe_act, edge);
+  r.last = l.pp > 1 ? stage_memory(m, l, s, mp, dense_b, expert_b, l.pp - 1, dense_act, moe_act, edge) : r.first;
+  if (l.pp == 1) {
+    r.most_loaded_stage = 0;
+    r.most_loaded_reason = "one stage: every layer, the embedding and the LM head";
+  } else if (r.last.total_bytes > r.first.total_bytes) {
+    r.most_loaded_stage = l.pp - 1;
+    r.most_loaded_reason = "last stage: the LM head, the final norm and the fp32 logits";
+  } else {
+    r.most_loaded_stage = 0;
+    r.most_loaded_reason = "first stage: the embedding and the most micro-batches in flight";
+  }
+  const StageMemory& g = r.most_loaded();
+  r.model_states_bytes = g.model_states_bytes;
+  r.activations_bytes = g.activations_bytes;
+  r.total_bytes = g.total_bytes;
+
+  finish(r, l, s);
+  return r;
+}
+
+ActivationConfig activation_config(const Layout& l, const MemorySetup& s) {
+  ActivationConfig c;
+  c.micro_batch = static_cast<double>(l.micro_batch);
+  c.seq = static_cast<double>(s.seq);
+  c.recompute = l.recompute;
+  c.flash_attention = s.flash_attention;
+  c.dropout = s.dropout;
+  c.value_bytes = s.recipe.activation_bytes;
+  c.tp = l.tp, c.cp = l.cp, c.sequence_parallel = l.sequence_parallel;
+  return c;
+}
+
+long long max_micro_batch(const Model& m, const Layout& l, const MemorySetup& s) {
+  if (s.seq <= 0 || s.memory_bytes <= 0) throw Error("the largest micro-batch needs a sequence length and the GPU's memory");
+  Layout one = l;
+  one.micro_batch = 1;
+  const LayoutMemory r = memory_per_gpu(m, one, s);
+  double best = std::numeric_limits<double>::infinity();
+  for (const StageMemory* g : {&r.first, &r.last}) {
+    const double free = r.available_bytes - g->model_states_bytes;
+    if (!(free > 0) || !(g->activations_bytes > 0)) return 0;
+    best = std::min(best, std::floor(free / g->activations_bytes));
+  }
+  return static_cast<long long>(std::min(best, 1e15));
+}
+
+LayoutMemory memory_for_params(double params, const Layout& l, const MemorySetup& s) {
+  if (!(params >= 0) || !std::isfinite(params)) throw Error("--params must be a positive number");
+  if (l.tp != 1 || l.pp != 1 || l.cp != 1 || l.ep != 1)
+    throw Error("--tp, --pp, --cp and --ep need --model: how a layer splits depends on the architecture");
+  if (l.dp < 1) throw Error("--gpus must be at least 1");
+  if (l.zero < 0 || l.zero > 3) throw Error("--zero must be 0, 1, 2 or 3, found " + std::to_string(l.zero));
+  if (l.zero > 0 && l.dp == 1)
+    throw Error("--zero " + std::to_string(l.zero) + " with --gpus 1 shards nothing and equals --zero 0; give --gpus N > 1 or drop --zero");
+  check_setup(l, s);
+  LayoutMemory r;
+  r.layout = l;
+  r.bytes_per_param = bytes_per_param(s.optimizer, s.recipe);
+  const ShardedBytes b = place(r.bytes_per_param, l.dp, l.zero, s.offload);
+  r.dense_bytes_per_param = r.expert_bytes_per_param = b.gpu;
+  r.host_bytes_per_param = host_bytes_per_param(r.bytes_per_param, s.offload);
+  StageMemory& g = r.first;
+  g.layers = {};
+  g.embedding = g.lm_head = true;
+  g.dense_params = params;
+  g.weights_bytes = params * b.gpu.weights;
+  g.grads_bytes = params * b.gpu.grads;
+  g.master_bytes = params * b.gpu.master;
+  g.optimizer_bytes = params * b.gpu.optimizer;
+  g.host_bytes = params * b.host;
+  g.model_states_bytes = g.weights_bytes + g.grads_bytes + g.master_bytes + g.optimizer_bytes;
+  g.total_bytes = g.model_states_bytes;
+  r.last = r.first;
+  r.most_loaded_reason = "one stage: every parameter";
+  r.model_states_bytes = r.total_bytes = g.total_bytes;
+  finish(r, l, s);
+  return r;
+}
+
+DeepSpeedEstimate deepspeed_zero3_estimate(double params, double largest_layer_params, long long gpus_per_node, long long nodes,
+                                           Offload offload, double buffer_factor) {
+  // estimate_zero3_model_states_mem_needs with zero_init=True: 4·largest layer on the GPU, plus
+  // 18·P/N (nothing offloaded) or 2·P/N (optimizer offloaded); on the CPU of a node 16·P/nodes
+  // or 18·P/nodes (params too) times the buffer factor.
+  const double gpus = static_cast<double>(gpus_per_node * nodes), node_share = 1 / static_cast<double>(nodes);
+  const double largest = 4 * largest_layer_params;
+  DeepSpeedEstimate e;
+  switch (offload) {
+    case Offload::none:
+      e.gpu_bytes = largest + 18 * params / gpus;
+      e.cpu_bytes = largest_layer_params * 4 * static_cast<double>(gpus_per_node) * buffer_factor;  // zero.Init's staging
+      break;
+    case Offload::optimizer:
+      e.gpu_bytes = largest + 2 * params / gpus;
+      e.cpu_bytes = params * 16 * node_share * buffer_factor;
+      break;
+    case Offload::parameters:
+      e.gpu_bytes = largest;
+      e.cpu_bytes = params * 18 * node_share * buffer_factor;
+      break;
+  }
+  return e;
+}
+
+}  // namespace napkin

@@ -1,0 +1,144 @@
+// The words around memory_per_gpu: what it assumes, and which single change would make a
+// layout fit. Kept apart from the arithmetic, which a plan search calls for every layout.
+#include <algorithm>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/layout_memory.hpp"
+
+namespace napkin {
+namespace {
+
+std::string n(long long v) { return std::to_string(v); }
+
+}  // namespace
+
+std::vector<std::string> memory_assumptions(const Model& m, const Layout& l, const MemorySetup& s) {
+  std::vector<std::string> a;
+  if (s.seq > 0) {
+    ActivationConfig c;
+    c.seq = static_cast<double>(s.seq), c.recompute = l.recompute, c.flash_attention = s.flash_attention, c.dropout = s.dropout;
+    c.tp = l.tp, c.cp = l.cp, c.sequence_parallel = l.sequence_parallel;
+    a = activation_approximations(m, c);
+  }
+  if (l.sequence_parallel && l.tp == 1) a.push_back("--sequence-parallel with --tp 1 splits nothing");
+  if (l.tp > 1)
+    a.push_back("tensor parallelism: Q, K, V, O, the MLP and the vocabulary split over " + n(l.tp) +
+                " ranks (ceil(vocab/tp) rows each; Megatron pads the vocabulary further), norms and routers replicated");
+  if (l.pp > 1) {
+    if (m.layers % l.pp != 0 && l.interleave == 1)
+      a.push_back("uneven pipeline: " + n(m.layers) + " layers over " + n(l.pp) + " stages, the first " + n(m.layers % l.pp) +
+                  " stages hold " + n(m.layers / l.pp + 1) + " layers, the others " + n(m.layers / l.pp));
+    a.push_back(l.interleave > 1 ? "interleaved 1F1B with " + n(l.interleave) +
+                                       " virtual stages: stage i holds (2(pp−i−1) + (v−1)·pp + 1)/v micro-batches, the first pp·(1 + (pp−1)/(pp·v))"
+                                 : std::string("1F1B: stage i holds pp − i micro-batches' activations, the first stage pp"));
+    if (s.micro_batches > 0 && l.interleave == 1)
+      a.push_back("at most " + n(s.micro_batches) + " micro-batches per step are in flight");
+    if (m.tied_embeddings) a.push_back("tied embeddings: the last stage keeps a copy of the embedding as its LM head (Megatron)");
+  }
+  if (l.zero > 0)
+    a.push_back("ZeRO-" + n(l.zero) + " over dp·cp = " + n(l.zero_ranks()) +
+                " ranks that hold the same parameters (Megatron's data-parallel group with context parallelism)");
+  if (l.zero == 3 || s.offload == Offload::parameters)
+    a.push_back("ZeRO-3 gathers one layer at a time: DeepSpeed's rule, 4 bytes (16-bit weight + gradient) × the largest layer "
+                "(deepspeed/runtime/zero/stage3.py), with the recipe's weight bytes for 4");
+  if (m.moe) {
+    if (l.ep > 1)
+      a.push_back("expert parallelism: routed experts split over ep = " + n(l.ep) + " ranks, their states over dp·cp/ep = " +
+                  n(l.expert_zero_ranks()) + " (expert-data-parallel group)");
+    else
+      a.push_back("every routed expert's parameters are on every GPU (--ep 1)");
+  }
+  if (l.cp > 1)
+    a.push_back("context parallelism: each rank holds seq/cp tokens; K and V chunks pass around the cp ring (Megatron's "
+                "all-gather in forward, reduce-scatter of their gradients in backward); those buffers are not counted");
+  if (s.offload == Offload::optimizer)
+    a.push_back("ZeRO-Offload: fp32 gradients, master weights and optimizer states in host memory, the step on the CPU "
+                "(Ren et al. 2021); the GPU keeps the 16-bit weights");
+  if (s.offload == Offload::parameters)
+    a.push_back("ZeRO-Infinity: the 16-bit weights also live in host memory and stream in one layer at a time (Rajbhandari et al. 2021)");
+  return a;
+}
+
+std::vector<FitHint> fit_hints(const Model& m, const Layout& l, const MemorySetup& s) {
+  const LayoutMemory base = memory_per_gpu(m, l, s);
+  std::vector<FitHint> hints;
+  auto consider = [&](std::string flags, const Layout& nl, const MemorySetup& ns) {
+    try {
+      const LayoutMemory r = memory_per_gpu(m, nl, ns);
+      if (r.total_bytes < base.total_bytes) hints.push_back({std::move(flags), r.total_bytes, base.total_bytes - r.total_bytes, r.fits});
+    } catch (const Error&) {
+      // A layout the model cannot take (tp not dividing the heads, ...) is no hint.
+    }
+  };
+  if (s.seq > 0) {
+    if (!s.flash_attention) {
+      MemorySetup ns = s;
+      ns.flash_attention = true;
+      consider("--flash-attention", l, ns);
+    }
+    for (Recompute r : {Recompute::selective, Recompute::full})
+      if (static_cast<int>(r) > static_cast<int>(l.recompute)) {
+        Layout nl = l;
+        nl.recompute = r;
+        consider("--recompute " + std::string(recompute_name(r)), nl, s);
+      }
+    if (l.tp > 1 && !l.sequence_parallel) {
+      Layout nl = l;
+      nl.sequence_parallel = true;
+      consider("--sequence-parallel", nl, s);
+    }
+    if (l.micro_batch > 1) {
+      Layout nl = l;
+      nl.micro_batch = 1;
+      consider("--micro-batch 1", nl, s);
+    }
+    if (l.dp % 2 == 0) {
+      Layout nl = l;
+      nl.cp *= 2, nl.dp /= 2;
+      consider("--cp " + n(nl.cp), nl, s);
+    }
+  }
+  for (int z = l.zero + 1; z <= 3; ++z) {
+    Layout nl = l;
+    nl.zero = z;
+    consider("--zero " + n(z), nl, s);
+  }
+  if (l.dp % 2 == 0) {
+    Layout tp = l;
+    tp.tp *= 2, tp.dp /= 2;
+    consider("--tp " + n(tp.tp), tp, s);
+    Layout pp = l;
+    pp.pp *= 2, pp.dp /= 2;
+    consider("--pp " + n(pp.pp), pp, s);
+  }
+  if (m.moe && l.zero_ranks() % (l.ep * 2) == 0) {
+    Layout nl = l;
+    nl.ep *= 2;
+    consider("--ep " + n(nl.ep), nl, s);
+  }
+  if (l.zero > 0) {
+    Layout nl = l;
+    nl.dp *= 2;
+    consider("--gpus " + n(nl.gpus()), nl, s);
+  }
+  if (s.offload == Offload::none) {
+    // DeepSpeed offloads ZeRO's partitions (stages 1-3); with one replica there is nothing to partition.
+    MemorySetup ns = s;
+    ns.offload = Offload::optimizer;
+    Layout nl = l;
+    if (l.zero_ranks() > 1 && l.zero == 0) nl.zero = 1;
+    consider(nl.zero != l.zero ? "--zero 1 --offload optimizer" : "--offload optimizer", nl, ns);
+  }
+  if (s.offload != Offload::parameters && l.zero_ranks() > 1) {
+    MemorySetup ns = s;
+    ns.offload = Offload::parameters;
+    Layout nl = l;
+    nl.zero = 3;
+    consider(l.zero == 3 ? "--offload params" : "--zero 3 --offload params", nl, ns);
+  }
+  std::stable_sort(hints.begin(), hints.end(), [](const FitHint& a, const FitHint& b) { return a.saved_bytes > b.saved_bytes; });
+  return hints;
+}
+
+}  // namespace napkin

@@ -1,0 +1,151 @@
+// Layouts: which are valid for a model, how a pipeline splits the layers, and how many
+// micro-batches each stage holds. Expected values are worked out by hand in the comments.
+#include <doctest/doctest.h>
+
+#include "core/error.hpp"
+#include "core/layout.hpp"
+
+using namespace napkin;
+
+namespace {
+
+Model llama3_70b() {  // meta-llama/Meta-Llama-3-70B config.json
+  Model m;
+  m.key = "llama3-70b";
+  m.layers = 80, m.d_model = 8192, m.heads = 64, m.kv_heads = 8, m.head_dim = 128, m.d_ff = 28672;
+  m.mlp = MlpKind::swiglu, m.vocab = 128256, m.context = 8192, m.positions = Positions::rotary, m.norm = NormKind::rmsnorm;
+  return m;
+}
+Model llama31_405b() {  // meta-llama/Llama-3.1-405B config.json: 126 layers
+  Model m = llama3_70b();
+  m.key = "llama3.1-405b";
+  m.layers = 126, m.d_model = 16384, m.heads = 128, m.d_ff = 53248;
+  return m;
+}
+Model mixtral() {  // mistralai/Mixtral-8x7B-v0.1 config.json
+  Model m = llama3_70b();
+  m.key = "mixtral-8x7b";
+  m.layers = 32, m.d_model = 4096, m.heads = 32, m.d_ff = 14336, m.vocab = 32000;
+  m.moe = MoeSpec{8, 2, 0, 14336, 0};
+  return m;
+}
+Model deepseek_v3() {  // deepseek-ai/DeepSeek-V3 config.json: 61 layers, the first 3 dense
+  Model m = llama3_70b();
+  m.key = "deepseek-v3";
+  m.layers = 61, m.d_model = 7168, m.heads = 128, m.kv_heads = 128, m.d_ff = 18432, m.vocab = 129280;
+  m.moe = MoeSpec{256, 8, 1, 2048, 3};
+  m.mla = MlaSpec{1536, 512, 128, 64, 128};
+  return m;
+}
+
+Layout layout(long long tp, long long pp, long long dp) {
+  Layout l;
+  l.tp = tp, l.pp = pp, l.dp = dp;
+  return l;
+}
+
+std::string problem(const Model& m, const Layout& l) { return layout_problem(m, l).value_or(""); }
+
+}  // namespace
+
+TEST_CASE("valid layouts have no problem") {
+  CHECK_FALSE(layout_problem(llama3_70b(), layout(8, 4, 32)));
+  CHECK(layout(8, 4, 32).gpus() == 1024);  // 8·1·4·32
+  // tp 16 and 32 are multiples of the 8 KV heads: Megatron replicates them, one per rank.
+  CHECK_FALSE(layout_problem(llama3_70b(), layout(16, 1, 1)));
+  CHECK_FALSE(layout_problem(llama3_70b(), layout(32, 1, 1)));
+  // 126 layers over 16 stages is uneven, as Llama 3.1 405B trained (Llama 3 paper §3.3.2).
+  CHECK_FALSE(layout_problem(llama31_405b(), layout(8, 16, 128)));
+  Layout moe = layout(1, 1, 8);
+  moe.ep = 8;
+  moe.zero = 1;
+  CHECK_FALSE(layout_problem(mixtral(), moe));
+}
+
+TEST_CASE("invalid layouts name the flag") {
+  CHECK(problem(llama3_70b(), layout(3, 1, 1)) == "--tp 3 does not divide the 64 attention heads of llama3-70b");
+  Model odd_kv = llama3_70b();
+  odd_kv.heads = 48, odd_kv.kv_heads = 12;  // tp 8 divides 48 heads, but neither divides nor is a multiple of 12
+  CHECK(problem(odd_kv, layout(8, 1, 1)).find("--tp 8 neither divides the 12 KV heads") == 0);
+  Model odd_ff = llama3_70b();
+  odd_ff.d_ff = 28670;
+  CHECK(problem(odd_ff, layout(8, 1, 1)) == "--tp 8 does not divide d_ff = 28670 of llama3-70b");
+  CHECK(problem(llama3_70b(), layout(1, 81, 1)).find("--pp 81 is more pipeline stages than the 80 layers") == 0);
+  Layout l = layout(1, 1, 1);
+  l.interleave = 2;
+  CHECK(problem(llama3_70b(), l).find("--interleave 2 needs --pp > 1") == 0);
+  l = layout(1, 3, 1);
+  l.interleave = 2;  // 80 layers do not split into 6 chunks
+  CHECK(problem(llama3_70b(), l).find("do not split into 6 equal model chunks") != std::string::npos);
+  l = layout(1, 1, 8);
+  l.ep = 2;
+  CHECK(problem(llama3_70b(), l) == "--ep 2 needs a mixture-of-experts model; llama3-70b has no experts");
+  l.ep = 3;
+  CHECK(problem(mixtral(), l) == "--ep 3 does not divide the 8 experts of mixtral-8x7b");
+  l = layout(1, 1, 2);
+  l.ep = 4;
+  CHECK(problem(mixtral(), l).find("--ep 4 does not divide dp·cp = 2") == 0);
+  l = layout(8, 4, 1);
+  l.zero = 1;
+  CHECK(problem(llama3_70b(), l).find("--zero 1 with one data-parallel replica") == 0);
+  l.zero = 4;
+  CHECK(problem(llama3_70b(), l) == "--zero must be 0, 1, 2 or 3, found 4");
+  CHECK(problem(llama3_70b(), layout(0, 1, 1)) == "--tp must be at least 1, found 0");
+  l = layout(1, 1, 1);
+  l.micro_batch = 0;
+  CHECK(problem(llama3_70b(), l) == "--micro-batch must be at least 1, found 0");
+  CHECK_THROWS_WITH_AS(validate_layout(llama3_70b(), layout(3, 1, 1)), doctest::Contains("--tp 3"), Error);
+}
+
+TEST_CASE("the sequence under context and sequence parallelism") {
+  Layout l = layout(8, 1, 1);
+  l.cp = 4;
+  CHECK_FALSE(layout_problem(llama3_70b(), l, 8192));  // 8192 = 2·4·1024
+  CHECK(layout_problem(llama3_70b(), l, 8196).value_or("").find("--cp 4 needs a sequence divisible by 2·cp = 8") == 0);
+  l.cp = 1;
+  l.sequence_parallel = true;
+  CHECK(layout_problem(llama3_70b(), l, 8190).value_or("").find("--sequence-parallel: the 8190 tokens") == 0);
+  CHECK(layout_problem(llama3_70b(), l, 0).value_or("") == "--seq must be at least 1, found 0");
+}
+
+TEST_CASE("pipeline stages: even, uneven, interleaved, MoE dense leading layers") {
+  // 80 / 4 = 20 each.
+  CHECK(stage_layers(llama3_70b(), layout(1, 4, 1), 0).layers == 20);
+  CHECK(stage_layers(llama3_70b(), layout(1, 4, 1), 3).layers == 20);
+  // 126 = 16·7 + 14: the first 14 stages hold 8, the last two 7.
+  CHECK(stage_layers(llama31_405b(), layout(1, 16, 1), 0).layers == 8);
+  CHECK(stage_layers(llama31_405b(), layout(1, 16, 1), 13).layers == 8);
+  CHECK(stage_layers(llama31_405b(), layout(1, 16, 1), 14).layers == 7);
+  // DeepSeek-V3, 61 layers over 8 stages = 8·7 + 5: stage 0 holds layers 0-7, of which 0-2 are
+  // dense, so 5 MoE; stage 7 holds 7 MoE layers.
+  const StageLayers first = stage_layers(deepseek_v3(), layout(1, 8, 1), 0);
+  CHECK(first.layers == 8);
+  CHECK(first.moe_layers == 5);
+  CHECK(first.dense_layers() == 3);
+  CHECK(stage_layers(deepseek_v3(), layout(1, 8, 1), 7).moe_layers == 7);
+  // Interleaved, 80 layers over pp 4 × v 5 = 20 chunks of 4: stage 0 holds chunks 0, 4, 8,
+  // 12, 16 = 20 layers. With 3 leading dense layers (a made-up MoE variant) only chunk 0 has them.
+  Layout inter = layout(1, 4, 1);
+  inter.interleave = 5;
+  CHECK(stage_layers(llama3_70b(), inter, 0).layers == 20);
+  Model moe80 = llama3_70b();
+  moe80.moe = MoeSpec{8, 2, 0, 4096, 3};
+  CHECK(stage_layers(moe80, inter, 0).moe_layers == 17);  // 20 − 3
+  CHECK(stage_layers(moe80, inter, 1).moe_layers == 20);  // chunks 1, 5, ...: layers 4-7, ...
+}
+
+TEST_CASE("micro-batches in flight: 1F1B and interleaved") {
+  // 1F1B (Narayanan et al. 2021 §2.2): stage i holds p − i.
+  CHECK(in_flight_micro_batches(layout(1, 8, 1), 0) == 8);
+  CHECK(in_flight_micro_batches(layout(1, 8, 1), 7) == 1);
+  CHECK(in_flight_micro_batches(layout(1, 8, 1), 3) == 5);
+  // Fewer micro-batches per step than stages: only those are in flight (Megatron's estimator).
+  CHECK(in_flight_micro_batches(layout(1, 8, 1), 0, 4) == 4);
+  CHECK(in_flight_micro_batches(layout(1, 1, 1), 0) == 1);
+  // Interleaved, p = 8, v = 3: first stage p·(1 + (p−1)/(p·v)) = 8·(1 + 7/24) = 31/3
+  // (Korthikanti §4.2.3); last stage ((v−1)·p + 1)/v = 17/3 chunk-micro-batches of a stage.
+  Layout l = layout(1, 8, 1);
+  l.interleave = 3;
+  CHECK(in_flight_micro_batches(l, 0) == doctest::Approx(31.0 / 3));
+  CHECK(in_flight_micro_batches(l, 7) == doctest::Approx(17.0 / 3));
+}
