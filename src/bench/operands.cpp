@@ -24,28 +24,48 @@ void store(void* out, std::uint64_t i, T v) {
   std::memcpy(static_cast<char*>(out) + i * sizeof(T), &v, sizeof(T));
 }
 
-void fill_range(Dtype dtype, std::uint64_t seed, std::uint64_t first, std::uint64_t begin, std::uint64_t end, void* out) {
-  for (std::uint64_t i = begin; i < end; ++i) {
-    const double z = normal_at(seed, first + i);
-    switch (dtype) {
-      case Dtype::fp64: case Dtype::fp64_tensor: store(out, i, z); break;
-      case Dtype::bf16: store(out, i, to_bf16(static_cast<float>(z))); break;
-      case Dtype::fp16: store(out, i, to_fp16(static_cast<float>(z))); break;
-      case Dtype::fp8: store(out, i, to_fp8_e4m3(static_cast<float>(z))); break;
-      case Dtype::int8: store(out, i, to_int8(z)); break;
-      default: store(out, i, static_cast<float>(z)); break;
-    }
+// Box-Muller gives two independent normals per pair of uniforms: elements 2j and 2j+1 share
+// one hash of j (cos and sin of the same angle), so a fill computes one log and one sincos
+// per two elements.
+struct Pair {
+  double r = 0, theta = 0;
+};
+Pair polar(std::uint64_t seed, std::uint64_t index) {
+  const std::uint64_t h = splitmix64(seed ^ splitmix64(index >> 1));
+  // Both uniforms in (0, 1) exclusive, so log() is finite and neither sin() nor cos() is
+  // ever exactly 0 (u2 never lands on a multiple of 1/4).
+  const double u1 = (static_cast<double>(h >> 32) + 0.5) / 4294967296.0;
+  const double u2 = (static_cast<double>(h & 0xFFFFFFFFull) + 0.5) / 4294967296.0;
+  return {std::sqrt(-2.0 * std::log(u1)), 2.0 * std::numbers::pi * u2};
+}
+
+void store_value(Dtype dtype, void* out, std::uint64_t i, double z) {
+  switch (dtype) {
+    case Dtype::fp64: case Dtype::fp64_tensor: store(out, i, z); break;
+    case Dtype::bf16: store(out, i, to_bf16(static_cast<float>(z))); break;
+    case Dtype::fp16: store(out, i, to_fp16(static_cast<float>(z))); break;
+    case Dtype::fp8: store(out, i, to_fp8_e4m3(static_cast<float>(z))); break;
+    case Dtype::int8: store(out, i, to_int8(z)); break;
+    default: store(out, i, static_cast<float>(z)); break;
   }
+}
+
+void fill_range(Dtype dtype, std::uint64_t seed, std::uint64_t first, std::uint64_t begin, std::uint64_t end, void* out) {
+  std::uint64_t i = begin;
+  if (i < end && ((first + i) & 1)) store_value(dtype, out, i, normal_at(seed, first + i)), ++i;
+  for (; i + 1 < end; i += 2) {
+    const Pair p = polar(seed, first + i);
+    store_value(dtype, out, i, p.r * std::cos(p.theta));
+    store_value(dtype, out, i + 1, p.r * std::sin(p.theta));
+  }
+  if (i < end) store_value(dtype, out, i, normal_at(seed, first + i));
 }
 
 }  // namespace
 
 double normal_at(std::uint64_t seed, std::uint64_t index) {
-  const std::uint64_t h = splitmix64(seed ^ splitmix64(index));
-  // Both uniforms in (0, 1) exclusive, so log() is finite and cos() is never exactly 0.
-  const double u1 = (static_cast<double>(h >> 32) + 0.5) / 4294967296.0;
-  const double u2 = (static_cast<double>(h & 0xFFFFFFFFull) + 0.5) / 4294967296.0;
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+  const Pair p = polar(seed, index);
+  return p.r * (index & 1 ? std::sin(p.theta) : std::cos(p.theta));
 }
 
 std::uint16_t to_bf16(float x) {

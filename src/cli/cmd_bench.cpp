@@ -1,6 +1,8 @@
 // napkin bench: achieved matmul FLOP/s and MFU on the local GPU (cuBLASLt) or CPU (OpenBLAS).
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "bench/backend.hpp"
 #include "bench/harness.hpp"
 #include "cli/common.hpp"
@@ -72,6 +74,11 @@ bench::BenchConfig config(Context& ctx, const BenchOptions& o) {
   cfg.flush_cache = !o.no_flush;
   cfg.algos = o.algos;
   cfg.peak_flops_per_s = count_flag(o.peak, "--peak");
+  // Checked here, before any device is opened, as well as by the harness.
+  if (cfg.algos < 1) throw Error("--algos must be at least 1");
+  if (cfg.warmup_s && !(*cfg.warmup_s >= 0 && *cfg.warmup_s <= 3600)) throw Error("--warmup must be between 0 and 3600 seconds");
+  if (cfg.peak_flops_per_s && !(*cfg.peak_flops_per_s > 0 && std::isfinite(*cfg.peak_flops_per_s)))
+    throw Error("--peak must be a positive FLOP/s figure such as 989.5T");
   if (!o.hardware.empty()) cfg.hardware = ctx.registry().hardware(o.hardware);
   return cfg;
 }

@@ -60,6 +60,7 @@ MfuChoice resolve_mfu(const std::string& text, bool given, Dtype dtype, const st
     opts.step.micro_batch = 1;
     opts.step.seq = static_cast<long long>(seq_len.value_or(static_cast<double>(std::min<long long>(model->context, 2048))));
     opts.iterations = iterations;
+    opts.warmup_s = std::min(1.0, backend->default_warmup_s());  // a short measurement, as --mfu measured's
     opts.control = watch(run);
     const Calibration cal = calibrate(*model, opts, *backend, specs);
     if (!(cal.result.mfu_measured > 0 && cal.result.mfu_measured <= 1))

@@ -522,15 +522,15 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
            std::to_string(scale_ab) + ":" + std::to_string(scale_d) + ":" + (st.config.ignore_transa ? "i" : "");
   // The same product into the same D, with nothing changed since: D already holds it.
   if (da->deferred && da->deferred->key == p->key && da->written.covers(p->d_off, p->d_off + extent_bytes(*dl))) return CUBLAS_STATUS_SUCCESS;
-  fake::settle_readers(st, *da);
   fake::settle_writer(st, *da, p->d_off, extent_bytes(*dl), true);
+  // The inputs as they are now (a later write copies before it changes them).
   p->a.data = st.materialize(*aa) + a_off;
   p->a.bytes = aa->size - a_off;
+  p->a.keep = aa->bytes;
   p->b.data = st.materialize(*ba) + b_off;
   p->b.bytes = ba->size - b_off;
+  p->b.keep = ba->bytes;
   p->done.assign(p->entries(), false);
-  aa->readers.push_back(p);
-  ba->readers.push_back(p);
   da->deferred = p;
   da->written.add(p->d_off, p->d_off + extent_bytes(*dl));
   ++da->version;

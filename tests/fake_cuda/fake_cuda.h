@@ -19,6 +19,8 @@ int napkin_fake_cuda_violation_count(void);
 const char* napkin_fake_cuda_violation(int i);
 /* Times work was issued to a non-blocking stream the host had let run dry. */
 long napkin_fake_cuda_refills(void);
+/* Calls of one function ("cudaMemcpy") since the last reset. */
+long napkin_fake_cuda_calls(const char* function);
 
 #ifdef __cplusplus
 }

@@ -134,20 +134,13 @@ void Deferred::compute(std::size_t entry) {
   }
   const std::size_t ds = type_bytes(d_type);
   const std::int64_t d_idx = bm * stride_d + i + j * ldd;
-  store(d_type, State::storage(*d) + d_off + static_cast<std::size_t>(d_idx) * ds, result);
+  store(d_type, State::writable(*d) + d_off + static_cast<std::size_t>(d_idx) * ds, result);
 }
 
 void Deferred::compute_all() {
   if (settled) return;
   for (std::size_t e = 0; e < entries(); ++e) compute(e);
   settled = true;
-}
-
-// Products reading `a` must see its current contents: compute them before it changes.
-void settle_readers(State&, Alloc& a) {
-  for (auto& w : a.readers)
-    if (auto p = w.lock()) p->compute_all();
-  a.readers.clear();
 }
 
 // A read of [off, off + n) of D computes the entries it overlaps; a write computes them all

@@ -22,6 +22,7 @@ struct Operand {
   std::int64_t stride = 0;   // between batch members, in elements
   const unsigned char* data = nullptr;  // element 0 of batch member 0, host copy of the device bytes
   std::size_t bytes = 0;                // readable from `data` (the rest of the allocation)
+  std::shared_ptr<const std::vector<unsigned char>> keep;  // the contents as they were when issued
 };
 
 struct Deferred {

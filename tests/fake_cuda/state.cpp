@@ -250,35 +250,39 @@ void State::device_synchronized() {
   for (auto& t : dead_streams_) t->complete_upto = seq;
 }
 
-unsigned char* State::storage(Alloc& a) {
+const unsigned char* State::storage(Alloc& a) {
   // Never-written bytes read as 0xA5: cudaMalloc's memory "is not cleared".
-  if (a.bytes.empty()) a.bytes.assign(a.size, static_cast<unsigned char>(a.uniform >= 0 ? a.uniform : 0xA5));
+  if (!a.bytes)
+    a.bytes = std::make_shared<std::vector<unsigned char>>(a.size, static_cast<unsigned char>(a.uniform >= 0 ? a.uniform : 0xA5));
   a.uniform = -1;
-  return a.bytes.data();
+  return a.bytes->data();
 }
 
-unsigned char* State::materialize(Alloc& a) {
+unsigned char* State::writable(Alloc& a) {
+  storage(a);
+  if (a.bytes.use_count() > 1) a.bytes = std::make_shared<std::vector<unsigned char>>(*a.bytes);
+  return a.bytes->data();
+}
+
+const unsigned char* State::materialize(Alloc& a) {
   settle_writer(*this, a, 0, a.size, false);
   return storage(a);
 }
 
 void State::write(Alloc& a, std::size_t off, const void* src, std::size_t n) {
-  settle_readers(*this, a);
   settle_writer(*this, a, off, n, true);
-  std::memcpy(materialize(a) + off, src, n);
+  std::memcpy(writable(a) + off, src, n);
   a.written.add(off, off + n);
   ++a.version;
 }
 
 void State::fill(Alloc& a, std::size_t off, int byte, std::size_t n) {
-  settle_readers(*this, a);
   settle_writer(*this, a, off, n, true);
   if (off == 0 && n == a.size) {  // the whole buffer: no need to hold its bytes
-    a.bytes.clear();
-    a.bytes.shrink_to_fit();
+    a.bytes.reset();
     a.uniform = byte & 0xFF;
   } else {
-    std::memset(materialize(a) + off, byte, n);
+    std::memset(writable(a) + off, byte, n);
   }
   a.written.add(off, off + n);
   ++a.version;
@@ -290,13 +294,12 @@ bool State::read(Alloc& a, std::size_t off, void* dst, std::size_t n, const char
     violation(std::string(call) + ": reads bytes of allocation #" + std::to_string(a.serial) + " that nothing wrote");
     return false;
   }
-  if (a.bytes.empty() && a.uniform >= 0) std::memset(dst, a.uniform, n);
-  else std::memcpy(dst, materialize(a) + off, n);
+  if (!a.bytes && a.uniform >= 0) std::memset(dst, a.uniform, n);
+  else std::memcpy(dst, storage(a) + off, n);
   return true;
 }
 
 void State::release(Alloc& a) {
-  settle_readers(*this, a);
   a.deferred.reset();
   allocs.erase(a.base);
 }
@@ -335,6 +338,13 @@ long napkin_fake_cuda_refills(void) {
   auto& st = fake::state();
   std::lock_guard lock(st.mutex);
   return st.refills();
+}
+
+long napkin_fake_cuda_calls(const char* function) {
+  auto& st = fake::state();
+  std::lock_guard lock(st.mutex);
+  const auto it = st.calls.find(function);
+  return it == st.calls.end() ? 0 : it->second;
 }
 
 }  // extern "C"

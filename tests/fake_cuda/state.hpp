@@ -64,14 +64,15 @@ struct Alloc {
   std::uintptr_t base = 0;
   std::size_t size = 0;
   long serial = 0;  // the Nth cudaMalloc, for messages
-  std::vector<unsigned char> bytes;  // empty until materialized
+  // The contents, shared copy-on-write with the pending products that read them (so a later
+  // write or free does not change what an issued product computes); null until needed.
+  std::shared_ptr<std::vector<unsigned char>> bytes;
   int uniform = -1;                  // every byte equals this (a whole-buffer memset), if >= 0
   Written written;
   std::uint64_t version = 0;         // bumped by every write
   Access last_write;
   std::map<std::uint64_t, Access> last_reads;  // per stream
   std::shared_ptr<Deferred> deferred;          // a pending product writing here
-  std::vector<std::weak_ptr<Deferred>> readers;  // pending products reading here
 };
 
 struct Counters {
@@ -127,13 +128,15 @@ class State {
   void host_synchronized(Stream& s, std::uint64_t upto);  // the host saw `s` complete to `upto`
   void device_synchronized();                             // everything issued is complete
 
-  // Contents. write() materialises pending products that read or write the range first.
+  // Contents. A write first computes a pending product writing the range, unless it
+  // overwrites all of it.
   void write(Alloc& a, std::size_t off, const void* src, std::size_t n);
   void fill(Alloc& a, std::size_t off, int byte, std::size_t n);
   // Reads [off, off + n) into dst; false (and a violation) when some byte was never written.
   bool read(Alloc& a, std::size_t off, void* dst, std::size_t n, const char* call);
-  unsigned char* materialize(Alloc& a);  // the allocation's bytes, computing pending products
-  static unsigned char* storage(Alloc& a);  // the bytes as they are, pending products aside
+  const unsigned char* materialize(Alloc& a);  // the allocation's bytes, computing a pending product
+  static const unsigned char* storage(Alloc& a);  // the bytes as they are, pending products aside
+  static unsigned char* writable(Alloc& a);       // the same, unshared first (copy on write)
   void release(Alloc& a);                // cudaFree
 
  private:
@@ -143,9 +146,8 @@ class State {
 
 State& state();
 
-// cublaslt.cpp: compute the pending products that touch `a` (all of them, or the entries
-// overlapping [off, off + n) of the one writing `a`).
-void settle_readers(State& st, Alloc& a);
+// product.cpp: compute the entries overlapping [off, off + n) of the product pending on `a`
+// (a write: all of them, or drop it if the write covers it all).
 void settle_writer(State& st, Alloc& a, std::size_t off, std::size_t n, bool drop_if_covered);
 
 }  // namespace fake

@@ -124,18 +124,27 @@ class CudaBackend final : public Backend {
 
   std::string algorithm() const override { return algorithm_; }
 
-  // Back-to-back products for `seconds`, in batches of about 20 ms of device time: the host
-  // waits for batch i-1 while batch i is queued, so the device never runs dry.
+  // Back-to-back products for `seconds`, in batches of about 20 ms of device time (sized
+  // from the previous batch's own events): the host waits for batch i-1 while batch i is
+  // queued, so the device never runs dry until the end.
   void warm_up(double seconds, const std::function<bool()>& stop) override {
     if (!(seconds > 0) || stop()) return;
-    const auto per_product = timed(0, 1, false, false).front();
-    const int batch = std::clamp(static_cast<int>(std::ceil(0.02 / per_product)), 1, 1000);
-    cudaEvent_t done[2] = {event(0), event(1)};
+    cudaEvent_t begin[2] = {event(0), event(1)}, end[2] = {event(2), event(3)};
+    int size[2] = {1, 1}, batch = 1;
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0;; ++i) {
+      const int cur = i % 2, prev = 1 - cur;
+      size[cur] = batch;
+      check(cudaEventRecord(begin[cur], stream()), "cudaEventRecord");
       for (int j = 0; j < batch; ++j) run();
-      check(cudaEventRecord(done[i % 2], stream()), "cudaEventRecord");
-      if (i > 0) check(cudaEventSynchronize(done[(i + 1) % 2]), "cudaEventSynchronize");
+      check(cudaEventRecord(end[cur], stream()), "cudaEventRecord");
+      if (i > 0) {
+        check(cudaEventSynchronize(end[prev]), "cudaEventSynchronize");
+        float ms = 0;
+        check(cudaEventElapsedTime(&ms, begin[prev], end[prev]), "cudaEventElapsedTime");
+        const double per_product_s = std::max(static_cast<double>(ms) * 1e-3 / size[prev], 1e-9);
+        batch = std::clamp(static_cast<int>(std::ceil(0.02 / per_product_s)), 1, 1000);
+      }
       if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >= seconds || stop()) break;
     }
     check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize(warm-up)");
@@ -269,7 +278,10 @@ class CudaBackend final : public Backend {
     return events_[i];
   }
 
-  void flush_l2() { check(cudaMemsetAsync(flush_.get(), ++flush_byte_, flush_.bytes(), stream()), "cudaMemsetAsync(flush)"); }
+  void flush_l2() {
+    if (flush_.bytes() == 0) return;  // prepared without a flush buffer (--no-flush)
+    check(cudaMemsetAsync(flush_.get(), ++flush_byte_, flush_.bytes(), stream()), "cudaMemsetAsync(flush)");
+  }
   void run() { check(matmul_->run(algo_, a_.get(), b_.get(), d_.get(), ws_.get(), ws_.bytes(), stream()), "cublasLtMatmul"); }
 
   // `warmup` untimed then `iterations` timed products, with NVML sampling if `sample`.
