@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "bench_signal.hpp"
 #include "cli_helpers.hpp"
 
 using napkin::test::CliResult;
@@ -265,61 +266,34 @@ TEST_CASE("warm-up length does not change how often the bench stream runs dry") 
 }
 
 TEST_CASE("Ctrl-C stops --iters 1e9, prints what was measured, exits 130") {
-  int out_pipe[2], err_pipe[2];
-  REQUIRE(pipe(out_pipe) == 0);
-  REQUIRE(pipe(err_pipe) == 0);
   TempDir dir("napkin_fake_sigint");
   const std::string report = (dir / "report.json").string();
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    dup2(out_pipe[1], 1);
-    dup2(err_pipe[1], 2);
-    close(out_pipe[0]), close(err_pipe[0]);
-    setenv("NAPKIN_CUDA_MODULE", NAPKIN_FAKE_CUDA_MODULE, 1);
-    setenv("NAPKIN_FAKE_CUDA_REPORT", report.c_str(), 1);
-    setenv("NAPKIN_PROGRESS", "1", 1);
-    execl(NAPKIN_BINARY, "napkin", "bench", "--device", "cuda", "--shape", "64", "--iters", "1e9", "--warmup", "0",
-          "--json", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(out_pipe[1]), close(err_pipe[1]);
-  // Wait for a progress line that counts at least one timed product ("...: 1000/1000000000
-  // products"), then press Ctrl-C.
-  std::string err;
-  char buf[4096];
-  auto timing = [&] {
-    for (std::size_t at = 0; (at = err.find(" products\n", at)) != std::string::npos; ++at) {
-      const std::size_t line = err.rfind(": ", at);
-      if (line != std::string::npos && std::strtoll(err.c_str() + line + 2, nullptr, 10) > 0) return true;
-    }
-    return false;
-  };
-  while (!timing()) {
-    const ssize_t n = read(err_pipe[0], buf, sizeof buf);
-    REQUIRE(n > 0);
-    err.append(buf, static_cast<std::size_t>(n));
-  }
-  REQUIRE(kill(pid, SIGINT) == 0);
-  std::string out;
-  for (ssize_t n; (n = read(out_pipe[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
-  for (ssize_t n; (n = read(err_pipe[0], buf, sizeof buf)) > 0;) err.append(buf, static_cast<std::size_t>(n));
-  int status = 0;
-  REQUIRE(waitpid(pid, &status, 0) == pid);
-  CAPTURE(err);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 130);
-  const json j = json::parse(out);
+  const auto r = napkin::test::interrupt_when_timing(
+      {"bench", "--device", "cuda", "--shape", "64", "--iters", "1e9", "--warmup", "0", "--json"},
+      {"NAPKIN_CUDA_MODULE=" NAPKIN_FAKE_CUDA_MODULE, "NAPKIN_FAKE_CUDA_REPORT=" + report});
+  CAPTURE(r.err);
+  CHECK(r.status == 130);
+  const json j = json::parse(r.out);
   CHECK(j["interrupted"] == true);
   REQUIRE(j["results"].size() == 1);
   CHECK(j["results"][0]["iterations"].get<long long>() >= 1);
   CHECK(j["results"][0]["iterations"].get<long long>() < 1000000000LL);
   CHECK(j["results"][0]["check"]["ok"] == true);
-  CHECK(err.find("napkin: error: interrupted by Ctrl-C: 1 of 1 shapes measured (printed above; the last may be partial)\n") !=
+  CHECK(r.err.find("napkin: error: interrupted by Ctrl-C: 1 of 1 shapes measured (printed above; the last may be partial)\n") !=
         std::string::npos);
   const json rep = json::parse(napkin::test::slurp(report));
   for (const auto& [what, n] : rep["live"].items()) CHECK_MESSAGE(n.get<long>() == 0, what);
   CHECK(rep["violations"].empty());
+}
+
+TEST_CASE("a shape larger than the device's free memory is refused before anything is allocated") {
+  // 200000^2 bf16 values are 8e10 bytes for each of A, B and D: 2.4e11 bytes, more than the
+  // 79.5 GiB the stand-in leaves free. (Its memory is the host's once written: a shape that
+  // fits the stand-in's 80 GiB would really be filled, so tests keep to small ones.)
+  const auto f = fake("bench --device cuda --shape 200000 --iters 1 --warmup 0");
+  CHECK(f.r.exit_code == 2);
+  CHECK(f.r.err.find("of device memory; NVIDIA H100 80GB HBM3 has 79.50 GiB free of 80.00 GiB") != std::string::npos);
+  CHECK(f.report["calls"].value("cudaMalloc", 0) == 1);  // only initialisation's
 }
 
 TEST_CASE("bad values for bench's flags are one line") {
