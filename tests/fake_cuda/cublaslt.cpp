@@ -509,8 +509,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
   p->m = pr.m, p->n = pr.n, p->k = pr.k, p->batch = pr.d.batch;
   // With the TRANSA fault the stand-in reads A as if TRANSA were N: a wrong product that
   // napkin's correctness check must refuse.
-  p->a = {pr.a.type, pr.desc.transa != CUBLAS_OP_N && !st.config.ignore_transa, pr.a.ld, pr.a.stride, nullptr, 0};
-  p->b = {pr.b.type, pr.desc.transb != CUBLAS_OP_N, pr.b.ld, pr.b.stride, nullptr, 0};
+  p->a = {pr.a.type, pr.desc.transa != CUBLAS_OP_N && !st.config.ignore_transa, pr.a.ld, pr.a.stride, nullptr, 0, {}};
+  p->b = {pr.b.type, pr.desc.transb != CUBLAS_OP_N, pr.b.ld, pr.b.stride, nullptr, 0, {}};
   p->d_type = pr.d.type;
   p->ldd = pr.d.ld, p->stride_d = pr.d.stride;
   p->d = da;

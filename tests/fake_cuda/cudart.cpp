@@ -1,4 +1,5 @@
-// The CUDA runtime functions napkin calls, on the host. Semantics from the comments of
+// The CUDA runtime functions napkin calls (and cudaMemset, which the stand-in's own tests use
+// to show the legacy stream's ordering), on the host. Semantics from the comments of
 // cuda_runtime_api.h (CUDA 13.0) and the CUDA Runtime API reference; where they say the
 // result is undefined, this stand-in refuses and records a violation.
 #include <cuda_runtime_api.h>
@@ -43,13 +44,6 @@ cudaError_t cudaDriverGetVersion(int* version) {
   if (!version) return fail(cudaErrorInvalidValue);
   // "If no driver is installed, then 0 is returned as the driver version."
   *version = c.st.config.no_driver ? 0 : c.st.config.old_driver ? 12040 : 13000;
-  return cudaSuccess;
-}
-
-cudaError_t cudaRuntimeGetVersion(int* version) {
-  Call c("cudaRuntimeGetVersion");
-  if (!version) return fail(cudaErrorInvalidValue);
-  *version = CUDART_VERSION;
   return cudaSuccess;
 }
 
