@@ -8,5 +8,6 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   g++ make cmake \
   libcli11-dev libtomlplusplus-dev libfmt-dev doctest-dev nlohmann-json3-dev libopenblas-dev \
-  groff-base man-db >/dev/null
+  groff-base man-db zsh \
+  clang libclang-rt-14-dev >/dev/null  # the fuzzers: clang 14 and its libFuzzer runtime
 echo "napkin: build dependencies installed"

@@ -79,7 +79,7 @@ TEST_CASE("bench: bad input is one line and a non-zero exit") {
   expect_error("bench --device cpu --sweep m=1:1000000000:1,n=8,k=8", "--sweep: 1000000000 shapes is too many (at most 10000)");
   expect_error("bench --device cpu --iters 0 --shape 32", "--iters must be at least 1");
   expect_error("bench --device cpu --iters 1.5 --shape 32", "--iters must be a whole number");
-  expect_error("bench --device cpu --iters '' --shape 32", "--iters: empty value");
+  expect_error("bench --device cpu --iters '' --shape 32", "--iters: empty value; expected N");
   expect_error("bench --device cpu --algos 0 --shape 32", "--algos must be at least 1");
   expect_error("bench --device cpu --warmup -1 --shape 32", "--warmup must be between 0 and 3600 seconds");
   expect_error("bench --device cpu --peak 0 --shape 32", "--peak must be a positive FLOP/s figure");

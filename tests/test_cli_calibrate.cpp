@@ -153,7 +153,7 @@ TEST_CASE("calibrate: missing or empty values, and a zero tensor-parallel degree
   const auto r = run_napkin("calibrate --dry-run");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--model") != std::string::npos);
-  check_one_line_error(run_napkin("calibrate --model gpt2 --seq '' --dry-run"), "--seq: empty value");
+  check_one_line_error(run_napkin("calibrate --model gpt2 --seq '' --dry-run"), "--seq: empty value; expected T");
   check_one_line_error(run_napkin("calibrate --model gpt2 --tp 0 --dry-run"), "--tp must be at least 1");
   check_one_line_error(run_napkin("calibrate --model gpt2 --warmup -1 --dry-run"), "--warmup");
   check_one_line_error(run_napkin("calibrate --model gpt2 --iters 1.5 --dry-run"), "--iters must be a whole number");

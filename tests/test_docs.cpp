@@ -1,6 +1,8 @@
 // The man page renders without warnings and documents every flag the binary accepts.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -23,6 +25,7 @@ std::vector<std::string> subcommands(const std::string& help) {
   std::istringstream lines(help.substr(start + 13));
   std::string line;
   while (std::getline(lines, line) && line.rfind("  ", 0) == 0) {
+    if (line.rfind("   ", 0) == 0) continue;  // a wrapped description's continuation line
     std::istringstream words(line);
     std::string name;
     words >> name;
@@ -78,4 +81,101 @@ TEST_CASE("every flag of every subcommand is in the man page") {
     for (const auto& child : subcommands(help.out)) todo.push_back(sub.empty() ? child : sub + " " + child);
   }
   CHECK(seen >= 7);  // napkin, train, hardware (+list, show), models (+list, show)
+}
+
+TEST_CASE("help: a meaningful value name for every option, and it fits the terminal") {
+  // Walk every command's help, as above, with an 80-column terminal.
+  std::vector<std::string> todo = {""};
+  std::size_t seen = 0;
+  const std::regex generic(R"(\b(TEXT|INT|UINT|FLOAT|BOOLEAN)\b)");
+  while (!todo.empty()) {
+    const std::string sub = todo.back();
+    todo.pop_back();
+    ++seen;
+    CAPTURE(sub);
+    const auto help = run_napkin(sub + " --help", "COLUMNS=80");
+    REQUIRE(help.exit_code == 0);
+    std::smatch m;
+    CHECK_MESSAGE(!std::regex_search(help.out, m, generic), "a generic value name: " << m.str());
+    std::istringstream lines(help.out);
+    std::string line;
+    while (std::getline(lines, line)) {
+      std::size_t columns = 0;  // code points, as a terminal counts them here
+      for (const char c : line) columns += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+      CHECK_MESSAGE(columns <= 80, "wider than 80 columns: " << line);
+    }
+    for (const auto& child : subcommands(help.out)) todo.push_back(sub.empty() ? child : sub + " " + child);
+  }
+  CHECK(seen >= 7);
+  // --wide, or output into a pipe with no COLUMNS, is never wrapped: the long option
+  // description stays on one line.
+  const auto wide = run_napkin("--wide memory --help", "COLUMNS=80");
+  const auto piped = run_napkin("memory --help");
+  for (const auto* r : {&wide, &piped}) {
+    CHECK(r->out.find("--precision R               fp32, bf16, fp16, bf16-mixed, fp16-mixed, bf16-mixed-fp32-grads") !=
+          std::string::npos);
+  }
+}
+
+namespace {
+
+// Runs `script` (shell source) with `shell`, returning what it prints.
+std::string run_shell(const std::string& shell, const std::string& script) {
+  const napkin::test::TempDir tmp("napkin_completion");
+  const std::string path = (tmp / "t.sh").string();
+  std::ofstream(path) << script;
+  const std::string cmd = shell + " '" + path + "' 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (p && fgets(buf, sizeof buf, p)) out += buf;
+  if (p) pclose(p);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("shell completion: generated from the CLI, it completes commands, flags and values") {
+  const napkin::test::TempDir tmp("napkin_completion_scripts");
+  const auto bash = run_napkin("completion bash");
+  REQUIRE(bash.exit_code == 0);
+  std::ofstream(tmp / "napkin.bash") << bash.out;
+  // Every long flag of every command (from the help walk's regex) is in the script.
+  for (const std::string sub : {"", "train", "memory", "bench", "calibrate", "hardware show", "models list"})
+    for (const auto& flag : long_flags(run_napkin(sub + " --help").out)) {
+      CAPTURE(sub);
+      CHECK_MESSAGE(bash.out.find(" " + flag) != std::string::npos, "completion lacks " << flag);
+    }
+  const std::string out = run_shell("bash", "source '" + (tmp / "napkin.bash").string() + "'\n" + R"sh(
+t() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); COMPREPLY=(); _napkin; echo "${COMPREPLY[*]}"; }
+t napkin tr
+t napkin train --flops-m
+t napkin train --dtype b
+t napkin hardware show h100-s
+t napkin models s
+t napkin memory --zero ""
+)sh");
+  CHECK(out == "train\n--flops-model\nbf16\nh100-sxm\nshow\n0 1 2 3\n");
+  CHECK(run_napkin("completion fish").err.find("completion: bash or zsh, not 'fish'") != std::string::npos);
+
+  if (std::system("command -v zsh >/dev/null 2>&1") != 0) {
+    MESSAGE("SKIPPED: zsh is not installed (.ci/install-deps.sh installs it): the zsh script is untested");
+    return;
+  }
+  const auto zsh = run_napkin("completion zsh");
+  REQUIRE(zsh.exit_code == 0);
+  std::ofstream(tmp / "_napkin") << zsh.out;
+  // zsh's completion functions, replaced by ones that print what they were given.
+  const std::string zout = run_shell("zsh", R"sh(
+_describe() { local items=(${(P)4}); print -r -- "${items[1]%%:*} (${#items})" }
+compadd() { shift; print -r -- "$*" }
+_files() { print -r -- files }
+_message() { print -r -- "message: $*" }
+source ')sh" + (tmp / "_napkin").string() + R"sh(' >/dev/null
+t() { words=("$@"); CURRENT=${#words}; PREFIX=${words[CURRENT]}; _napkin }
+t napkin hardware ''
+t napkin memory --zero ''
+t napkin train --gpus ''
+)sh");
+  CHECK(zout == "list (2)\n0 1 2 3\nmessage: N: Number of accelerators\n");
 }

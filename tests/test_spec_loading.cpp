@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "spec/registry.hpp"
 #include "spec/spec_loader.hpp"
+#include "spec/toml_reader.hpp"
 #include "spec/spec_file.hpp"
 
 using namespace napkin;
@@ -274,4 +275,27 @@ TEST_CASE("model structure: moe a table, top-k within experts, dense layers fewe
   CHECK(spec_error(with(kMoeModel, "mlp = \"swiglu\"", "mlp = \"\"")) == "x.toml:7:7: mlp: must not be empty");
   CHECK(spec_error(with(kMoeModel, "source = \"a test\"", "source = [\"a\"]")) ==
         "x.toml:2:10: source: expected a string, found an array");
+}
+
+TEST_CASE("non-ASCII text: fine in strings and comments, a syntax error elsewhere (toml++ 3.3.0 guard)") {
+  // Accepted: UTF-8 in a comment and in strings, including multi-line ones.
+  const std::string good = with(kCardFull, "name = \"Test Card\"", "# Über · card\nname = \"Test · Card ®\"");
+  CHECK(std::get<Hardware>(parse_spec(good, "x.toml", "x")).name == "Test · Card ®");
+  const std::string ml = with(kCardFull, "notes = \"n\"", "notes = \"\"\"line one ·\nline § two\"\"\"");
+  CHECK(std::get<Hardware>(parse_spec(ml, "x.toml", "x")).notes == "line one ·\nline § two");
+  // Refused with file:line:col before toml++ 3.3.0 reaches __builtin_unreachable()
+  // (marzer/tomlplusplus#295: the two bytes CC AA, U+032A).
+  CHECK(spec_error("\xcc\xaa") == "x.toml:1:1: syntax error: non-ASCII character outside a string or comment");
+  CHECK(spec_error("name = \"a\" \xc2\xa7\n") == "x.toml:1:12: syntax error: non-ASCII character outside a string or comment");
+  // marzer/tomlplusplus#190: a line-ending backslash, then U+00A7 first on the next line.
+  CHECK(spec_error("s = \"\"\"\\\n\xc2\xa7\"\"\"\n").find(
+            "x.toml:2:1: syntax error: a non-ASCII character right after a line-ending backslash") == 0);
+  // Found by fuzz_spec: after `+` toml++ reads `"NVI…` as a bare value, not a string, and tests
+  // U+FEFD for whitespace. A quote opens a string only where a key or value starts.
+  CHECK(spec_error("m2 =+\"NVI\xef\xbb\xbd" "A10o\n") == "x.toml:1:10: syntax error: non-ASCII character outside a string or comment");
+  // Found by the long fuzzing run: after `2.` (a value, not a dotted key) the quote is not a string.
+  CHECK(spec_error("tes = 2...\".tf\xcd\x99\"\n") == "x.toml:1:15: syntax error: non-ASCII character outside a string or comment");
+  // Dotted keys, table headers and arrays of tables still take quoted non-ASCII keys.
+  CHECK(error_of([] { parse_toml("a.\"\xc3\xa9\" = 1\n[t.\"\xc3\xa9\"]\n[[u.\"\xc3\xa9\"]]\nv = { w.\"\xc3\xa9\" = [\"\xc3\xa9\"] }\n", "x.toml"); throw Error("parsed"); }) == "parsed");
+  CHECK(spec_error("s = \"\"\"\\\xc2\xa7\"\"\"\n") == "x.toml:1:9: syntax error: non-ASCII character after a backslash in a multi-line string");
 }

@@ -6,6 +6,8 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "report/format.hpp"
+#include "report/table.hpp"
+#include "report/text.hpp"
 
 using namespace napkin;
 
@@ -83,4 +85,118 @@ TEST_CASE("durations read like a person would say them") {
   CHECK(format_duration(3 * 3600 + 15 * 60) == "3 h 15 min");
   CHECK(format_duration(143.9266 * 86400) == "143 days 22 h");  // 0.9266 day = 22.2 h
   CHECK(format_duration(2 * 365.25 * 86400) == "2 years (730.5 days)");
+}
+
+TEST_CASE("printable escapes control characters and keeps UTF-8 text") {
+  CHECK(printable("plain · × ² text\n") == "plain · × ² text\n");
+  CHECK(printable("\x1b[2J\x07") == "\\x1b[2J\\x07");
+  CHECK(printable("a\nb", false) == "a\\x0ab");
+  CHECK(printable("tab\there\r") == "tab\\x09here\\x0d");
+  CHECK(printable("\x7f") == "\\x7f");
+  CHECK(printable("\xc2\x9b" "31m") == "\\u009b31m");        // U+009B, a C1 CSI
+  CHECK(printable("\xe2\x80\xae" "abc") == "\\u202eabc");     // right-to-left override
+  CHECK(printable("\xff\xfe") == "\\xff\\xfe");                // not UTF-8
+  CHECK(printable("\xc0\xaf") == "\\xc0\\xaf");                // overlong '/'
+  CHECK(printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");       // a surrogate
+  CHECK(printable("\xe2\x82") == "\\xe2\\x82");                // cut short
+  CHECK(printable("\xf0\x9f\x99\x82") == "\xf0\x9f\x99\x82");  // U+1F642 is printable
+}
+
+TEST_CASE("shorten_middle keeps head and tail, cuts between characters") {
+  CHECK(shorten_middle("short", 10) == "short");
+  CHECK(shorten_middle(std::string(100, 'x'), 20) == std::string(10, 'x') + " … (80 bytes left out) … " + std::string(10, 'x'));
+  // "·" is two bytes; a cut never splits it.
+  const std::string dots = "··········";  // 10 × 2 bytes
+  // max 10: the head would end at byte 5, inside the third "·", so it stops at 4; the tail
+  // would start at byte 15, inside the eighth, so it starts at 14.
+  CHECK(shorten_middle(dots, 10) == "··" " … (10 bytes left out) … " "···");
+  // Not UTF-8 (stray continuation bytes): the cut still lands within 3 bytes of the mark.
+  const std::string stray(100, '\x99');
+  CHECK(shorten_middle(stray, 20).size() <= 20 + std::string(" … (80 bytes left out) … ").size());
+  CHECK(display_width("a·b×c") == 5);
+}
+
+TEST_CASE("SI prefixes are picked per value, over the whole SI range") {
+  CHECK(format_si(6.80556e28, "FLOP/s") == "68.06 RFLOP/s");  // never "68055.6 YFLOP/s"
+  CHECK(format_si(999.96e24, "FLOP") == "1.000 RFLOP");        // rounding carries across Y -> R
+  CHECK(format_si(2.5e30, "FLOP") == "2.500 QFLOP");
+  CHECK(format_si(6.8e34, "FLOP/s") == "6.800e34 FLOP/s");     // beyond Q: scientific
+  CHECK(format_si(9.595e8, "FLOP/s") == "959.5 MFLOP/s");      // the CPU calibrate figure, in FLOP/s
+  CHECK(format_si(0.0009595, "s") == "959.5 µs");
+  CHECK(format_si(0.5, "s") == "500.0 ms");
+  CHECK(format_si(1e-31, "s") == "1.000e-31 s");
+  CHECK(format_si(-2500, "W") == "-2.500 kW");
+  CHECK(format_si(0, "B") == "0 B");
+  CHECK(format_si(1000, "B") == "1.000 kB");  // an exact power lands on its own prefix
+  CHECK(format_si(1e15, "B") == "1.000 PB");
+  CHECK(format_iec_bytes(1024.0 * 1024 * 1024 * 1024 * 1024 * 1024 * 1024) == "1.000 ZiB");
+  CHECK(format_count(2.5e21) == "2.500e21");  // beyond E: scientific, not "2500E"
+  CHECK(format_count(0.5) == "0.5000");
+}
+
+TEST_CASE("percentages have significant digits, not a fixed point") {
+  CHECK(format_percent(0.4512) == "45.1%");
+  CHECK(format_percent(0.00002) == "0.00200%");  // "MFU 0.0%" for a non-zero value, no more
+  CHECK(format_percent(32644517021.82, 3, true) == "+3.26e12%");  // not "+3264451702182.0%"
+  CHECK(format_percent(-0.052, 3, true) == "-5.20%");
+  CHECK(format_percent(0.5, 3, true) == "+50%");
+  CHECK(format_percent(std::nan("")) == "n/a");
+}
+
+TEST_CASE("results that overflow or underflow what can be printed name the input") {
+  CHECK(checked_result(1024, "the GPU count", "--days 30") == 1024);
+  CHECK(checked_result(0, "the cost", "--price 0") == 0);
+  CHECK(checked_result(1e33, "x", "y") == 1e33);
+  CHECK(checked_result(-1e-30, "x", "y") == -1e-30);
+  auto message = [](double v) {
+    try {
+      checked_result(v, "the GPU count", "--days 1e-300");
+    } catch (const Error& e) {
+      CHECK(e.code() == ExitCode::bad_input);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message(1.47381e305) == "--days 1e-300: the GPU count (1.47e305) is too large to print; check the input");
+  CHECK(message(3e-301) == "--days 1e-300: the GPU count (3.00e-301) is too small to print; check the input");
+  CHECK(message(HUGE_VAL) == "--days 1e-300: the GPU count overflows; check the input");
+  CHECK(message(std::nan("")) == "--days 1e-300: the GPU count is not a number; check the input");
+}
+
+TEST_CASE("wrap_words breaks at spaces and cuts only words wider than the line") {
+  CHECK(wrap_words("one two three four", 9) == std::vector<std::string>{"one two", "three", "four"});
+  CHECK(wrap_words("a·b c·d", 3) == std::vector<std::string>{"a·b", "c·d"});  // "·" is one column
+  CHECK(wrap_words("abcdefghij", 4) == std::vector<std::string>{"abcd", "efgh", "ij"});
+  CHECK(wrap_words("keep\nlines", 0) == std::vector<std::string>{"keep", "lines"});
+  CHECK(wrap_words("", 10) == std::vector<std::string>{""});
+}
+
+TEST_CASE("a table wider than the terminal wraps its text columns, never its numbers") {
+  Table t;
+  t.header = {"recipe", "bytes/param", "what it holds"};
+  t.align = {Align::left, Align::right, Align::left};
+  t.add({"adamw bf16-mixed", "16.00", "bf16 weights and gradients, fp32 master weights and two fp32 moments"});
+  t.add({"sgd fp32", "4.00", "fp32 weights"});
+  const std::string wide = t.render();  // no limit: one line per row
+  CHECK(wide.find("two fp32 moments\n") != std::string::npos);
+  t.max_width = 60;
+  const std::string narrow = t.render();
+  // 2 indent + 16 + 2 + 11 + 2 = 33 columns before the text column, so it gets 60 - 33 = 27.
+  CHECK(narrow ==
+        "  recipe            bytes/param  what it holds\n"
+        "  ----------------  -----------  ---------------------------\n"
+        "  adamw bf16-mixed        16.00  bf16 weights and gradients,\n"
+        "                                 fp32 master weights and two\n"
+        "                                 fp32 moments\n"
+        "  sgd fp32                 4.00  fp32 weights\n");
+  for (std::size_t i = 0, n = 0; i < narrow.size(); i = n + 1) {
+    n = narrow.find('\n', i);
+    CHECK(display_width(std::string_view(narrow).substr(i, n - i)) <= 60);
+  }
+  // Only numbers: printed wide rather than cut.
+  Table numbers;
+  numbers.align = {Align::right, Align::right};
+  numbers.add({"123456789012345", "123456789012345"});
+  numbers.max_width = 10;
+  CHECK(numbers.render() == "  123456789012345  123456789012345\n");
 }

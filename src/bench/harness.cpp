@@ -25,7 +25,7 @@ void validate(Backend& backend, const BenchConfig& cfg) {
                 std::string(dtype_name(cfg.dtype)) + " matmul in napkin's " + backend.key() + " backend (it has " +
                 dtype_list(ds) + ")");
   if (cfg.iterations && (*cfg.iterations < 1 || *cfg.iterations > max_iterations))
-    throw Error(fmt::format("--iters must be a whole number from 1 to {:.0e}", static_cast<double>(max_iterations)));
+    throw Error(fmt::format("--iters must be a whole number from 1 to {}", max_iterations));
   if (cfg.algos < 1) throw Error("--algos must be at least 1");
   if (cfg.warmup_s && !(*cfg.warmup_s >= 0 && *cfg.warmup_s <= 3600)) throw Error("--warmup must be between 0 and 3600 seconds");
   if (!(cfg.target_time_s > 0)) throw Error("the target time per shape must be positive");

@@ -16,7 +16,7 @@
 
 namespace napkin::bench {
 
-inline constexpr long long max_iterations = 1'000'000'000;  // --iters
+inline constexpr long long max_iterations = 2147483647;  // --iters: napkin's count rule (INT_MAX)
 
 struct BenchConfig {
   Dtype dtype = Dtype::fp32;

@@ -83,11 +83,7 @@ bench::BenchConfig config(Context& ctx, const BenchOptions& o) {
   return cfg;
 }
 
-void run(Context& ctx, const BenchOptions& o, CLI::App* sub) {
-  // A flag given with no value ("--iters ''") is an error, not the default.
-  for (const CLI::Option* opt : sub->get_options())
-    if (opt->get_type_size() > 0 && opt->count() > 0 && !opt->results().empty() && opt->results().back().empty())
-      throw Error(opt->get_name() + ": empty value");
+void run(Context& ctx, const BenchOptions& o) {
   if (o.list_devices) return list_devices(o.json, o.csv);
   bench::BenchConfig cfg = config(ctx, o);
   const long long batch = whole_flag(o.batch, "--batch", 2147483647.0);
@@ -147,7 +143,7 @@ void setup_bench(CLI::App& app, Context& ctx) {
       "  napkin bench --device cuda --shape 2048x2048x128 --batch 32   # attention's batched products\n"
       "  napkin bench --device cpu --dtype fp32 --shape 4096 --json\n"
       "  napkin bench --list-devices");
-  sub->callback([&ctx, o, sub] { run(ctx, *o, sub); });
+  sub->callback([&ctx, o] { run(ctx, *o); });
 }
 
 }  // namespace napkin::cli

@@ -31,11 +31,7 @@ struct CalibrateOptions {
   bool json = false;
 };
 
-void run(Context& ctx, const CalibrateOptions& o, CLI::App* sub) {
-  // A flag given with no value ("--seq ''") is an error, not the default.
-  for (const CLI::Option* opt : sub->get_options())
-    if (opt->get_type_size() > 0 && opt->count() > 0 && !opt->results().empty() && opt->results().back().empty())
-      throw Error(opt->get_name() + ": empty value");
+void run(Context& ctx, const CalibrateOptions& o) {
   CalibrateReport rep;
   rep.model = ctx.registry().model(o.model);
   const Model& m = rep.model;
@@ -142,7 +138,7 @@ void setup_calibrate(CLI::App& app, Context& ctx) {
       "  napkin calibrate --model gpt2 --device cpu --seq 256\n"
       "  napkin calibrate --model llama3-8b --micro-batch 2 --seq 4096 --tokens 15T --gpus 1024\n"
       "  napkin calibrate --model llama3-70b --tp 8 --dry-run --json");
-  sub->callback([&ctx, o, sub] { run(ctx, *o, sub); });
+  sub->callback([&ctx, o] { run(ctx, *o); });
 }
 
 }  // namespace napkin::cli

@@ -1,6 +1,8 @@
 #include "cli/common.hpp"
 
 #include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <fmt/ranges.h>
 
 #include <cmath>
@@ -11,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/suggest.hpp"
 #include "core/units.hpp"
+#include "report/text.hpp"
 
 namespace napkin::cli {
 
@@ -29,6 +32,18 @@ const SpecRegistry& Context::registry() {
   return *registry_;
 }
 
+std::size_t Context::columns() const {
+  if (wide) return 0;
+  if (const char* env = std::getenv("COLUMNS")) {
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && v > 0 && v < 100000) return static_cast<std::size_t>(v);
+  }
+  winsize ws{};
+  if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  return 0;
+}
+
 std::optional<double> count_flag(const std::string& text, const char* flag) {
   if (text.empty()) return std::nullopt;
   return parse_count(text, flag);
@@ -39,9 +54,11 @@ std::optional<double> bytes_flag(const std::string& text, const char* flag) {
   return parse_bytes(text, flag);
 }
 
-long long whole_flag(const std::string& text, const char* flag, double max) {
+long long whole_flag(const std::string& text, const char* flag, double max) { return whole_count(text, flag, 1, max); }
+
+long long whole_count(const std::string& text, const char* flag, long long min, double max) {
   const double v = parse_count(text, flag);
-  if (v < 1) throw Error(fmt::format("{} must be at least 1, found '{}'", flag, text));
+  if (v < static_cast<double>(min)) throw Error(fmt::format("{} must be at least {}, found '{}'", flag, min, text));
   if (v != std::floor(v)) throw Error(fmt::format("{} must be a whole number, found '{}'", flag, text));
   if (v > max) throw Error(fmt::format("{} must be at most {}, found '{}'", flag, max, text));
   return static_cast<long long>(v);
@@ -55,10 +72,30 @@ Dtype dtype_flag(const std::string& text, const char* flag) {
 }
 
 void emit(const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  const std::string safe = printable(text);
+  std::fwrite(safe.data(), 1, safe.size(), stdout);
   std::fflush(stdout);
 }
 
-void warn(const std::string& text) { fmt::print(stderr, "napkin: warning: {}\n", text); }
+// Messages echo what the user typed. Any run without spaces longer than 160 bytes (a 100 kB
+// argument, a path) is shortened in the middle, and the whole line is kept under 1 kB.
+std::string shorten_words(const std::string& text) {
+  constexpr std::size_t kMaxWordBytes = 160, kMaxMessageBytes = 1024;
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t end = std::min(text.find(' ', i), text.size());
+    out += shorten_middle(std::string_view(text).substr(i, end - i), kMaxWordBytes);
+    if (end < text.size()) out += ' ';
+    i = end + 1;
+  }
+  return shorten_middle(out, kMaxMessageBytes);
+}
+
+void print_error(const std::string& text, const char* kind) {
+  fmt::print(stderr, "napkin: {}: {}\n", kind, printable(shorten_words(text), false));
+}
+
+void warn(const std::string& text) { print_error(text, "warning"); }
 
 }  // namespace napkin::cli

@@ -14,6 +14,10 @@ namespace napkin::cli {
 
 struct Context {
   std::vector<std::string> spec_paths;  // --spec, in order
+  bool wide = false;                    // --wide: never wrap or abbreviate for the terminal
+  // Columns text output should fit in: COLUMNS if set, else the width of the terminal stdout
+  // is; 0 (no limit) under --wide or when stdout is not a terminal (pipes, files, scripts).
+  std::size_t columns() const;
   // A command's answer as an exit status, when it is not an error: 1 = "does not fit" (memory,
   // plan), the same for text and --json. Errors throw Error instead.
   int exit_status = 0;
@@ -30,20 +34,27 @@ std::optional<double> count_flag(const std::string& text, const char* flag);
 std::optional<double> bytes_flag(const std::string& text, const char* flag);
 // A whole number from 1 to `max` (GPUs, micro-batch, sequence length).
 long long whole_flag(const std::string& text, const char* flag, double max = 1e15);
+// The same rule from `min` (0 for counts that may be zero); integer-typed options use it too.
+long long whole_count(const std::string& text, const char* flag, long long min, double max);
 // A dtype name (fp64 ... fp4); an unknown one lists them all, with the closest first.
 Dtype dtype_flag(const std::string& text, const char* flag = "--dtype");
 
-// Writes to stdout; the subcommands print nothing else there.
+// Writes to stdout; the subcommands print nothing else there. Control characters (from
+// arguments and spec strings) are escaped here, once for every command (report/text.hpp).
 void emit(const std::string& text);
-// "napkin: warning: ..." on stderr.
+// "napkin: warning: ..." on stderr: one line, escaped, echoed input shortened.
 void warn(const std::string& text);
+// "napkin: error: ..." on stderr, the same way; main() prints every error with it.
+void print_error(const std::string& text, const char* kind = "error");
 
 // Subcommand registration; each lives in its own cmd_*.cpp.
 void setup_train(CLI::App& app, Context& ctx);
 void setup_hardware(CLI::App& app, Context& ctx);
 void setup_models(CLI::App& app, Context& ctx);
+void setup_completion(CLI::App& app, Context& ctx);  // hidden; call last: it walks the others
 void setup_memory(CLI::App& app, Context& ctx);
 void setup_bench(CLI::App& app, Context& ctx);
 void setup_calibrate(CLI::App& app, Context& ctx);
+void setup_plan(CLI::App& app, Context& ctx);
 
 }  // namespace napkin::cli

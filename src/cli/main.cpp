@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_rules.hpp"
 #include "cli/common.hpp"
+#include "cli/help_format.hpp"
 #include "core/error.hpp"
 #include "core/suggest.hpp"
 
@@ -21,6 +23,8 @@ int main(int argc, char** argv) {
   app.add_option("--spec", ctx.spec_paths,
                  "Extra spec file or folder (repeatable); overrides built-in specs of the same name")
       ->type_name("PATH");
+  app.add_flag("--wide", ctx.wide, "Never wrap tables or help to the terminal's width (COLUMNS or the tty)");
+  napkin::cli::use_wrapping_help(app, ctx);
   app.footer(
       "Examples:\n"
       "  napkin train --model llama3-70b --tokens 15T --hardware h100-sxm --gpus 1024\n"
@@ -31,8 +35,11 @@ int main(int argc, char** argv) {
   napkin::cli::setup_memory(app, ctx);
   napkin::cli::setup_bench(app, ctx);
   napkin::cli::setup_calibrate(app, ctx);
+  napkin::cli::setup_plan(app, ctx);
   napkin::cli::setup_hardware(app, ctx);
   napkin::cli::setup_models(app, ctx);
+  napkin::cli::setup_completion(app, ctx);
+  napkin::cli::apply_option_rules(app);  // after every setup_x: empty values, counts, value names
 
   try {
     // CLI11 would say only "A subcommand is required" for a mistyped one.
@@ -41,7 +48,7 @@ int main(int argc, char** argv) {
       for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
       if (std::find(names.begin(), names.end(), argv[1]) == names.end())
         throw napkin::Error(std::string("unknown command '") + argv[1] + "'" + napkin::did_you_mean(argv[1], names) +
-                            " (commands: train, memory, bench, calibrate, hardware, models)");
+                            " (commands: train, memory, plan, bench, calibrate, hardware, models)");
     }
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -51,14 +58,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "napkin: error: {}\n", e.what());
-    fmt::print(stderr, "Run 'napkin --help' or 'napkin SUBCOMMAND --help' for usage.\n");
+    napkin::cli::print_error(napkin::cli::parse_error_message(app, e));
     return static_cast<int>(napkin::ExitCode::bad_input);
   } catch (const napkin::Error& e) {
-    fmt::print(stderr, "napkin: error: {}\n", e.what());
+    napkin::cli::print_error(e.what());
     return static_cast<int>(e.code());
   } catch (const std::exception& e) {
-    fmt::print(stderr, "napkin: internal error: {}\n", e.what());
+    napkin::cli::print_error(e.what(), "internal error");
     return static_cast<int>(napkin::ExitCode::failure);
   }
   return ctx.exit_status;

@@ -5,6 +5,8 @@
 #include <array>
 #include <cmath>
 
+#include "core/error.hpp"
+
 namespace napkin {
 namespace {
 
@@ -15,40 +17,64 @@ int decimals_for(double value, int sig) {
   return std::max(0, sig - int_digits);
 }
 
-std::string scaled(double value, double base, const char* const* prefixes, int count, int sig,
+// `value` with the prefix that puts it in [1, base): prefixes[zero + i] stands for base^i.
+// The prefix is chosen per value after rounding (999.96 k at 4 digits is 1.000 M); a value
+// beyond the table's ends is written in scientific notation, never as "68055.6 Y".
+std::string scaled(double value, double base, const char* const* prefixes, int count, int zero, int sig,
                    std::string_view unit, std::string_view space) {
   if (!std::isfinite(value)) return "n/a";
-  int i = 0;
-  double v = value;
-  while (i + 1 < count && std::fabs(v) >= base * (1 - 0.5 * std::pow(10.0, -sig))) {
-    v /= base;
-    ++i;
-  }
-  // Rounding can carry into the next prefix (999.96 k at 4 digits -> 1.000 M).
-  if (i + 1 < count && std::fabs(std::stod(fmt::format("{:.{}f}", v, decimals_for(v, sig)))) >= base) {
-    v /= base;
-    ++i;
-  }
-  return fmt::format("{:.{}f}{}{}{}", v, decimals_for(v, sig), space, prefixes[i], unit);
+  if (value == 0) return fmt::format("0{}{}", space, unit);
+  int i = static_cast<int>(std::floor(std::log(std::fabs(value)) / std::log(base)));
+  double v = value / std::pow(base, i);
+  // log() can land one step off at exact powers; settle v into [1, base).
+  if (std::fabs(v) >= base) v /= base, ++i;
+  if (std::fabs(v) < 1) v *= base, --i;
+  const double rounded = std::stod(fmt::format("{:.{}f}", v, decimals_for(v, sig)));
+  if (std::fabs(rounded) >= base) v /= base, ++i;
+  if (zero + i < 0 || zero + i >= count) return fmt::format("{}{}{}", format_sci(value, sig), space, unit);
+  return fmt::format("{:.{}f}{}{}{}", v, decimals_for(v, sig), space, prefixes[zero + i], unit);
 }
 
 }  // namespace
 
 std::string format_si(double value, std::string_view unit, int significant_digits) {
-  static const char* const prefixes[] = {"", "k", "M", "G", "T", "P", "E", "Z", "Y"};
-  if (std::isfinite(value) && value != 0 && std::fabs(value) < 1) return format_sig(value, significant_digits) + " " + std::string(unit);
-  return scaled(value, 1000.0, prefixes, 9, significant_digits, unit, " ");
+  // SI prefixes from quecto (1e-30) to quetta (1e30), 27th CGPM 2022.
+  static const char* const prefixes[] = {"q", "r", "y", "z", "a", "f", "p", "n", "µ", "m", "",
+                                         "k", "M", "G", "T", "P", "E", "Z", "Y", "R", "Q"};
+  return scaled(value, 1000.0, prefixes, 21, 10, significant_digits, unit, " ");
 }
 
 std::string format_iec_bytes(double bytes, int significant_digits) {
-  static const char* const prefixes[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
-  return scaled(bytes, 1024.0, prefixes, 7, significant_digits, "B", " ");
+  static const char* const prefixes[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "Zi", "Yi"};
+  if (std::isfinite(bytes) && bytes != 0 && std::fabs(bytes) < 1) return format_sig(bytes, significant_digits) + " B";
+  return scaled(bytes, 1024.0, prefixes, 9, 0, significant_digits, "B", " ");
 }
 
 std::string format_count(double value, int significant_digits) {
+  // Model-world suffixes: K, M, B(illion), T(rillion); then P and E, as for FLOPs.
   static const char* const prefixes[] = {"", "K", "M", "B", "T", "P", "E"};
   if (std::isfinite(value) && std::fabs(value) < 1000 && value == std::floor(value)) return fmt::format("{:.0f}", value);
-  return scaled(value, 1000.0, prefixes, 7, significant_digits, "", "");
+  if (std::isfinite(value) && value != 0 && std::fabs(value) < 1) return format_sig(value, significant_digits);
+  return scaled(value, 1000.0, prefixes, 7, 0, significant_digits, "", "");
+}
+
+std::string format_percent(double fraction, int significant_digits, bool sign) {
+  if (!std::isfinite(fraction)) return "n/a";
+  std::string out = sign && fraction >= 0 ? "+" : "";
+  out += format_sig(fraction * 100, significant_digits);
+  out += '%';
+  return out;
+}
+
+double checked_result(double value, std::string_view result, std::string_view input) {
+  const double a = std::fabs(value);
+  if (std::isfinite(value) && (a == 0 || (a >= kMinPrintable && a <= kMaxPrintable))) return value;
+  // fmt, not string concatenation: GCC 12 warns falsely (-Wrestrict) on "(" + std::string.
+  std::string why;
+  if (std::isnan(value)) why = "is not a number";
+  else if (!std::isfinite(value)) why = "overflows";
+  else why = fmt::format("({}) is too {} to print", format_sci(value, 3), a > kMaxPrintable ? "large" : "small");
+  throw Error(fmt::format("{}: {} {}; check the input", input, result, why));
 }
 
 std::string format_sig(double value, int significant_digits) {

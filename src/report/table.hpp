@@ -1,6 +1,11 @@
 #pragma once
 // Column-aligned text tables. Debian ships no table-layout library for C++, so this is
-// fmt's width specifiers and nothing more.
+// fmt's width specifiers and a word wrapper.
+//
+// Terminal width: with `max_width` set (cli::Context::columns(): COLUMNS or the tty's width,
+// 0 under --wide or when stdout is not a terminal), a table wider than that wraps its widest
+// left-aligned (text) columns onto continuation lines; numbers, right-aligned, are never cut.
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -13,15 +18,17 @@ struct Table {
   std::vector<Align> align;  // per column; missing entries are left-aligned
   std::vector<std::vector<std::string>> rows;
   std::string indent = "  ";
+  std::size_t max_width = 0;  // terminal columns to fit in; 0: no limit
 
   void add(std::vector<std::string> row) { rows.push_back(std::move(row)); }
   std::string render() const;
 };
 
-// "label   value   note" lines for one-result reports.
+// "label   value   note" lines for one-result reports. Under max_width the note wraps.
 struct KeyValues {
   std::vector<std::vector<std::string>> rows;
   Align value_align = Align::left;
+  std::size_t max_width = 0;
   void add(std::string label, std::string value, std::string note = {}) {
     rows.push_back({std::move(label), std::move(value), std::move(note)});
   }

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/suggest.hpp"
 #include "core/units.hpp"
+#include "spec/toml_guard.hpp"
 
 namespace napkin {
 namespace {
@@ -44,6 +45,7 @@ std::string short_number(double v) {
 }  // namespace
 
 toml::table parse_toml(std::string_view text, const std::string& display_path) {
+  guard_toml_text(text, display_path);  // before toml++ 3.3.0 can reach undefined behaviour
   try {
     return toml::parse(text, display_path);
   } catch (const toml::parse_error& e) {

@@ -1,0 +1,132 @@
+#include "report/text.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace napkin {
+namespace {
+
+bool continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
+
+// Length of the valid UTF-8 sequence at text[i] and its code point, or 0 when it is not one
+// (stray continuation byte, overlong form, surrogate, above U+10FFFF, cut short).
+std::size_t utf8_sequence(std::string_view text, std::size_t i, char32_t& cp) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  std::size_t n = 0;
+  if (c >= 0xC2 && c <= 0xDF) n = 2, cp = c & 0x1F;
+  else if (c >= 0xE0 && c <= 0xEF) n = 3, cp = c & 0x0F;
+  else if (c >= 0xF0 && c <= 0xF4) n = 4, cp = c & 0x07;
+  else return 0;
+  if (i + n > text.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    const auto b = static_cast<unsigned char>(text[i + k]);
+    if (!continuation(b)) return 0;
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+bool dangerous(char32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+// The largest cut <= `at` that does not split a UTF-8 sequence. A sequence is at most 4 bytes,
+// so at most 3 steps back: in a run of stray continuation bytes (not UTF-8) the cut stays near
+// `at` (the fuzzer found a walk back to the start, which kept the whole text).
+std::size_t boundary(std::string_view text, std::size_t at) {
+  at = std::min(at, text.size());
+  for (std::size_t k = 0; k < 3 && at > 0 && at < text.size() && continuation(static_cast<unsigned char>(text[at])); ++k)
+    --at;
+  return at;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text, bool keep_newlines) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if ((c < 0x20 && !(c == '\n' && keep_newlines)) || c == 0x7F) out += fmt::format("\\x{:02x}", c);
+      else out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    char32_t cp = 0;
+    const std::size_t n = utf8_sequence(text, i, cp);
+    if (n == 0) {
+      out += fmt::format("\\x{:02x}", c);
+      ++i;
+    } else if (dangerous(cp)) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(cp));
+      i += n;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string shorten_middle(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  const std::size_t head = boundary(text, max_bytes / 2);
+  const std::size_t tail = boundary(text, text.size() - max_bytes / 2);
+  return std::string(text.substr(0, head)) + fmt::format(" … ({} bytes left out) … ", tail - head) +
+         std::string(text.substr(tail));
+}
+
+std::size_t display_width(std::string_view text) {
+  return static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return !continuation(static_cast<unsigned char>(c)); }));
+}
+
+// The byte offset where the first `columns` display columns of `text` end.
+static std::size_t byte_offset(std::string_view text, std::size_t columns) {
+  std::size_t i = 0;
+  for (std::size_t seen = 0; i < text.size(); ++i) {
+    if (!continuation(static_cast<unsigned char>(text[i]))) {
+      if (seen == columns) break;
+      ++seen;
+    }
+  }
+  return i;
+}
+
+std::vector<std::string> wrap_words(std::string_view text, std::size_t width) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    std::string_view para = text.substr(start, end - start);
+    std::string line;
+    while (!para.empty()) {
+      const std::size_t space = para.find(' ');
+      std::string_view word = para.substr(0, space);
+      para = space == std::string_view::npos ? std::string_view() : para.substr(space + 1);
+      if (word.empty()) continue;
+      if (width > 0 && !line.empty() && display_width(line) + 1 + display_width(word) > width) {
+        lines.push_back(std::move(line));
+        line.clear();
+      }
+      while (width > 0 && display_width(word) > width) {  // a word wider than the column: cut it
+        if (!line.empty()) lines.push_back(std::move(line)), line.clear();
+        const std::size_t cut = byte_offset(word, width);
+        lines.emplace_back(word.substr(0, cut));
+        word.remove_prefix(cut);
+      }
+      if (word.empty()) continue;
+      if (!line.empty()) line += ' ';
+      line.append(word);
+    }
+    lines.push_back(std::move(line));
+    if (end == text.size()) break;
+    start = end + 1;
+  }
+  return lines;
+}
+
+}  // namespace napkin
