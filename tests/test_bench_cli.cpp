@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_signal.hpp"
 #include "cli_helpers.hpp"
 
 using napkin::test::run_napkin;
@@ -38,9 +39,9 @@ TEST_CASE("bench --device cpu --json") {
 TEST_CASE("bench --csv, a sweep, and --list-devices") {
   auto r = run_napkin("bench --device cpu --dtype fp64 --sweep m=16:48:16,n=32,k=8 --iters 2 --warmup 0 --csv");
   REQUIRE(r.exit_code == 0);
-  CHECK(r.out.rfind("m,n,k,dtype,", 0) == 0);
+  CHECK(r.out.rfind("m,n,k,batch,dtype,", 0) == 0);
   CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 4);  // header + m = 16, 32, 48
-  CHECK(r.out.find("\n48,32,8,fp64,cpu,") != std::string::npos);
+  CHECK(r.out.find("\n48,32,8,1,fp64,cpu,") != std::string::npos);
   r = run_napkin("bench --device cpu --shape 32 --iters 2 --warmup 0 --peak 1T");
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("--peak") != std::string::npos);
@@ -50,6 +51,11 @@ TEST_CASE("bench --csv, a sweep, and --list-devices") {
   CHECK(j.size() == 2);
   CHECK(j[1]["key"] == "cpu");
   CHECK(j[1]["available"] == true);
+  // CSV: a header and one quoted row per device, the same facts.
+  r = run_napkin("bench --list-devices --csv");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.rfind("device,available,description,detail\ncuda,", 0) == 0);
+  CHECK(r.out.find("\ncpu,yes,\"CPU: OpenBLAS sgemm/dgemm on every core\",\"") != std::string::npos);
 }
 
 TEST_CASE("bench: bad input is one line and a non-zero exit") {
@@ -59,7 +65,8 @@ TEST_CASE("bench: bad input is one line and a non-zero exit") {
   expect_error("bench --device cpu --sweep m=1:4", "--sweep");
   expect_error("bench --device cpu --sweep m=8:4:1,n=1,k=1", "starts after it stops");
   expect_error("bench --device cpu --dtype fp9", "unknown dtype");
-  expect_error("bench --device cpu --dtype int8", "napkin bench times");
+  expect_error("bench --device cpu --dtype int8", "has no int8 matmul in napkin's cpu backend (it has fp32, fp64)");
+  expect_error("bench --device cpu --dtype fp4", "napkin bench times");
   expect_error("bench --device cpu --dtype bf16 --shape 32", "no bf16 matmul");
   expect_error("bench --device tpu", "unknown device");
   expect_error("bench --device cpu --iters -1 --shape 32", "--iters");
@@ -68,6 +75,15 @@ TEST_CASE("bench: bad input is one line and a non-zero exit") {
   expect_error("bench --device cpu --hardware h900", "unknown hardware");
   expect_error("bench --device cpu --json --csv", "excludes");
   expect_error("bench --device cpu --shape 2000000x2000000x2000000", "needs");
+  // A sweep is counted before it is listed: a billion shapes are refused, not allocated.
+  expect_error("bench --device cpu --sweep m=1:1000000000:1,n=8,k=8", "--sweep: 1000000000 shapes is too many (at most 10000)");
+  expect_error("bench --device cpu --iters 0 --shape 32", "--iters must be at least 1");
+  expect_error("bench --device cpu --iters 1.5 --shape 32", "--iters must be a whole number");
+  expect_error("bench --device cpu --iters '' --shape 32", "--iters: empty value; expected N");
+  expect_error("bench --device cpu --algos 0 --shape 32", "--algos must be at least 1");
+  expect_error("bench --device cpu --warmup -1 --shape 32", "--warmup must be between 0 and 3600 seconds");
+  expect_error("bench --device cpu --peak 0 --shape 32", "--peak must be a positive FLOP/s figure");
+  expect_error("bench --device cpu --batch 0 --shape 32", "--batch must be at least 1");
 }
 
 TEST_CASE("bench --device cuda without a device says so") {
@@ -76,5 +92,28 @@ TEST_CASE("bench --device cuda without a device says so") {
     MESSAGE("SKIPPED: a CUDA device is present");
     return;
   }
-  expect_error("bench --device cuda", "no CUDA device: ");
+  // The same one-line reason --list-devices gives (no module, no driver, old driver, no device).
+  expect_error("bench --device cuda", list[0]["detail"].get<std::string>());
+}
+
+TEST_CASE("bench --batch on the CPU: one call of B products, B times the FLOPs") {
+  const auto r = run_napkin("bench --device cpu --shape 16x24x8 --batch 3 --iters 2 --warmup 0 --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto x = nlohmann::json::parse(r.out)["results"].at(0);
+  CHECK(x["batch"] == 3);
+  CHECK(x["flops"].get<double>() == 3 * 2.0 * 16 * 24 * 8);  // 18,432
+  CHECK(x["check"]["ok"] == true);
+}
+
+TEST_CASE("Ctrl-C stops a CPU bench of --iters 1e9: what was measured, then exit 130") {
+  const auto r = napkin::test::interrupt_when_timing(
+      {"bench", "--device", "cpu", "--shape", "16", "--iters", "1e9", "--warmup", "0", "--no-flush", "--json"});
+  CAPTURE(r.err);
+  CHECK(r.status == 130);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["interrupted"] == true);
+  REQUIRE(j["results"].size() == 1);
+  CHECK(j["results"][0]["iterations"].get<long long>() >= 1);
+  CHECK(j["results"][0]["check"]["ok"] == true);
+  CHECK(r.err.find("napkin: error: interrupted by Ctrl-C: 1 of 1 shapes measured") != std::string::npos);
 }

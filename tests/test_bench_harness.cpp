@@ -17,13 +17,17 @@ class FakeBackend final : public Backend {
   std::string name = "NVIDIA H100 80GB HBM3";
   bool correct = true;
   std::optional<double> own_peak;
+  std::optional<Dtype> peak_as;  // peak_dtype(): the units the product runs on
   int prepared = 0;
+  int warm_ups = 0;
 
   std::string key() const override { return "fake"; }
   Availability availability() override { return {true, "fake"}; }
   std::string device_name() override { return name; }
   std::string device_description() override { return name + " (fake)"; }
-  std::vector<Dtype> dtypes() override { return {Dtype::bf16, Dtype::fp32}; }
+  std::vector<Dtype> dtypes() override { return {Dtype::bf16, Dtype::fp32, Dtype::fp64}; }
+  Dtype peak_dtype(Dtype d) override { return peak_as.value_or(d); }
+  void warm_up(double, const std::function<bool()>&) override { ++warm_ups; }
   Shape default_shape(Dtype) const override { return {1000, 1000, 1000}; }
   double default_warmup_s() const override { return 0; }
   void prepare(const Shape&, Dtype, const PrepareOptions&) override { ++prepared; }
@@ -129,12 +133,15 @@ TEST_CASE("sweeps pick the best shape; wrong results and bad settings are errors
   const auto reg = SpecRegistry::builtin_only();
   auto cfg = config();
   cfg.shapes = {{100, 100, 100}, {1000, 1000, 1000}, {500, 500, 500}};
-  std::size_t calls = 0;
-  const auto run = run_bench(fake, reg, cfg, [&](std::size_t done, std::size_t total) {
-    calls = done;
-    CHECK(total == 3);
-  });
-  CHECK(calls == 3);
+  std::size_t finished = 0;
+  RunControl control;
+  control.progress = [&](const BenchProgress& p) {
+    CHECK(p.shapes == 3);
+    if (p.total > 0 && p.done == p.total) ++finished;
+  };
+  const auto run = run_bench(fake, reg, cfg, control);
+  CHECK(finished == 3);
+  CHECK(fake.warm_ups == 1);  // once, before the first shape
   CHECK(fake.prepared == 3);
   CHECK(run.best == 1u);  // same times, most FLOPs
 
@@ -160,7 +167,10 @@ TEST_CASE("JSON: device, hardware, results with the documented fields") {
   auto cfg = config();
   cfg.peak_flops_per_s = 1e12;
   const auto j = bench_json(run_bench(fake, SpecRegistry::builtin_only(), cfg));
-  CHECK(j["device"]["name"] == "NVIDIA H100 80GB HBM3 (fake)");
+  CHECK(j["device"]["backend"] == "fake");
+  CHECK(j["device"]["name"] == "NVIDIA H100 80GB HBM3");
+  CHECK(j["device"]["description"] == "NVIDIA H100 80GB HBM3 (fake)");
+  CHECK(j["interrupted"] == false);
   CHECK(j["hardware"]["peak_flops_per_s"] == 1e12);
   const auto& r = j["results"][0];
   for (const char* key : {"m", "n", "k", "dtype", "time_s_median", "flops_per_s_median", "flops_per_s_max", "mfu"})
@@ -168,4 +178,56 @@ TEST_CASE("JSON: device, hardware, results with the documented fields") {
   CHECK(r["m"] == 1000);
   CHECK(r["dtype"] == "bf16");
   CHECK(r["time_s_median"].get<double>() == doctest::Approx(3e-3));
+}
+
+TEST_CASE("timed products run in chunks; a stop request between chunks keeps what was measured") {
+  FakeBackend fake;
+  fake.times = {1e-3};
+  auto cfg = config();
+  cfg.iterations = 5000;  // at most 1000 a chunk: at least 5 chunks
+  cfg.shapes = {{1000, 1000, 1000}, {500, 500, 500}};
+  long long stopped_at = 0;
+  RunControl control;
+  control.progress = [&](const BenchProgress& p) {
+    if (p.done > 0 && !stopped_at) stopped_at = p.done;
+  };
+  control.stop_requested = [&] { return stopped_at > 0; };
+  const auto run = run_bench(fake, SpecRegistry::builtin_only(), cfg, control);
+  CHECK(run.interrupted);
+  REQUIRE(run.results.size() == 1);  // the second shape never started
+  CHECK(stopped_at >= 1);
+  CHECK(stopped_at <= 1000);
+  CHECK(run.results[0].time.count == stopped_at);  // the first chunk, and nothing after the stop
+  CHECK(run.results[0].check.ok);
+  // 2e9 FLOP per 1000^3 product / 1 ms
+  CHECK(run.results[0].flops_per_s_median == doctest::Approx(2e12));
+}
+
+TEST_CASE("TimeSamples: exact count, min, max and mean; the median from a bounded sample") {
+  TimeSamples few;
+  for (double t : {3.0, 1.0, 2.0}) few.add(t);
+  CHECK(few.stats().median_s == 2);
+  CHECK_FALSE(few.sampled());
+  TimeSamples many(8);  // keeps 8 of them
+  for (int i = 1; i <= 1000; ++i) many.add(i);
+  const auto s = many.stats();
+  CHECK(many.sampled());
+  CHECK(s.count == 1000);
+  CHECK(s.min_s == 1);
+  CHECK(s.max_s == 1000);
+  CHECK(s.mean_s == doctest::Approx(500.5));  // (1 + 1000) / 2
+  CHECK(s.median_s >= 1);
+  CHECK(s.median_s <= 1000);
+  CHECK_THROWS_AS(TimeSamples().stats(), Error);
+}
+
+TEST_CASE("a backend that runs fp64 on other units is measured against their peak") {
+  FakeBackend fake;  // "NVIDIA H100 80GB HBM3": h100-sxm lists fp64 34 and fp64_tensor 67 TFLOP/s
+  fake.peak_as = Dtype::fp64_tensor;
+  auto run = run_bench(fake, SpecRegistry::builtin_only(), config(Dtype::fp64));
+  CHECK(*run.peak.flops_per_s == 67e12);
+  CHECK(run.peak.source.find("fp64_tensor") != std::string::npos);
+  fake.peak_as.reset();
+  run = run_bench(fake, SpecRegistry::builtin_only(), config(Dtype::fp64));
+  CHECK(*run.peak.flops_per_s == 34e12);
 }

@@ -1,7 +1,10 @@
 // Number formats, operand values and the correctness check.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "bench/operands.hpp"
 
@@ -53,18 +56,38 @@ TEST_CASE("operands are standard normal, deterministic, never zero") {
   CHECK(normal_at(seed_a, 7) != normal_at(seed_b, 7));
 }
 
+TEST_CASE("a fill holds normal_at of each element, whatever its start and length (fills work in pairs)") {
+  for (std::uint64_t first : {0, 3})
+    for (std::uint64_t count : {1, 2, 7, 8}) {
+      std::vector<double> out(count);
+      fill_operand(Dtype::fp64, seed_b, first, count, out.data());
+      for (std::uint64_t i = 0; i < count; ++i) CHECK(out[i] == normal_at(seed_b, first + i));
+    }
+  // Pairs share an angle: element 2j is r cos(t), 2j+1 is r sin(t), so their squares sum to r^2,
+  // which for N(0,1) pairs averages 2 (a chi-square with 2 degrees of freedom).
+  double r2 = 0;
+  for (std::uint64_t j = 0; j < 10000; ++j) {
+    const double x = normal_at(seed_a, 2 * j), y = normal_at(seed_a, 2 * j + 1);
+    r2 += x * x + y * y;
+  }
+  CHECK(r2 / 10000 == doctest::Approx(2).epsilon(0.05));
+  std::int8_t i8[4];
+  fill_operand(Dtype::int8, seed_a, 0, 4, i8);
+  for (int i = 0; i < 4; ++i) CHECK(i8[i] == std::clamp(std::nearbyint(16 * normal_at(seed_a, i)), -127.0, 127.0));
+}
+
 TEST_CASE("correctness check: reference matches a naive product and rejects a wrong one") {
   const Shape s{3, 4, 5};
   // Naive product in the TN layout, written out independently: A(m,k) = a[m*K+k], B(k,n) = b[n*K+k].
   auto a = [&](int m, int k) { return static_cast<double>(static_cast<float>(normal_at(seed_a, static_cast<std::uint64_t>(m * 5 + k)))); };
   auto b = [&](int k, int n) { return static_cast<double>(static_cast<float>(normal_at(seed_b, static_cast<std::uint64_t>(n * 5 + k)))); };
-  std::vector<std::pair<std::int64_t, std::int64_t>> samples;
+  std::vector<Entry> samples;
   std::vector<double> right, wrong;
   for (int m = 0; m < 3; ++m)
     for (int n = 0; n < 4; ++n) {
       double d = 0, dt = 0;
       for (int k = 0; k < 5; ++k) d += a(m, k) * b(k, n), dt += a(n % 3, k) * b(k, m);
-      samples.emplace_back(m, n);
+      samples.push_back({0, m, n});
       right.push_back(d);
       wrong.push_back(dt);  // another entry's value, as a transposed or misaligned D would give
     }

@@ -171,7 +171,7 @@ TEST_CASE("--version and --help exit 0") {
 }
 
 TEST_CASE("--mfu measured and --mfu calibrated use this machine's measurement") {
-  auto r = run_napkin("train --params 7B --tokens 1T --gpus 8 --hardware h100-sxm --mfu measured --json");
+  auto r = run_napkin("train --params 7B --tokens 1T --gpus 8 --hardware h100-sxm --mfu measured --iters 2 --json");
   REQUIRE(r.exit_code == 0);
   json j = json::parse(r.out);
   CHECK(j["mfu"].get<double>() > 0);
@@ -185,7 +185,7 @@ TEST_CASE("--mfu measured and --mfu calibrated use this machine's measurement") 
   std::ofstream(dir / "tiny.toml") << "name = \"Tiny\"\nsource = \"test\"\nlayers = 2\nd_model = 256\nheads = 4\nd_ff = 1024\n"
                                       "mlp = \"gelu\"\nvocab = 1000\ncontext = 256\ntied_embeddings = true\n"
                                       "positions = \"learned\"\nbias = \"all\"\nnorm = \"layernorm\"\n";
-  r = run_napkin("train --model " + (dir / "tiny.toml").string() + " --tokens 1B --gpus 1 --mfu calibrated --seq 128 --json");
+  r = run_napkin("train --model " + (dir / "tiny.toml").string() + " --tokens 1B --gpus 1 --mfu calibrated --seq 128 --iters 2 --json");
   CAPTURE(r.err);
   REQUIRE(r.exit_code == 0);
   j = json::parse(r.out);

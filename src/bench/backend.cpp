@@ -4,6 +4,34 @@
 #include "core/suggest.hpp"
 
 namespace napkin::bench {
+namespace {
+
+class UnavailableBackend final : public Backend {
+ public:
+  UnavailableBackend(std::string key, std::string reason) : key_(std::move(key)), reason_(std::move(reason)) {}
+  std::string key() const override { return key_; }
+  Availability availability() override { return {false, reason_}; }
+  std::string device_name() override { return {}; }
+  std::string device_description() override { return {}; }
+  std::vector<Dtype> dtypes() override { return {}; }
+  Shape default_shape(Dtype) const override { return {8192, 8192, 8192}; }
+  double default_warmup_s() const override { return 0; }
+  void prepare(const Shape&, Dtype, const PrepareOptions&) override { fail(); }
+  std::string algorithm() const override { return {}; }
+  void warm_up(double, const std::function<bool()>&) override { fail(); }
+  std::vector<double> time_iterations(int, int, bool) override { fail(); }
+  CorrectnessCheck check_correctness() override { fail(); }
+
+ private:
+  [[noreturn]] void fail() { throw Error(reason_, ExitCode::failure); }
+  std::string key_, reason_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_unavailable_backend(std::string key, std::string reason) {
+  return std::make_unique<UnavailableBackend>(std::move(key), std::move(reason));
+}
 
 const std::vector<BackendInfo>& backend_registry() {
   static const std::vector<BackendInfo> registry = {

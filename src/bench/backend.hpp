@@ -1,7 +1,10 @@
 #pragma once
 // A place matrix products can run (the CPU via OpenBLAS, an NVIDIA GPU via cuBLASLt).
 // The harness (bench/harness.hpp) drives any Backend the same way:
-//   availability() -> prepare(shape, dtype, opts) -> time_iterations(...) -> check_correctness()
+//   availability() -> prepare(shape, dtype, opts) -> warm_up(s) -> time_iterations(...)
+//   -> check_correctness()
+// The CUDA backend lives in a module built by the same compiler from this header
+// (bench/cuda_module.hpp): changing this class means bumping cuda_module_abi_version.
 // Errors are napkin::Error: ExitCode::bad_input for what the user asked wrongly (a dtype
 // the device lacks, a shape that does not fit), ExitCode::failure for what went wrong.
 #include <functional>
@@ -36,12 +39,18 @@ class Backend {
   // A longer description for reports ("AMD EPYC, 2 threads, AVX-512").
   virtual std::string device_description() = 0;
   virtual std::vector<Dtype> dtypes() = 0;  // what this device can multiply
+  // The peak a `dtype` product is measured against: the dtype itself, except where the
+  // device runs it on other units (cuBLAS DGEMM on FP64 tensor cores: fp64_tensor).
+  virtual Dtype peak_dtype(Dtype dtype) { return dtype; }
   virtual Shape default_shape(Dtype) const = 0;
   virtual double default_warmup_s() const = 0;
 
   // Allocates operands (random normal, never zeros), picks the algorithm. Throws Error.
   virtual void prepare(const Shape& shape, Dtype dtype, const PrepareOptions& opts) = 0;
   virtual std::string algorithm() const = 0;  // for the prepared shape
+  // Runs the prepared product back to back for `seconds` (clocks ramp under load), never
+  // letting the device idle, and returns early when `stop()` says so.
+  virtual void warm_up(double seconds, const std::function<bool()>& stop) = 0;
   // Runs `warmup` untimed then `iterations` timed products; returns each timed product's
   // seconds. With flush, the cache is flushed before each product, outside the timing.
   virtual std::vector<double> time_iterations(int warmup, int iterations, bool flush) = 0;
@@ -54,10 +63,12 @@ class Backend {
 };
 
 std::unique_ptr<Backend> make_cpu_backend();
-// Defined in cuda/cuda_backend.cpp when CMake found the CUDA Toolkit, otherwise in
-// cuda/cuda_unavailable.cpp (a backend whose availability() says why not).
+// Loads the CUDA module (bench/cuda_loader.cpp) and asks it for its backend; when the
+// module cannot be found or loaded, a backend whose availability() says why.
 std::unique_ptr<Backend> make_cuda_backend();
-bool cuda_compiled_in();
+bool cuda_compiled_in();  // whether this build made the CUDA module
+// A device that exists in the registry but cannot run here; every use throws Error(reason).
+std::unique_ptr<Backend> make_unavailable_backend(std::string key, std::string reason);
 
 struct BackendInfo {
   std::string key;

@@ -1,6 +1,9 @@
 // The CPU backend: OpenBLAS sgemm/dgemm in the same TN layout as the GPU (both operands
 // K-major), timed per product with a steady clock, the last-level cache flushed between
 // products. Always built, so napkin measures something real on any machine.
+//
+// OpenBLAS is loaded with dlopen when the backend is made, not linked: linking it costs
+// every napkin process its thread pool's start-up (~2.5 ms), and an estimate needs no BLAS.
 #include <cblas.h>
 #include <dlfcn.h>
 #include <unistd.h>
@@ -8,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,42 +25,71 @@ namespace {
 
 std::string gib(double bytes) { return std::to_string(static_cast<long long>(bytes / 1048576.0)) + " MiB"; }
 
-// OpenBLAS's own description ("OpenBLAS 0.3.21 DYNAMIC_ARCH ... Zen"), when the BLAS napkin
-// linked is OpenBLAS; looked up at run time so a reference BLAS still links.
-std::string blas_config() {
-  using Fn = char* (*)();
-  if (auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "openblas_get_config"))) {
-    const std::string config = fn();  // "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ..."
-    const auto second_space = config.find(' ', config.find(' ') + 1);
-    return config.substr(0, second_space);
+// The few CBLAS functions napkin calls, from the first library that has them: OpenBLAS by
+// its soname, then Debian's libblas.so.3 alternative (OpenBLAS's, which has CBLAS too).
+struct Blas {
+  decltype(&cblas_sgemm) sgemm = nullptr;
+  decltype(&cblas_dgemm) dgemm = nullptr;
+  std::string config = "BLAS";  // "OpenBLAS 0.3.21"
+  std::string error;            // why none loaded
+
+  Blas() {
+    for (const char* name : {"libopenblas.so.0", "libblas.so.3"}) {
+      void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);  // never closed: used until exit
+      if (!lib) {
+        const char* e = dlerror();
+        error += (error.empty() ? "" : "; ") + std::string(e ? e : name);
+        continue;
+      }
+      sgemm = reinterpret_cast<decltype(sgemm)>(dlsym(lib, "cblas_sgemm"));
+      dgemm = reinterpret_cast<decltype(dgemm)>(dlsym(lib, "cblas_dgemm"));
+      if (!sgemm || !dgemm) {
+        error += (error.empty() ? "" : "; ") + std::string(name) + " has no cblas_sgemm/cblas_dgemm";
+        sgemm = nullptr, dgemm = nullptr;
+        continue;
+      }
+      // OpenBLAS's own description: "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ...".
+      if (auto get_config = reinterpret_cast<char* (*)()>(dlsym(lib, "openblas_get_config"))) {
+        const std::string c = get_config();
+        config = c.substr(0, c.find(' ', c.find(' ') + 1));
+      }
+      return;
+    }
   }
-  return "BLAS";
-}
+  bool loaded() const { return sgemm != nullptr; }
+};
 
 class CpuBackend final : public Backend {
  public:
   CpuBackend() : info_(cpu_info()) {}
   std::string key() const override { return "cpu"; }
-  Availability availability() override { return {true, device_description()}; }
+  Availability availability() override {
+    if (!blas_.loaded()) return {false, "no BLAS library: " + blas_.error + " (install OpenBLAS: libopenblas0)"};
+    return {true, device_description()};
+  }
   std::string device_name() override { return info_.model_name; }
   std::string device_description() override {
-    return info_.model_name + " (" + std::to_string(info_.threads) + " threads, " + info_.isa + ", " + blas_config() + ")";
+    return info_.model_name + " (" + std::to_string(info_.threads) + " threads, " + info_.isa + ", " + blas_.config + ")";
   }
   std::vector<Dtype> dtypes() override { return {Dtype::fp32, Dtype::fp64}; }
   Shape default_shape(Dtype) const override { return {2048, 2048, 2048}; }
   double default_warmup_s() const override { return 0.5; }
 
   void prepare(const Shape& s, Dtype dtype, const PrepareOptions& opts) override {
+    if (!blas_.loaded()) throw Error(availability().detail, ExitCode::failure);
     const double elt = dtype_bytes(dtype);
     const double flush = opts.flush_cache ? 2 * info_.last_level_cache_bytes.value_or(32.0 * 1048576) : 0;
-    const double need = (double(s.m) * double(s.k) + double(s.k) * double(s.n) + double(s.m) * double(s.n)) * elt + flush;
+    const double need =
+        (double(s.m) * double(s.k) + double(s.k) * double(s.n) + double(s.m) * double(s.n)) * double(s.batch) * elt + flush;
     const double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
     if (need > 0.8 * have)
       throw Error("--shape " + shape_text(s) + " " + std::string(dtype_name(dtype)) + " needs " + gib(need) +
                   " of memory; this machine has " + gib(have) + " (napkin uses at most 80%)");
     shape_ = s;
     dtype_ = dtype;
-    const auto count = [](std::int64_t a, std::int64_t b) { return static_cast<std::size_t>(a) * static_cast<std::size_t>(b); };
+    const auto count = [&](std::int64_t a, std::int64_t b) {
+      return static_cast<std::size_t>(a) * static_cast<std::size_t>(b) * static_cast<std::size_t>(s.batch);
+    };
     const std::size_t na = count(s.m, s.k), nb = count(s.k, s.n), nc = count(s.m, s.n);
     const std::size_t e = static_cast<std::size_t>(elt);
     // Releasing first keeps peak memory at one shape's worth during a sweep.
@@ -70,6 +103,11 @@ class CpuBackend final : public Backend {
 
   std::string algorithm() const override {
     return std::string(dtype_ == Dtype::fp64 ? "dgemm" : "sgemm") + " TN, " + std::to_string(info_.threads) + " threads";
+  }
+
+  void warm_up(double seconds, const std::function<bool()>& stop) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds && !stop()) gemm();
   }
 
   std::vector<double> time_iterations(int warmup, int iterations, bool flush) override {
@@ -88,8 +126,8 @@ class CpuBackend final : public Backend {
   CorrectnessCheck check_correctness() override {
     const auto samples = sample_entries(shape_, 64);
     std::vector<double> got;
-    for (auto [m, n] : samples) {
-      const std::size_t i = static_cast<std::size_t>(n) * static_cast<std::size_t>(shape_.m) + static_cast<std::size_t>(m);
+    for (const Entry& e : samples) {
+      const auto i = static_cast<std::size_t>(e.index(shape_));
       if (dtype_ == Dtype::fp64) got.push_back(reinterpret_cast<const double*>(c_.data())[i]);
       else got.push_back(reinterpret_cast<const float*>(c_.data())[i]);
     }
@@ -111,17 +149,22 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  // Column-major D = A^T B with A stored K x M and B stored K x N: both K-major; a batch is
+  // one call per member (OpenBLAS has no strided-batched GEMM), its operands one after another.
   void gemm() {
     const auto M = static_cast<blasint>(shape_.m), N = static_cast<blasint>(shape_.n), K = static_cast<blasint>(shape_.k);
-    // Column-major D = A^T B with A stored K x M and B stored K x N: both K-major.
-    if (dtype_ == Dtype::fp64)
-      cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0, reinterpret_cast<const double*>(a_.data()), K,
-                  reinterpret_cast<const double*>(b_.data()), K, 0.0, reinterpret_cast<double*>(c_.data()), M);
-    else
-      cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0f, reinterpret_cast<const float*>(a_.data()), K,
-                  reinterpret_cast<const float*>(b_.data()), K, 0.0f, reinterpret_cast<float*>(c_.data()), M);
+    const std::size_t sa = std::size_t(M) * std::size_t(K), sb = std::size_t(N) * std::size_t(K), sc = std::size_t(M) * std::size_t(N);
+    for (std::size_t b = 0; b < static_cast<std::size_t>(shape_.batch); ++b) {
+      if (dtype_ == Dtype::fp64)
+        blas_.dgemm(CblasColMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0, reinterpret_cast<const double*>(a_.data()) + b * sa,
+                    K, reinterpret_cast<const double*>(b_.data()) + b * sb, K, 0.0, reinterpret_cast<double*>(c_.data()) + b * sc, M);
+      else
+        blas_.sgemm(CblasColMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0f, reinterpret_cast<const float*>(a_.data()) + b * sa,
+                    K, reinterpret_cast<const float*>(b_.data()) + b * sb, K, 0.0f, reinterpret_cast<float*>(c_.data()) + b * sc, M);
+    }
   }
 
+  Blas blas_;
   CpuInfo info_;
   Shape shape_;
   Dtype dtype_ = Dtype::fp32;

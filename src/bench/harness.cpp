@@ -1,5 +1,7 @@
 #include "bench/harness.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -9,10 +11,6 @@
 
 namespace napkin::bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 std::string dtype_list(const std::vector<Dtype>& ds) {
   std::string out;
@@ -26,7 +24,8 @@ void validate(Backend& backend, const BenchConfig& cfg) {
     throw Error("--dtype " + std::string(dtype_name(cfg.dtype)) + ": " + backend.device_description() + " has no " +
                 std::string(dtype_name(cfg.dtype)) + " matmul in napkin's " + backend.key() + " backend (it has " +
                 dtype_list(ds) + ")");
-  if (cfg.iterations && *cfg.iterations < 1) throw Error("--iters must be at least 1");
+  if (cfg.iterations && (*cfg.iterations < 1 || *cfg.iterations > max_iterations))
+    throw Error(fmt::format("--iters must be a whole number from 1 to {}", max_iterations));
   if (cfg.algos < 1) throw Error("--algos must be at least 1");
   if (cfg.warmup_s && !(*cfg.warmup_s >= 0 && *cfg.warmup_s <= 3600)) throw Error("--warmup must be between 0 and 3600 seconds");
   if (!(cfg.target_time_s > 0)) throw Error("the target time per shape must be positive");
@@ -42,12 +41,35 @@ void check_times(const std::vector<double>& times, const Shape& s) {
 }
 
 // Per-shape counts: warm-up about 0.1 s (2..10 products), timed about target_time_s
-// (5..1000 products) unless --iters fixed it. `probe_s` is one product's time.
+// (5..1000 products) unless --iters fixed it, in chunks of about 0.25 s of wall time
+// (1..1000 products, cache flushes included) so that progress moves and Ctrl-C is answered
+// within a chunk. `probe_s` is one product; `wall_s` the host's time for it (or a chunk).
 int warmup_count(double probe_s) { return std::clamp(static_cast<int>(std::ceil(0.1 / probe_s)), 2, 10); }
-int timed_count(double probe_s, const BenchConfig& cfg) {
+long long timed_count(double probe_s, const BenchConfig& cfg) {
   if (cfg.iterations) return *cfg.iterations;
-  return std::clamp(static_cast<int>(std::ceil(cfg.target_time_s / probe_s)), 5, 1000);
+  return std::clamp(static_cast<long long>(std::ceil(cfg.target_time_s / probe_s)), 5LL, 1000LL);
 }
+int chunk_count(double wall_s_per_product) {
+  return std::clamp(static_cast<int>(std::ceil(0.25 / std::max(wall_s_per_product, 1e-9))), 1, 1000);
+}
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// One shape's telemetry from its chunks: the median of their SM clocks, the most power and heat.
+Telemetry merge(const std::vector<Telemetry>& parts) {
+  Telemetry t;
+  std::vector<double> clocks;
+  for (const Telemetry& p : parts) {
+    if (p.sm_clock_mhz) clocks.push_back(*p.sm_clock_mhz);
+    if (p.power_watts) t.power_watts = std::max(t.power_watts.value_or(0), *p.power_watts);
+    if (p.temperature_c) t.temperature_c = std::max(t.temperature_c.value_or(0), *p.temperature_c);
+  }
+  if (!clocks.empty()) t.sm_clock_mhz = summarize_times(clocks).median_s;
+  return t;
+}
+
+bool stopped(const RunControl& c) { return c.stop_requested && c.stop_requested(); }
 
 }  // namespace
 
@@ -55,7 +77,7 @@ TimingStats summarize_times(std::vector<double> t) {
   if (t.empty()) throw Error("no timed iterations to summarize", ExitCode::failure);
   std::sort(t.begin(), t.end());
   TimingStats s;
-  s.count = static_cast<int>(t.size());
+  s.count = static_cast<long long>(t.size());
   const std::size_t n = t.size();
   s.median_s = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
   s.min_s = t.front();
@@ -66,20 +88,49 @@ TimingStats summarize_times(std::vector<double> t) {
   return s;
 }
 
+void TimeSamples::add(double t) {
+  min_ = count_ ? std::min(min_, t) : t;
+  max_ = count_ ? std::max(max_, t) : t;
+  sum_ += t;
+  ++count_;
+  if (kept_.size() < keep_) {
+    kept_.push_back(t);
+    return;
+  }
+  // Algorithm R: the n-th value replaces a random kept one with probability keep / n.
+  rng_ = rng_ * 6364136223846793005ull + 1442695040888963407ull;  // Knuth's MMIX LCG
+  const auto j = static_cast<long long>((rng_ >> 11) % static_cast<std::uint64_t>(count_));
+  if (j < static_cast<long long>(keep_)) kept_[static_cast<std::size_t>(j)] = t;
+}
+
+TimingStats TimeSamples::stats() const {
+  TimingStats s = summarize_times(kept_);
+  s.count = count_;
+  s.min_s = min_;
+  s.max_s = max_;
+  s.mean_s = sum_ / static_cast<double>(count_);
+  return s;
+}
+
 std::optional<double> mfu(double achieved, std::optional<double> peak) {
   if (!peak || !(*peak > 0) || !std::isfinite(achieved)) return std::nullopt;
   return achieved / *peak;
 }
 
 PeakInfo resolve_peak(Backend& backend, const SpecRegistry& registry, const BenchConfig& cfg) {
-  const std::string dt(dtype_name(cfg.dtype));
   if (cfg.peak_flops_per_s) return {cfg.peak_flops_per_s, "--peak", std::nullopt, std::nullopt, {}};
+  const Dtype pd = backend.peak_dtype(cfg.dtype);
   auto from_spec = [&](const Hardware& h, const std::string& how) {
     PeakInfo p;
     p.hardware_key = h.key;
-    p.flops_per_s = h.dense_peak(cfg.dtype);
+    // The units the product runs on (fp64_tensor for DGEMM on an A100/H100), else its dtype.
+    const Dtype used = h.dense_peak(pd) ? pd : cfg.dtype;
+    const std::string dt(dtype_name(used));
+    p.flops_per_s = h.dense_peak(used);
     p.source = p.flops_per_s ? "spec " + h.key + " (" + dt + " dense" + how + ")"
                              : "spec " + h.key + " lists no " + dt + " peak: MFU needs --peak";
+    if (p.flops_per_s && used != cfg.dtype)
+      p.source += "; cuBLAS runs " + std::string(dtype_name(cfg.dtype)) + " products on the " + dt + " units here";
     return p;
   };
   if (cfg.hardware) return from_spec(*cfg.hardware, ", from --hardware");
@@ -91,26 +142,32 @@ PeakInfo resolve_peak(Backend& backend, const SpecRegistry& registry, const Benc
   return none;
 }
 
-BenchRun run_bench(Backend& backend, const SpecRegistry& registry, const BenchConfig& cfg, const ProgressFn& progress) {
+BenchRun run_bench(Backend& backend, const SpecRegistry& registry, const BenchConfig& cfg, const RunControl& control) {
   validate(backend, cfg);
   const std::vector<Shape> shapes = cfg.shapes.empty() ? std::vector<Shape>{backend.default_shape(cfg.dtype)} : cfg.shapes;
   BenchRun run;
   run.backend = backend.key();
   run.device = backend.device_description();
+  run.device_name = backend.device_name();
   run.dtype = cfg.dtype;
   const PrepareOptions opts{cfg.algos, cfg.flush_cache};
+  auto report = [&](std::size_t i, long long done, long long total) {
+    if (control.progress) control.progress({i, shapes.size(), shapes[i], done, total});
+  };
 
-  // Clocks ramp and settle in the first seconds of load; warm up for a fixed time before
-  // anything is timed (the first shape's product, untimed in effect).
+  // Clocks ramp and settle in the first seconds of load; warm up for a fixed time, the
+  // device never idle, before anything is timed (on the first shape's product).
   backend.prepare(shapes.front(), cfg.dtype, opts);
-  const double warmup_s = cfg.warmup_s.value_or(backend.default_warmup_s());
-  for (const auto t0 = Clock::now(); seconds_since(t0) < warmup_s;) backend.time_iterations(0, 1, false);
+  report(0, 0, 0);
+  backend.warm_up(cfg.warmup_s.value_or(backend.default_warmup_s()), [&] { return stopped(control); });
   run.peak = resolve_peak(backend, registry, cfg);  // after the warm-up: a measured peak sees the same clocks
 
-  for (std::size_t i = 0; i < shapes.size(); ++i) {
+  for (std::size_t i = 0; i < shapes.size() && !stopped(control); ++i) {
     const Shape& s = shapes[i];
     if (i > 0) backend.prepare(s, cfg.dtype, opts);
+    auto t0 = Clock::now();
     const auto probe = backend.time_iterations(0, 1, cfg.flush_cache);
+    int chunk = chunk_count(seconds_since(t0));
     check_times(probe, s);
     BenchResult r;
     r.shape = s;
@@ -119,22 +176,39 @@ BenchRun run_bench(Backend& backend, const SpecRegistry& registry, const BenchCo
     r.algorithm = backend.algorithm();
     r.cache_flushed = cfg.flush_cache;
     r.warmup_iterations = warmup_count(probe.front());
-    const auto times = backend.time_iterations(r.warmup_iterations, timed_count(probe.front(), cfg), cfg.flush_cache);
-    check_times(times, s);
-    r.telemetry = backend.telemetry();
+    const long long total = timed_count(probe.front(), cfg);
+    TimeSamples samples;
+    std::vector<Telemetry> telemetry;
+    report(i, 0, total);
+    while (samples.count() < total) {
+      const int n = static_cast<int>(std::min<long long>(chunk, total - samples.count()));
+      const int warm = samples.count() == 0 ? r.warmup_iterations : 0;
+      t0 = Clock::now();
+      const auto times = backend.time_iterations(warm, n, cfg.flush_cache);
+      chunk = chunk_count(seconds_since(t0) / (n + warm));
+      check_times(times, s);
+      for (double t : times) samples.add(t);
+      telemetry.push_back(backend.telemetry());
+      report(i, samples.count(), total);
+      if (samples.count() < total && stopped(control)) break;
+    }
+    r.telemetry = merge(telemetry);
     r.check = backend.check_correctness();
     if (!r.check.ok)
       throw Error("wrong result: " + shape_text(s) + " " + std::string(dtype_name(cfg.dtype)) + " on " + run.device +
                       " differs from the reference by " + std::to_string(r.check.max_error) + " (tolerance " +
                       std::to_string(r.check.tolerance) + "); no throughput reported",
                   ExitCode::failure);
-    r.time = summarize_times(times);
+    r.time = samples.stats();
+    if (samples.sampled())
+      run.notes.push_back(fmt::format("{}: the median is of a uniform sample of {} of the {} products", shape_text(s),
+                                      std::size_t(1) << 20, samples.count()));
     r.flops = matmul_flops(s);
     r.flops_per_s_median = r.flops / r.time.median_s;
     r.flops_per_s_max = r.flops / r.time.min_s;
     run.results.push_back(std::move(r));
-    if (progress) progress(i + 1, shapes.size());
   }
+  run.interrupted = stopped(control);
 
   // A measured peak is a floor on what the machine can do, not a datasheet ceiling: if a
   // product beat it (the clock rose, a neighbour went quiet), measure again and, failing

@@ -8,12 +8,14 @@
 
 namespace napkin::bench {
 
-MeasuredMfu measure_mfu(const SpecRegistry& registry, Dtype dtype, std::optional<Hardware> hardware) {
+MeasuredMfu measure_mfu(const SpecRegistry& registry, Dtype dtype, std::optional<Hardware> hardware,
+                        std::optional<long long> iterations, const RunControl& control) {
   auto backend = open_backend("auto");
   BenchConfig cfg;
   cfg.dtype = dtype;
   cfg.hardware = std::move(hardware);
   cfg.target_time_s = 0.5;
+  cfg.iterations = iterations;
   MeasuredMfu out;
   const auto ds = backend->dtypes();
   if (std::find(ds.begin(), ds.end(), dtype) == ds.end()) {
@@ -24,7 +26,9 @@ MeasuredMfu measure_mfu(const SpecRegistry& registry, Dtype dtype, std::optional
   }
   cfg.shapes = {backend->default_shape(cfg.dtype)};
   if (backend->key() == "cuda") cfg.warmup_s = 1.0;
-  const BenchRun run = run_bench(*backend, registry, cfg);
+  const BenchRun run = run_bench(*backend, registry, cfg, control);
+  if (run.interrupted || run.results.empty())
+    throw Error("interrupted by Ctrl-C: --mfu measured did not finish its bench", ExitCode::interrupted);
   const BenchResult& r = run.results.front();
   if (!r.mfu || !run.peak.flops_per_s) throw Error("--mfu measured: " + run.peak.source);
   out.mfu = std::min(*r.mfu, 1.0);

@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "bench/harness.hpp"
 #include "bench/shape.hpp"
 #include "core/dtype.hpp"
 #include "core/hardware.hpp"
@@ -21,8 +22,11 @@ struct MeasuredMfu {
   std::string note;             // e.g. why the dtype differs; empty otherwise
 };
 
-// Picks cuda if available, else cpu; `hardware` overrides the detected spec. Throws Error
-// when no peak is known for the device (unknown GPU without `hardware`).
-MeasuredMfu measure_mfu(const SpecRegistry& registry, Dtype dtype, std::optional<Hardware> hardware);
+// Picks cuda if available, else cpu; `hardware` overrides the detected spec; `iterations`
+// caps the timed products (default: about 0.5 s worth). Throws Error when no peak is known
+// for the device (unknown GPU without `hardware`), and Error(interrupted) when `control`
+// asked to stop.
+MeasuredMfu measure_mfu(const SpecRegistry& registry, Dtype dtype, std::optional<Hardware> hardware,
+                        std::optional<long long> iterations = std::nullopt, const RunControl& control = {});
 
 }  // namespace napkin::bench

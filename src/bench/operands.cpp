@@ -24,27 +24,48 @@ void store(void* out, std::uint64_t i, T v) {
   std::memcpy(static_cast<char*>(out) + i * sizeof(T), &v, sizeof(T));
 }
 
-void fill_range(Dtype dtype, std::uint64_t seed, std::uint64_t first, std::uint64_t begin, std::uint64_t end, void* out) {
-  for (std::uint64_t i = begin; i < end; ++i) {
-    const double z = normal_at(seed, first + i);
-    switch (dtype) {
-      case Dtype::fp64: case Dtype::fp64_tensor: store(out, i, z); break;
-      case Dtype::bf16: store(out, i, to_bf16(static_cast<float>(z))); break;
-      case Dtype::fp16: store(out, i, to_fp16(static_cast<float>(z))); break;
-      case Dtype::fp8: store(out, i, to_fp8_e4m3(static_cast<float>(z))); break;
-      default: store(out, i, static_cast<float>(z)); break;
-    }
+// Box-Muller gives two independent normals per pair of uniforms: elements 2j and 2j+1 share
+// one hash of j (cos and sin of the same angle), so a fill computes one log and one sincos
+// per two elements.
+struct Pair {
+  double r = 0, theta = 0;
+};
+Pair polar(std::uint64_t seed, std::uint64_t index) {
+  const std::uint64_t h = splitmix64(seed ^ splitmix64(index >> 1));
+  // Both uniforms in (0, 1) exclusive, so log() is finite and neither sin() nor cos() is
+  // ever exactly 0 (u2 never lands on a multiple of 1/4).
+  const double u1 = (static_cast<double>(h >> 32) + 0.5) / 4294967296.0;
+  const double u2 = (static_cast<double>(h & 0xFFFFFFFFull) + 0.5) / 4294967296.0;
+  return {std::sqrt(-2.0 * std::log(u1)), 2.0 * std::numbers::pi * u2};
+}
+
+void store_value(Dtype dtype, void* out, std::uint64_t i, double z) {
+  switch (dtype) {
+    case Dtype::fp64: case Dtype::fp64_tensor: store(out, i, z); break;
+    case Dtype::bf16: store(out, i, to_bf16(static_cast<float>(z))); break;
+    case Dtype::fp16: store(out, i, to_fp16(static_cast<float>(z))); break;
+    case Dtype::fp8: store(out, i, to_fp8_e4m3(static_cast<float>(z))); break;
+    case Dtype::int8: store(out, i, to_int8(z)); break;
+    default: store(out, i, static_cast<float>(z)); break;
   }
+}
+
+void fill_range(Dtype dtype, std::uint64_t seed, std::uint64_t first, std::uint64_t begin, std::uint64_t end, void* out) {
+  std::uint64_t i = begin;
+  if (i < end && ((first + i) & 1)) store_value(dtype, out, i, normal_at(seed, first + i)), ++i;
+  for (; i + 1 < end; i += 2) {
+    const Pair p = polar(seed, first + i);
+    store_value(dtype, out, i, p.r * std::cos(p.theta));
+    store_value(dtype, out, i + 1, p.r * std::sin(p.theta));
+  }
+  if (i < end) store_value(dtype, out, i, normal_at(seed, first + i));
 }
 
 }  // namespace
 
 double normal_at(std::uint64_t seed, std::uint64_t index) {
-  const std::uint64_t h = splitmix64(seed ^ splitmix64(index));
-  // Both uniforms in (0, 1) exclusive, so log() is finite and cos() is never exactly 0.
-  const double u1 = (static_cast<double>(h >> 32) + 0.5) / 4294967296.0;
-  const double u2 = (static_cast<double>(h & 0xFFFFFFFFull) + 0.5) / 4294967296.0;
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+  const Pair p = polar(seed, index);
+  return p.r * (index & 1 ? std::sin(p.theta) : std::cos(p.theta));
 }
 
 std::uint16_t to_bf16(float x) {
@@ -107,6 +128,8 @@ float from_fp8_e4m3(std::uint8_t b) {
   return sign * std::ldexp(1.0f + static_cast<float>(m) / 8.0f, e - 7);
 }
 
+std::int8_t to_int8(double z) { return static_cast<std::int8_t>(std::clamp(std::nearbyint(16 * z), -127.0, 127.0)); }
+
 double stored_value(Dtype dtype, std::uint64_t seed, std::uint64_t index) {
   const double z = normal_at(seed, index);
   const float f = static_cast<float>(z);
@@ -115,6 +138,7 @@ double stored_value(Dtype dtype, std::uint64_t seed, std::uint64_t index) {
     case Dtype::bf16: return from_bf16(to_bf16(f));
     case Dtype::fp16: return from_fp16(to_fp16(f));
     case Dtype::fp8: return from_fp8_e4m3(to_fp8_e4m3(f));
+    case Dtype::int8: return to_int8(z);
     default: return f;
   }
 }
@@ -127,23 +151,29 @@ void fill_operand(Dtype dtype, std::uint64_t seed, std::uint64_t first, std::uin
     pool.emplace_back(fill_range, dtype, seed, first, t * chunk, std::min(count, (t + 1) * chunk), out);
 }
 
-std::vector<std::pair<std::int64_t, std::int64_t>> sample_entries(const Shape& s, int count) {
-  std::vector<std::pair<std::int64_t, std::int64_t>> out = {{0, 0}, {s.m - 1, s.n - 1}, {0, s.n - 1}, {s.m - 1, 0}};
+std::vector<Entry> sample_entries(const Shape& s, int count) {
+  const std::int64_t last = s.batch - 1;
+  std::vector<Entry> out = {{0, 0, 0}, {last, s.m - 1, s.n - 1}, {0, 0, s.n - 1}, {last, s.m - 1, 0}};
   for (int i = static_cast<int>(out.size()); i < count; ++i) {
     const std::uint64_t h = splitmix64(0x5EEDull + static_cast<std::uint64_t>(i));
-    out.emplace_back(static_cast<std::int64_t>((h >> 32) % static_cast<std::uint64_t>(s.m)),
-                     static_cast<std::int64_t>((h & 0xFFFFFFFFull) % static_cast<std::uint64_t>(s.n)));
+    const std::uint64_t hb = splitmix64(h);
+    out.push_back({static_cast<std::int64_t>(hb % static_cast<std::uint64_t>(s.batch)),
+                   static_cast<std::int64_t>((h >> 32) % static_cast<std::uint64_t>(s.m)),
+                   static_cast<std::int64_t>((h & 0xFFFFFFFFull) % static_cast<std::uint64_t>(s.n))});
   }
   out.resize(static_cast<std::size_t>(std::max(count, 0)));
   return out;
 }
 
-Reference reference_entry(Dtype dtype, const Shape& s, std::int64_t m, std::int64_t n) {
+Reference reference_entry(Dtype dtype, const Shape& s, const Entry& e) {
   long double sum = 0, sq = 0;
   const auto K = static_cast<std::uint64_t>(s.k);
+  // Member b's A starts at element b*M*K, its B at b*N*K.
+  const auto a0 = (static_cast<std::uint64_t>(e.b) * static_cast<std::uint64_t>(s.m) + static_cast<std::uint64_t>(e.m)) * K;
+  const auto b0 = (static_cast<std::uint64_t>(e.b) * static_cast<std::uint64_t>(s.n) + static_cast<std::uint64_t>(e.n)) * K;
   for (std::uint64_t k = 0; k < K; ++k) {
-    const long double p = static_cast<long double>(stored_value(dtype, seed_a, static_cast<std::uint64_t>(m) * K + k)) *
-                          static_cast<long double>(stored_value(dtype, seed_b, static_cast<std::uint64_t>(n) * K + k));
+    const long double p = static_cast<long double>(stored_value(dtype, seed_a, a0 + k)) *
+                          static_cast<long double>(stored_value(dtype, seed_b, b0 + k));
     sum += p;
     sq += p * p;
   }
@@ -157,6 +187,7 @@ Reference reference_entry(Dtype dtype, const Shape& s, std::int64_t m, std::int6
 // unwritten output) errs by O(1), so these bounds separate the two by 50x or more.
 double tolerance(Dtype dtype) {
   switch (dtype) {
+    case Dtype::int8: return 0;  // integers in int32: exact
     case Dtype::fp64: case Dtype::fp64_tensor: return 1e-10;
     case Dtype::fp32: return 1e-4;
     case Dtype::tf32: return 1e-2;
@@ -165,15 +196,16 @@ double tolerance(Dtype dtype) {
   }
 }
 
-CorrectnessCheck check_samples(Dtype dtype, const Shape& s, const std::vector<std::pair<std::int64_t, std::int64_t>>& samples,
-                               const std::vector<double>& got) {
+CorrectnessCheck check_samples(Dtype dtype, const Shape& s, const std::vector<Entry>& samples, const std::vector<double>& got) {
   CorrectnessCheck c;
   c.tolerance = tolerance(dtype);
   c.samples = static_cast<int>(samples.size());
   c.ok = !samples.empty() && samples.size() == got.size();
   for (std::size_t i = 0; c.ok && i < samples.size(); ++i) {
-    const Reference ref = reference_entry(dtype, s, samples[i].first, samples[i].second);
-    const double err = static_cast<double>(std::fabs(static_cast<long double>(got[i]) - ref.value) / ref.scale);
+    const Reference ref = reference_entry(dtype, s, samples[i]);
+    // All-zero terms (possible in int8) have no scale: the error is then absolute.
+    const long double diff = std::fabs(static_cast<long double>(got[i]) - ref.value);
+    const double err = static_cast<double>(ref.scale > 0 ? diff / ref.scale : diff);
     if (!(err <= c.tolerance)) c.ok = false;  // NaN fails too
     c.max_error = std::isfinite(err) ? std::max(c.max_error, err) : 1e300;
   }

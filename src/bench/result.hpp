@@ -15,7 +15,7 @@ namespace napkin::bench {
 // Order statistics of per-iteration times.
 struct TimingStats {
   double median_s = 0, min_s = 0, max_s = 0, mean_s = 0;
-  int count = 0;
+  long long count = 0;
 };
 
 // GPU state sampled while the timed iterations ran (NVML); absent where unavailable.
@@ -59,13 +59,15 @@ struct BenchResult {
 };
 
 struct BenchRun {
-  std::string backend;  // key
-  std::string device;   // "NVIDIA H100 80GB HBM3", "AMD EPYC (2 cores, AVX-512)"
+  std::string backend;      // key
+  std::string device;       // "NVIDIA H100 80GB HBM3 (compute capability 9.0, 79.19 GiB)"
+  std::string device_name;  // what the driver or OS calls it: "NVIDIA H100 80GB HBM3"
   Dtype dtype = Dtype::fp32;
   PeakInfo peak;
   std::vector<BenchResult> results;
   std::optional<std::size_t> best;  // index of the highest median throughput
   std::vector<std::string> notes;   // said once, under the table
+  bool interrupted = false;         // stopped early (Ctrl-C): the results are what was measured
 };
 
 }  // namespace napkin::bench

@@ -1,5 +1,7 @@
 #include "bench/shape.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <string>
 
@@ -31,22 +33,28 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   }
 }
 
-std::vector<std::int64_t> parse_range(std::string_view text, std::string_view what) {
+struct Range {
+  std::int64_t start = 0, stop = 0, step = 1;
+  double count() const { return static_cast<double>((stop - start) / step + 1); }
+};
+
+Range parse_range(std::string_view text, std::string_view what) {
   const auto parts = split(text, ':');
-  if (parts.size() == 1) return {parse_dim(parts[0], what)};
+  if (parts.size() == 1) {
+    const std::int64_t v = parse_dim(parts[0], what);
+    return {v, v, 1};
+  }
   if (parts.size() != 3)
     throw Error(std::string(what) + ": '" + std::string(text) + "' is not START:STOP:STEP or a single size");
   const std::int64_t start = parse_dim(parts[0], what), stop = parse_dim(parts[1], what), step = parse_dim(parts[2], what);
   if (start > stop) throw Error(std::string(what) + ": range '" + std::string(text) + "' starts after it stops");
-  std::vector<std::int64_t> out;
-  for (std::int64_t v = start; v <= stop; v += step) out.push_back(v);
-  return out;
+  return {start, stop, step};
 }
 
 }  // namespace
 
 double matmul_flops(const Shape& s) {
-  return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+  return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) * static_cast<double>(s.batch);
 }
 
 Shape parse_shape(std::string_view text, std::string_view what) {
@@ -62,7 +70,7 @@ Shape parse_shape(std::string_view text, std::string_view what) {
 
 std::vector<Shape> parse_sweep(std::string_view text, std::string_view what) {
   const std::string w(what);
-  std::vector<std::int64_t> dims[3];
+  Range dims[3];
   bool seen[3] = {false, false, false};
   for (std::string_view item : split(text, ',')) {
     const std::size_t eq = item.find('=');
@@ -76,17 +84,21 @@ std::vector<Shape> parse_sweep(std::string_view text, std::string_view what) {
   }
   for (int a = 0; a < 3; ++a)
     if (!seen[a]) throw Error(w + ": missing dimension '" + std::string(1, "mnk"[a]) + "' (give m, n and k, e.g. m=1024:8192:1024,n=4096,k=4096)");
-  const double count = double(dims[0].size()) * double(dims[1].size()) * double(dims[2].size());
-  if (count > 10000) throw Error(w + ": " + std::to_string(static_cast<long long>(count)) + " shapes is too many (at most 10000)");
+  // Counted before anything is listed: a range of a billion sizes is refused, not allocated.
+  const double count = dims[0].count() * dims[1].count() * dims[2].count();
+  if (count > max_sweep_shapes)
+    throw Error(w + ": " + fmt::format("{:.0f}", count) + " shapes is too many (at most " +
+                fmt::format("{:.0f}", max_sweep_shapes) + ")");
   std::vector<Shape> out;
-  for (auto m : dims[0])
-    for (auto n : dims[1])
-      for (auto k : dims[2]) out.push_back({m, n, k});
+  for (auto m = dims[0].start; m <= dims[0].stop; m += dims[0].step)
+    for (auto n = dims[1].start; n <= dims[1].stop; n += dims[1].step)
+      for (auto k = dims[2].start; k <= dims[2].stop; k += dims[2].step) out.push_back({m, n, k});
   return out;
 }
 
 std::string shape_text(const Shape& s) {
-  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+  const std::string mnk = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+  return s.batch == 1 ? mnk : mnk + " (batch " + std::to_string(s.batch) + ")";
 }
 
 }  // namespace napkin::bench

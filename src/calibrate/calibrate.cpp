@@ -58,6 +58,8 @@ Calibration calibrate(const Model& model, const CalibrateOptions& o, bench::Back
   c.gemms = step_gemms(model, o.step);
   c.dtype_timed = dtype_to_time(backend, o.dtype, c.notes);
   c.device = backend.device_description();
+  c.device_name = backend.device_name();
+  c.backend = backend.key();
 
   bench::BenchConfig cfg;
   cfg.dtype = c.dtype_timed;
@@ -66,7 +68,7 @@ Calibration calibrate(const Model& model, const CalibrateOptions& o, bench::Back
   cfg.warmup_s = o.warmup_s;
   cfg.hardware = o.hardware;
   const auto shapes = distinct_shapes(c.gemms);
-  for (const GemmShape& s : shapes) cfg.shapes.push_back({s.m, s.n, s.k});
+  for (const GemmShape& s : shapes) cfg.shapes.push_back({s.m, s.n, s.k, s.batch});
 
   // Before anything is allocated: does the largest product fit?
   std::optional<std::string> spec_key;
@@ -74,7 +76,11 @@ Calibration calibrate(const Model& model, const CalibrateOptions& o, bench::Back
   else if (const Hardware* h = registry.hardware_for_device(backend.device_name())) spec_key = h->key;
   check_fits(model, o, c.gemms, c.dtype_timed, device_memory_bytes(backend, registry, spec_key));
 
-  const bench::BenchRun run = bench::run_bench(backend, registry, cfg);
+  const bench::BenchRun run = bench::run_bench(backend, registry, cfg, o.control);
+  if (run.interrupted)
+    throw Error(fmt::format("interrupted by Ctrl-C: timed {} of the step's {} distinct products; a step time needs them all",
+                            run.results.size(), shapes.size()),
+                ExitCode::interrupted);
   if (!run.peak.flops_per_s)
     throw Error("no dense peak known for " + c.device + ": " + run.peak.source + "; give --hardware NAME");
   c.peak_source = run.peak.source;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench/backend.hpp"
+#include "bench/harness.hpp"
 #include "core/calibration.hpp"
 #include "core/dtype.hpp"
 #include "core/hardware.hpp"
@@ -23,15 +24,18 @@ struct CalibrateOptions {
   Dtype dtype = Dtype::bf16;           // the CPU backend times fp32 instead of 16-bit formats
   double mfu_assumed = 0.5;            // what the report compares against
   std::optional<Hardware> hardware;    // peak and memory from this spec, not detection
-  std::optional<int> iterations;       // timed products per shape; nullopt: about target_time_s
+  std::optional<long long> iterations; // timed calls per shape; nullopt: about target_time_s
   double target_time_s = 0.25;         // per shape, when iterations is unset
   std::optional<double> warmup_s;      // nullopt: the backend's default
+  bench::RunControl control;           // progress and Ctrl-C (bench/harness.hpp)
 };
 
 struct Calibration {
   std::vector<Gemm> gemms;       // the step's products, in the order of result.products
   CalibrationResult result;      // step time, tokens/s, mfu_measured
   Dtype dtype_timed = Dtype::bf16;
+  std::string backend;           // "cuda", "cpu"
+  std::string device_name;       // as the driver or OS names it
   std::string device;            // the backend's description
   std::string peak_source;       // where the dense peak came from
   std::vector<std::string> notes;
@@ -39,7 +43,7 @@ struct Calibration {
 
 // Throws Error: bad_input for a step that does not fit in the device's memory (with the
 // bytes needed and what to lower), a dtype the device lacks, no known peak; failure for
-// a timing or correctness failure.
+// a timing or correctness failure; interrupted when opts.control asked to stop (Ctrl-C).
 Calibration calibrate(const Model& model, const CalibrateOptions& opts, bench::Backend& backend,
                       const SpecRegistry& registry);
 

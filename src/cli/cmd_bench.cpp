@@ -1,12 +1,12 @@
 // napkin bench: achieved matmul FLOP/s and MFU on the local GPU (cuBLASLt) or CPU (OpenBLAS).
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cstdio>
+#include <cmath>
 
 #include "bench/backend.hpp"
 #include "bench/harness.hpp"
 #include "cli/common.hpp"
+#include "cli/progress.hpp"
 #include "core/error.hpp"
 #include "report/bench_report.hpp"
 #include "report/table.hpp"
@@ -19,7 +19,7 @@ struct BenchOptions {
   std::string dtype;
   std::vector<std::string> shapes;
   std::string sweep;
-  int iters = 0;
+  std::string iters, batch = "1";
   std::string warmup;
   bool no_flush = false;
   int algos = 4;
@@ -31,38 +31,37 @@ struct BenchOptions {
 // Any dtype napkin knows, narrowed to the ones a matmul backend can time.
 Dtype parse_bench_dtype(const std::string& text) {
   const Dtype d = dtype_flag(text);
-  if (d == Dtype::int8 || d == Dtype::fp4 || d == Dtype::fp64_tensor)
-    throw Error("--dtype: napkin bench times bf16, fp16, tf32, fp32, fp64 or fp8, not " + text);
+  if (d == Dtype::fp4 || d == Dtype::fp64_tensor)
+    throw Error("--dtype: napkin bench times bf16, fp16, tf32, fp32, fp64, fp8 or int8, not " + text +
+                (d == Dtype::fp64_tensor ? " (fp64 runs on the FP64 tensor cores where the GPU has them)" : ""));
   return d;
 }
 
-void list_devices(bool json) {
+void list_devices(bool json, bool csv) {
   nlohmann::json arr = nlohmann::json::array();
   Table t;
   t.header = {"device", "available", "description", "detail"};
+  std::string out = "device,available,description,detail\n";
+  auto cell = [](std::string s) {  // one CSV cell: quoted, quotes doubled (RFC 4180)
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
   for (const auto& info : bench::backend_registry()) {
     const auto a = info.make()->availability();
     arr.push_back({{"key", info.key}, {"description", info.description}, {"available", a.available}, {"detail", a.detail}});
     t.add({info.key, a.available ? "yes" : "no", info.description, a.detail});
+    out += info.key + "," + (a.available ? "yes" : "no") + "," + cell(info.description) + "," + cell(a.detail) + "\n";
   }
-  emit(json ? arr.dump(2) + "\n" : t.render());
+  emit(json ? arr.dump(2) + "\n" : csv ? out : t.render());
 }
 
-void progress_bar(std::size_t done, std::size_t total) {
-  constexpr std::size_t width = 30;
-  const std::size_t filled = total ? done * width / total : width;
-  fmt::print(stderr, "\r[{}{}] {}/{} shapes", std::string(filled, '#'), std::string(width - filled, '.'), done, total);
-  if (done == total) fmt::print(stderr, "\n");
-  std::fflush(stderr);
-}
-
-void run(Context& ctx, const BenchOptions& o) {
-  if (o.list_devices) return list_devices(o.json);
+bench::BenchConfig config(Context& ctx, const BenchOptions& o) {
   bench::BenchConfig cfg;
   for (const auto& s : o.shapes) cfg.shapes.push_back(bench::parse_shape(s));
   if (!o.sweep.empty())
     for (const auto& s : bench::parse_sweep(o.sweep)) cfg.shapes.push_back(s);
-  if (o.iters != 0) cfg.iterations = o.iters;
+  if (!o.iters.empty()) cfg.iterations = whole_flag(o.iters, "--iters", static_cast<double>(bench::max_iterations));
   if (!o.warmup.empty()) {
     try {
       std::size_t used = 0;
@@ -75,17 +74,43 @@ void run(Context& ctx, const BenchOptions& o) {
   cfg.flush_cache = !o.no_flush;
   cfg.algos = o.algos;
   cfg.peak_flops_per_s = count_flag(o.peak, "--peak");
+  // Checked here, before any device is opened, as well as by the harness.
+  if (cfg.algos < 1) throw Error("--algos must be at least 1");
+  if (cfg.warmup_s && !(*cfg.warmup_s >= 0 && *cfg.warmup_s <= 3600)) throw Error("--warmup must be between 0 and 3600 seconds");
+  if (cfg.peak_flops_per_s && !(*cfg.peak_flops_per_s > 0 && std::isfinite(*cfg.peak_flops_per_s)))
+    throw Error("--peak must be a positive FLOP/s figure such as 989.5T");
   if (!o.hardware.empty()) cfg.hardware = ctx.registry().hardware(o.hardware);
+  return cfg;
+}
+
+void run(Context& ctx, const BenchOptions& o) {
+  if (o.list_devices) return list_devices(o.json, o.csv);
+  bench::BenchConfig cfg = config(ctx, o);
+  const long long batch = whole_flag(o.batch, "--batch", 2147483647.0);
   std::optional<Dtype> dtype;
   if (!o.dtype.empty()) dtype = parse_bench_dtype(o.dtype);  // checked before any device work
 
   auto backend = bench::open_backend(o.device);
   cfg.dtype = dtype.value_or(backend->key() == "cuda" ? Dtype::bf16 : Dtype::fp32);
-  const bool bar = cfg.shapes.size() > 1 && isatty(STDERR_FILENO);
-  const bench::BenchRun result = bench::run_bench(*backend, ctx.registry(), cfg, bar ? bench::ProgressFn(progress_bar) : bench::ProgressFn());
+  if (cfg.shapes.empty() && batch > 1) cfg.shapes = {backend->default_shape(cfg.dtype)};
+  for (auto& s : cfg.shapes) s.batch = batch;
+  LongRun progress("bench");
+  bench::RunControl control;
+  control.stop_requested = progress.stop_requested();
+  control.progress = [&](const bench::BenchProgress& p) {
+    const std::string where = fmt::format("shape {}/{} {} {}", p.shape + 1, p.shapes, bench::shape_text(p.current),
+                                          dtype_name(cfg.dtype));
+    if (p.total == 0) progress.show(where + ": preparing, warming up", true);
+    else progress.show(fmt::format("{}: {}/{} products", where, p.done, p.total), p.done == p.total || p.done <= 1000);
+  };
+  const bench::BenchRun result = bench::run_bench(*backend, ctx.registry(), cfg, control);
+  // Ctrl-C: print what was measured, then say so and exit 130.
   if (o.json) emit(bench_json(result).dump(2) + "\n");
   else if (o.csv) emit(bench_csv(result));
   else emit(bench_text(result));
+  progress.throw_if_interrupted(fmt::format("{} of {} shapes measured{}", result.results.size(),
+                                            cfg.shapes.empty() ? 1 : cfg.shapes.size(),
+                                            result.results.empty() ? "" : " (printed above; the last may be partial)"));
 }
 
 }  // namespace
@@ -93,24 +118,29 @@ void run(Context& ctx, const BenchOptions& o) {
 void setup_bench(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* sub = app.add_subcommand("bench", "Measure achieved matmul FLOP/s and MFU on the local GPU (cuBLASLt) or CPU (OpenBLAS)");
-  sub->add_option("--device", o->device, "auto (cuda if present, else cpu), cuda or cpu")->capture_default_str();
-  sub->add_option("--dtype", o->dtype, "bf16, fp16, tf32, fp32, fp64 or fp8 (default: bf16 on cuda, fp32 on cpu)");
+  sub->add_option("--device", o->device, "auto (cuda if present, else cpu), cuda or cpu")->capture_default_str()->type_name("DEVICE");
+  sub->add_option("--dtype", o->dtype, "bf16, fp16, tf32, fp32, fp64, fp8 or int8 (default: bf16 on cuda, fp32 on cpu)")->type_name("DTYPE");
   sub->add_option("--shape", o->shapes, "MxNxK (repeatable; 'N' for a cube); default 8192^3 on cuda, 2048^3 on cpu")->type_name("MxNxK");
-  sub->add_option("--sweep", o->sweep, "m=START:STOP:STEP,n=...,k=... (each a range or one size; all combinations)");
-  sub->add_option("--iters", o->iters, "Timed products per shape (default: about 1 s worth, 5..1000)");
+  sub->add_option("--sweep", o->sweep, "m=START:STOP:STEP,n=...,k=... (each a range or one size; all combinations)")->type_name("RANGES");
+  sub->add_option("--batch", o->batch, "Products per call, one strided-batched call (as attention's per-head products run) [1]")->type_name("N");
+  sub->add_option("--iters", o->iters, "Timed products per shape, e.g. 100 or 1e6 (default: about 1 s worth, 5..1000)")->type_name("N");
   sub->add_option("--warmup", o->warmup, "Seconds of warm-up before the first shape (default 2 on cuda, 0.5 on cpu)")->type_name("SECONDS");
   sub->add_flag("--no-flush", o->no_flush, "Do not flush the L2 (GPU) / last-level (CPU) cache between products");
-  sub->add_option("--algos", o->algos, "cuBLASLt algorithms to try per shape; the fastest is kept")->capture_default_str();
-  sub->add_option("--hardware", o->hardware, "Spec whose dense peak MFU divides by (default: detected from the device name)");
+  sub->add_option("--algos", o->algos, "cuBLASLt algorithms to try per shape; the fastest is kept")->capture_default_str()->type_name("N");
+  sub->add_option("--hardware", o->hardware, "Spec whose dense peak MFU divides by (default: detected from the device name)")->type_name("NAME|FILE");
   sub->add_option("--peak", o->peak, "Peak FLOP/s for MFU, overriding everything (e.g. 989.5T)")->type_name("FLOPS");
   auto* json = sub->add_flag("--json", o->json, "Print JSON: {device, hardware, results}");
-  sub->add_flag("--csv", o->csv, "Print CSV, one row per shape")->excludes(json);
-  sub->add_flag("--list-devices", o->list_devices, "List the devices napkin can bench and whether each is available");
+  sub->add_flag("--csv", o->csv, "Print CSV, one row per shape (or per device with --list-devices)")->excludes(json);
+  sub->add_flag("--list-devices", o->list_devices, "List the devices napkin can bench and whether each is available (and why not)");
   sub->footer(
+      "Progress goes to stderr when it is a terminal (NAPKIN_PROGRESS=1: always). Ctrl-C stops a long run,\n"
+      "prints what was measured, and exits 130. The CUDA backend is a module napkin loads when needed:\n"
+      "NAPKIN_CUDA_MODULE, beside the executable, or lib/napkin/ of the installation.\n"
       "Examples:\n"
       "  napkin bench                                   # default device, dtype and shape\n"
       "  napkin bench --device cuda --dtype bf16 --shape 8192x8192x8192\n"
       "  napkin bench --dtype fp8 --sweep m=1024:16384:1024,n=8192,k=8192 --csv\n"
+      "  napkin bench --device cuda --shape 2048x2048x128 --batch 32   # attention's batched products\n"
       "  napkin bench --device cpu --dtype fp32 --shape 4096 --json\n"
       "  napkin bench --list-devices");
   sub->callback([&ctx, o] { run(ctx, *o); });

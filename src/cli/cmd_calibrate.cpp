@@ -7,6 +7,7 @@
 #include "bench/backend.hpp"
 #include "calibrate/calibrate.hpp"
 #include "cli/common.hpp"
+#include "cli/progress.hpp"
 #include "core/calibration.hpp"
 #include "core/error.hpp"
 #include "core/step_gemms.hpp"
@@ -25,7 +26,7 @@ struct CalibrateOptions {
   std::string tp = "1";
   std::string tokens, gpus, hardware;
   std::string assumed_mfu = "0.5";
-  std::string iterations;
+  std::string iters, warmup;
   bool dry_run = false;
   bool json = false;
 };
@@ -49,11 +50,17 @@ void run(Context& ctx, const CalibrateOptions& o) {
     warn(fmt::format("--seq {} is longer than {}'s context of {} tokens; going on", rep.step.seq, m.key, m.context));
   std::optional<Hardware> hardware;
   if (!o.hardware.empty()) hardware = ctx.registry().hardware(o.hardware);
-  std::optional<int> iterations;
-  if (!o.iterations.empty()) {
-    const long long n = whole_flag(o.iterations, "--iterations");
-    if (n > 100000) throw Error("--iterations must be at most 100000");
-    iterations = static_cast<int>(n);
+  std::optional<long long> iterations;
+  if (!o.iters.empty()) iterations = whole_flag(o.iters, "--iters", static_cast<double>(bench::max_iterations));
+  std::optional<double> warmup;
+  if (!o.warmup.empty()) {
+    try {
+      std::size_t used = 0;
+      warmup = std::stod(o.warmup, &used);
+      if (used != o.warmup.size() || !(*warmup >= 0 && *warmup <= 3600)) throw std::invalid_argument("range");
+    } catch (const std::exception&) {
+      throw Error("--warmup: '" + o.warmup + "' is not a number of seconds from 0 to 3600");
+    }
   }
   if (o.dry_run) {
     emit(o.json ? calibrate_json(rep).dump(2) + "\n" : calibrate_text(rep));
@@ -67,8 +74,18 @@ void run(Context& ctx, const CalibrateOptions& o) {
   co.mfu_assumed = assumed;
   co.hardware = hardware;
   co.iterations = iterations;
+  co.warmup_s = warmup;
+  LongRun progress("calibrate");
+  co.control.stop_requested = progress.stop_requested();
+  co.control.progress = [&](const bench::BenchProgress& p) {
+    const std::string where = fmt::format("product {}/{} {}", p.shape + 1, p.shapes, bench::shape_text(p.current));
+    if (p.total == 0) progress.show(where + ": preparing", true);
+    else progress.show(fmt::format("{}: {}/{} calls", where, p.done, p.total), p.done == p.total);
+  };
   const Calibration cal = calibrate(m, co, *backend, ctx.registry());
   rep.dtype = cal.dtype_timed;
+  rep.backend = cal.backend;
+  rep.device_name = cal.device_name;
   rep.device = cal.device;
   rep.peak_source = cal.peak_source;
   rep.result = cal.result;
@@ -101,20 +118,22 @@ void setup_calibrate(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<CalibrateOptions>();
   CLI::App* sub = app.add_subcommand(
       "calibrate", "Time the matrix products of one training step of a model here; report a measured MFU");
-  sub->add_option("--model", o->model, "A model name from 'napkin models list', or a .toml spec")->required();
-  sub->add_option("--micro-batch", o->micro_batch, "Sequences per GPU per step (default 1)");
-  sub->add_option("--seq", o->seq, "Tokens per sequence (default: the model's context, at most 2048)");
-  sub->add_option("--dtype", o->dtype, "Number format to multiply in (default bf16; the CPU times fp32)");
-  sub->add_option("--device", o->device, "auto, cuda or cpu (default auto: cuda when present)");
-  sub->add_option("--tp", o->tp, "Tensor-parallel degree: time one GPU's share of each product (default 1)");
-  sub->add_option("--tokens", o->tokens, "Training tokens, for days-to-train (with --gpus)");
-  sub->add_option("--gpus", o->gpus, "GPUs, for days-to-train (with --tokens)");
-  sub->add_option("--hardware", o->hardware, "The accelerator spec whose dense peak MFU divides by (default: detected)");
-  sub->add_option("--assumed-mfu", o->assumed_mfu, "The MFU to compare against (default 0.5, napkin train's)");
-  sub->add_option("--iterations", o->iterations, "Timed products per shape (default: about 0.25 s worth)");
+  sub->add_option("--model", o->model, "A model name from 'napkin models list', or a .toml spec")->required()->type_name("NAME|FILE");
+  sub->add_option("--micro-batch", o->micro_batch, "Sequences per GPU per step (default 1)")->type_name("N");
+  sub->add_option("--seq", o->seq, "Tokens per sequence (default: the model's context, at most 2048)")->type_name("T");
+  sub->add_option("--dtype", o->dtype, "Number format to multiply in (default bf16; the CPU times fp32)")->type_name("DTYPE");
+  sub->add_option("--device", o->device, "auto, cuda or cpu (default auto: cuda when present)")->type_name("DEVICE");
+  sub->add_option("--tp", o->tp, "Tensor-parallel degree: time one GPU's share of each product (default 1)")->type_name("N");
+  sub->add_option("--tokens", o->tokens, "Training tokens, for days-to-train (with --gpus)")->type_name("D");
+  sub->add_option("--gpus", o->gpus, "GPUs, for days-to-train (with --tokens)")->type_name("N");
+  sub->add_option("--hardware", o->hardware, "The accelerator spec whose dense peak MFU divides by (default: detected)")->type_name("NAME|FILE");
+  sub->add_option("--assumed-mfu", o->assumed_mfu, "The MFU to compare against (default 0.5, napkin train's)")->type_name("F");
+  sub->add_option("--iters", o->iters, "Timed calls per distinct product, e.g. 20 or 1e3 (default: about 0.25 s worth)")->type_name("N");
+  sub->add_option("--warmup", o->warmup, "Seconds of warm-up before the first product (default 2 on cuda, 0.5 on cpu)")->type_name("SECONDS");
   sub->add_flag("--dry-run", o->dry_run, "List the products and their FLOPs; time nothing");
   sub->add_flag("--json", o->json, "Print JSON");
   sub->footer(
+      "Progress goes to stderr when it is a terminal (NAPKIN_PROGRESS=1: always); Ctrl-C stops (exit 130).\n"
       "Examples:\n"
       "  napkin calibrate --model gpt2 --device cpu --seq 256\n"
       "  napkin calibrate --model llama3-8b --micro-batch 2 --seq 4096 --tokens 15T --gpus 1024\n"

@@ -19,6 +19,7 @@ struct TrainOptions {
   std::string dtype = "bf16";
   std::string flops_model = "6pd";
   std::string price, pue = "1.0", grid;
+  std::string iters;  // cap on --mfu measured|calibrated's timed products (cuda branch)
   bool sparse = false, explain = false, json = false;
 };
 
@@ -111,12 +112,15 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
   // All four of params, tokens, GPUs and days given, and no --mfu: solve for the MFU the run
   // implies (the usual check of a published run).
   const bool all_four = q.params && q.tokens && !o.gpus.empty() && !o.days.empty();
+  const std::optional<long long> iters =
+      o.iters.empty() ? std::nullopt : std::optional<long long>(whole_flag(o.iters, "--iters", 2147483647.0));
   if (all_four && sub->count("--mfu") == 0) {
     q.mfu.reset();
   } else {
     const MfuChoice mfu = predicted ? MfuChoice{predicted->mfu, "", {}}
                                     : resolve_mfu(o.mfu, sub->count("--mfu") > 0, r.dtype, model,
-                                                  o.seq.empty() ? std::nullopt : std::optional<double>(static_cast<double>(whole_flag(o.seq, "--seq"))), hw.key, specs);
+                                                  o.seq.empty() ? std::nullopt : std::optional<double>(static_cast<double>(whole_flag(o.seq, "--seq"))), hw.key, specs,
+                                                  iters);
     q.mfu = mfu.mfu;
     r.mfu_source = mfu.source;
     r.warnings.insert(r.warnings.end(), mfu.warnings.begin(), mfu.warnings.end());
@@ -194,6 +198,7 @@ void setup_train(CLI::App& app, Context& ctx) {
   sub->add_option("--price", o->price, "Price in USD per GPU-hour, for the cost")->type_name("USD");
   sub->add_option("--pue", o->pue, "Power usage effectiveness of the data centre [1.0]")->type_name("X");
   sub->add_option("--grid-intensity", o->grid, "Grid carbon intensity in g CO2 per kWh, for CO2")->type_name("G");
+  sub->add_option("--iters", o->iters, "With --mfu measured|calibrated: timed products per shape (default: about 0.5 s worth)")->type_name("N");
   sub->add_flag("--explain", o->explain, "Show the arithmetic step by step");
   sub->add_flag("--json", o->json, "Print one JSON object");
   sub->footer(

@@ -7,6 +7,7 @@
 #include "bench/backend.hpp"
 #include "bench/measure.hpp"
 #include "calibrate/calibrate.hpp"
+#include "cli/progress.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "report/format.hpp"
@@ -23,13 +24,26 @@ void warn_if_other_device(MfuChoice& c, const std::string& device, const std::st
                                      device, hardware_key));
 }
 
+// Progress of a measurement on stderr, and Ctrl-C to stop it.
+bench::RunControl watch(LongRun& run) {
+  bench::RunControl c;
+  c.stop_requested = run.stop_requested();
+  c.progress = [&run](const bench::BenchProgress& p) {
+    if (p.total == 0) run.show(fmt::format("shape {}/{} {}: preparing", p.shape + 1, p.shapes, bench::shape_text(p.current)), true);
+    else run.show(fmt::format("shape {}/{} {}: {}/{} products", p.shape + 1, p.shapes, bench::shape_text(p.current), p.done, p.total));
+  };
+  return c;
+}
+
 }  // namespace
 
 MfuChoice resolve_mfu(const std::string& text, bool given, Dtype dtype, const std::optional<Model>& model,
-                      std::optional<double> seq_len, const std::string& hardware_key, const SpecRegistry& specs) {
+                      std::optional<double> seq_len, const std::string& hardware_key, const SpecRegistry& specs,
+                      std::optional<long long> iterations) {
   MfuChoice c;
   if (text == "measured") {
-    const bench::MeasuredMfu m = bench::measure_mfu(specs, dtype, std::nullopt);
+    LongRun run("train --mfu measured");
+    const bench::MeasuredMfu m = bench::measure_mfu(specs, dtype, std::nullopt, iterations, watch(run));
     c.mfu = m.mfu;
     c.source = fmt::format("measured: {} matmul {}x{}x{}, median {} on {}, peak {}", dtype_name(m.dtype),
                            m.shape.m, m.shape.n, m.shape.k, format_si(m.flops_per_s, "FLOP/s"), m.device, m.peak_source);
@@ -38,12 +52,16 @@ MfuChoice resolve_mfu(const std::string& text, bool given, Dtype dtype, const st
     return c;
   }
   if (text == "calibrated") {
+    LongRun run("train --mfu calibrated");
     if (!model) throw Error("--mfu calibrated needs --model: it times that model's own matrix products");
     auto backend = bench::open_backend("auto");
     CalibrateOptions opts;
     opts.dtype = dtype;
     opts.step.micro_batch = 1;
     opts.step.seq = static_cast<long long>(seq_len.value_or(static_cast<double>(std::min<long long>(model->context, 2048))));
+    opts.iterations = iterations;
+    opts.warmup_s = std::min(1.0, backend->default_warmup_s());  // a short measurement, as --mfu measured's
+    opts.control = watch(run);
     const Calibration cal = calibrate(*model, opts, *backend, specs);
     if (!(cal.result.mfu_measured > 0 && cal.result.mfu_measured <= 1))
       throw Error(fmt::format("--mfu calibrated: the measured MFU {} is outside (0, 1]; see 'napkin calibrate --model {}'",

@@ -19,7 +19,10 @@ struct MfuChoice {
 // `text` is a fraction ("0.45", "45%"), "measured" (a short matmul bench on the local device
 // in `dtype`) or "calibrated" (the model's own step products, timed; needs `model`).
 // `hardware_key` is the run's accelerator, to warn when the measurement is of another device.
+// `iterations` caps the timed products per shape of a measurement (train --iters). A
+// measurement shows progress on stderr (cli/progress.hpp); Ctrl-C stops it (exit 130).
 MfuChoice resolve_mfu(const std::string& text, bool given, Dtype dtype, const std::optional<Model>& model,
-                      std::optional<double> seq_len, const std::string& hardware_key, const SpecRegistry& specs);
+                      std::optional<double> seq_len, const std::string& hardware_key, const SpecRegistry& specs,
+                      std::optional<long long> iterations = std::nullopt);
 
 }  // namespace napkin::cli

@@ -11,7 +11,7 @@ namespace napkin {
 std::vector<GemmShape> distinct_shapes(const std::vector<Gemm>& gemms) {
   std::vector<GemmShape> out;
   for (const Gemm& g : gemms) {
-    const GemmShape s{g.m, g.n, g.k};
+    const GemmShape s{g.m, g.n, g.k, g.batch};
     if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
   }
   return out;
@@ -21,7 +21,7 @@ double largest_product_bytes(const std::vector<Gemm>& gemms, double bytes_per_va
   double most = 0;
   for (const Gemm& g : gemms) {
     const double m = static_cast<double>(g.m), n = static_cast<double>(g.n), k = static_cast<double>(g.k);
-    most = std::max(most, (m * k + k * n + m * n) * bytes_per_value);
+    most = std::max(most, (m * k + k * n + m * n) * static_cast<double>(g.batch) * bytes_per_value);
   }
   return most;
 }
@@ -40,12 +40,12 @@ CalibrationResult combine_timings(const Model& m, const StepConfig& c, const std
   r.peak_flops_per_s = peak_flops_per_s;
   r.mfu_assumed = mfu_assumed;
   for (const Gemm& g : gemms) {
-    const auto it = std::find(shapes.begin(), shapes.end(), GemmShape{g.m, g.n, g.k});
+    const auto it = std::find(shapes.begin(), shapes.end(), GemmShape{g.m, g.n, g.k, g.batch});
     if (it == shapes.end()) throw Error("internal: a product's shape was not timed", ExitCode::failure);
     TimedGemm t;
     t.gemm = g;
-    t.time_per_product_s = times_s[static_cast<std::size_t>(it - shapes.begin())];
-    t.time_s = t.time_per_product_s * static_cast<double>(g.batch) * static_cast<double>(g.count) * g.useful_fraction;
+    t.time_per_call_s = times_s[static_cast<std::size_t>(it - shapes.begin())];
+    t.time_s = t.time_per_call_s * static_cast<double>(g.count) * g.useful_fraction;
     t.flops_per_s = g.flops / t.time_s;
     r.step_matmul_time_s += t.time_s;
     r.gemm_flops_per_step += g.flops;

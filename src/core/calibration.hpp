@@ -10,9 +10,11 @@
 
 namespace napkin {
 
-// A distinct single-product shape to time; batched products are timed as one member.
+// A distinct call to time: `batch` products of m x n x k launched together (one
+// strided-batched call on a GPU), as the step runs them.
 struct GemmShape {
   long long m = 0, n = 0, k = 0;
+  long long batch = 1;
   bool operator==(const GemmShape&) const = default;
 };
 
@@ -21,8 +23,8 @@ std::vector<GemmShape> distinct_shapes(const std::vector<Gemm>& gemms);
 
 struct TimedGemm {
   Gemm gemm;
-  double time_per_product_s = 0;  // median of one product of the shape
-  // The step's time in this entry: time_per_product · batch · count · useful_fraction.
+  double time_per_call_s = 0;  // median of one call: all `batch` products of the shape together
+  // The step's time in this entry: time_per_call · count · useful_fraction.
   // A causal kernel (FlashAttention, Dao et al. 2022 §3.1) skips the fully masked tiles,
   // so the attention products are charged the useful half of the dense product's time.
   double time_s = 0;
@@ -47,13 +49,15 @@ struct CalibrationResult {
   double mfu_assumed = 0.5;
 };
 
-// `times_s[i]` is the median time of one product of `shapes[i]` (from distinct_shapes).
+// `times_s[i]` is the median time of one call of `shapes[i]` (from distinct_shapes), its
+// whole batch.
 // Throws Error when a time or the peak is not positive and finite, or the sizes disagree.
 CalibrationResult combine_timings(const Model& m, const StepConfig& c, const std::vector<Gemm>& gemms,
                                   const std::vector<GemmShape>& shapes, const std::vector<double>& times_s,
                                   double peak_flops_per_s, double mfu_assumed = 0.5);
 
-// Bytes needed to time the largest product of the list: its A, B and C in `bytes_per_value`.
+// Bytes needed to time the largest call of the list: its A, B and C, for every member of its
+// batch, in `bytes_per_value`.
 double largest_product_bytes(const std::vector<Gemm>& gemms, double bytes_per_value);
 
 }  // namespace napkin

@@ -10,6 +10,7 @@ enum class ExitCode : int {
   ok = 0,
   failure = 1,    // the command ran and failed (a benchmark error, a GPU fault)
   bad_input = 2,  // a flag, a value or a spec file is wrong; the message says which
+  interrupted = 130,  // stopped by Ctrl-C (128 + SIGINT, as shells report it); cli/progress.hpp
 };
 
 class Error : public std::runtime_error {

@@ -18,7 +18,11 @@ std::string format_duration_short(double s) {
   return format_sig(s, 4) + " s";
 }
 
-std::string opt_pct(const std::optional<double>& v) { return v ? fmt::format("{:.1f}%", *v * 100) : "-"; }
+// Significant digits, not decimals: a small MFU is "0.0248%", not "0.0%".
+std::string opt_pct(const std::optional<double>& v) {
+  if (!v) return "-";
+  return (*v * 100 >= 1 ? fmt::format("{:.1f}", *v * 100) : format_sig(*v * 100, 3)) + "%";
+}
 
 template <typename T>
 nlohmann::json opt_json(const std::optional<T>& v) {
@@ -43,15 +47,21 @@ std::string bench_text(const BenchRun& run) {
   if (run.peak.nominal_flops_per_s)
     kv.add("nominal peak", format_si(*run.peak.nominal_flops_per_s, "FLOP/s"), run.peak.nominal_source + "; not used");
   Table t;
+  bool batched = false;
+  for (const BenchResult& r : run.results) batched = batched || r.shape.batch > 1;
   t.header = {"M", "N", "K", "algorithm", "median", "min", "max", "FLOP/s median", "FLOP/s max", "MFU", "check"};
   t.align = {Align::right, Align::right, Align::right, Align::left, Align::right, Align::right, Align::right,
              Align::right, Align::right, Align::right, Align::right};
+  if (batched) t.header.insert(t.header.begin() + 3, "batch"), t.align.insert(t.align.begin() + 3, Align::right);
   bool any_telemetry = false;
   for (const BenchResult& r : run.results) {
-    t.add({std::to_string(r.shape.m), std::to_string(r.shape.n), std::to_string(r.shape.k), r.algorithm,
-           format_duration_short(r.time.median_s), format_duration_short(r.time.min_s), format_duration_short(r.time.max_s),
-           format_si(r.flops_per_s_median, "FLOP/s"), format_si(r.flops_per_s_max, "FLOP/s"), opt_pct(r.mfu),
-           fmt::format("ok {:.0e}", r.check.max_error)});
+    std::vector<std::string> row = {std::to_string(r.shape.m), std::to_string(r.shape.n), std::to_string(r.shape.k),
+                                    r.algorithm, format_duration_short(r.time.median_s), format_duration_short(r.time.min_s),
+                                    format_duration_short(r.time.max_s), format_si(r.flops_per_s_median, "FLOP/s"),
+                                    format_si(r.flops_per_s_max, "FLOP/s"), opt_pct(r.mfu),
+                                    r.check.max_error > 0 ? fmt::format("ok {:.0e}", r.check.max_error) : "ok exact"};
+    if (batched) row.insert(row.begin() + 3, std::to_string(r.shape.batch));
+    t.add(row);
     any_telemetry = any_telemetry || !telemetry_text(r.telemetry).empty();
   }
   std::string out = kv.render() + "\n" + t.render();
@@ -68,12 +78,17 @@ std::string bench_text(const BenchRun& run) {
   }
   if (!run.peak.flops_per_s) out += "  MFU: " + run.peak.source + "\n";
   for (const auto& n : run.notes) out += "  note: " + n + "\n";
+  if (run.interrupted) out += "  interrupted by Ctrl-C: these are the products timed before it\n";
   return out;
+}
+
+nlohmann::json device_json(const std::string& backend, const std::string& name, const std::string& description) {
+  return {{"backend", backend}, {"name", name}, {"description", description}};
 }
 
 nlohmann::json bench_json(const BenchRun& run) {
   nlohmann::json j;
-  j["device"] = {{"backend", run.backend}, {"name", run.device}};
+  j["device"] = device_json(run.backend, run.device_name, run.device);
   j["hardware"] = {{"key", opt_json(run.peak.hardware_key)},
                    {"peak_flops_per_s", opt_json(run.peak.flops_per_s)},
                    {"peak_source", run.peak.source},
@@ -81,7 +96,8 @@ nlohmann::json bench_json(const BenchRun& run) {
                    {"nominal_peak_source", run.peak.nominal_source}};
   nlohmann::json results = nlohmann::json::array();
   for (const BenchResult& r : run.results) {
-    nlohmann::json x = {{"m", r.shape.m}, {"n", r.shape.n}, {"k", r.shape.k}, {"dtype", std::string(dtype_name(r.dtype))},
+    nlohmann::json x = {{"m", r.shape.m}, {"n", r.shape.n}, {"k", r.shape.k}, {"batch", r.shape.batch},
+                        {"dtype", std::string(dtype_name(r.dtype))},
                         {"backend", r.backend}, {"algorithm", r.algorithm}, {"iterations", r.time.count},
                         {"warmup_iterations", r.warmup_iterations}, {"cache_flushed", r.cache_flushed},
                         {"flops", r.flops}, {"time_s_median", r.time.median_s}, {"time_s_min", r.time.min_s},
@@ -97,18 +113,20 @@ nlohmann::json bench_json(const BenchRun& run) {
   j["results"] = std::move(results);
   j["best"] = run.best ? nlohmann::json(*run.best) : nlohmann::json(nullptr);
   j["notes"] = run.notes;
+  j["interrupted"] = run.interrupted;
   return j;
 }
 
 std::string bench_csv(const BenchRun& run) {
-  std::string out = "m,n,k,dtype,backend,algorithm,iterations,time_s_median,time_s_min,time_s_max,flops_per_s_median,flops_per_s_max,mfu\n";
+  std::string out =
+      "m,n,k,batch,dtype,backend,algorithm,iterations,time_s_median,time_s_min,time_s_max,flops_per_s_median,flops_per_s_max,mfu\n";
   for (const BenchResult& r : run.results) {
     std::string algo = r.algorithm;
     for (auto& c : algo)
       if (c == ',' || c == '"') c = ';';  // keep the field one CSV cell without quoting rules
-    out += fmt::format("{},{},{},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.6e},{:.6e},{}\n", r.shape.m, r.shape.n, r.shape.k,
-                       dtype_name(r.dtype), r.backend, algo, r.time.count, r.time.median_s, r.time.min_s, r.time.max_s,
-                       r.flops_per_s_median, r.flops_per_s_max, r.mfu ? fmt::format("{:.4f}", *r.mfu) : "");
+    out += fmt::format("{},{},{},{},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.6e},{:.6e},{}\n", r.shape.m, r.shape.n, r.shape.k,
+                       r.shape.batch, dtype_name(r.dtype), r.backend, algo, r.time.count, r.time.median_s, r.time.min_s, r.time.max_s,
+                       r.flops_per_s_median, r.flops_per_s_max, r.mfu ? fmt::format("{:.6g}", *r.mfu) : "");
   }
   return out;
 }

@@ -9,6 +9,8 @@
 namespace napkin {
 
 std::string bench_text(const bench::BenchRun& run);
+// The "device" object of bench and calibrate JSON: {backend, name, description}.
+nlohmann::json device_json(const std::string& backend, const std::string& name, const std::string& description);
 nlohmann::json bench_json(const bench::BenchRun& run);
 std::string bench_csv(const bench::BenchRun& run);
 

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
+#include "report/bench_report.hpp"
 #include "report/format.hpp"
 #include "report/table.hpp"
 
@@ -21,7 +24,8 @@ std::vector<std::string> notes(const CalibrateReport& r) {
   n.push_back(
       "Attention under the causal mask: FLOPs count the useful half of Q·Kᵀ and P·V (napkin's convention); "
       "each is timed as a dense product and charged half its time, as a causal kernel skips masked tiles.");
-  n.push_back("Batched attention products are timed one (sequence, head) at a time and multiplied by the batch.");
+  n.push_back("Batched attention products (one per sequence and head) are timed as one strided-batched call, as "
+              "training runs them.");
   if (r.model.moe) n.push_back("MoE experts assume even routing: tokens × top-k / experts tokens per expert.");
   if (r.step.tp > 1)
     n.push_back(fmt::format("Shapes are one GPU's share under tensor parallelism {} (column/row split); "
@@ -44,13 +48,13 @@ std::string calibrate_text(const CalibrateReport& r) {
   Table t;
   const bool timed = r.result.has_value();
   t.header = {"product", "m x n x k", "batch", "count", "GFLOP/step"};
-  if (timed) t.header.insert(t.header.end(), {"time/step", "TFLOP/s", "share"});
+  if (timed) t.header.insert(t.header.end(), {"time/step", "FLOP/s", "share"});
   t.align = {Align::left, Align::right, Align::right, Align::right, Align::right, Align::right, Align::right, Align::right};
   if (timed) {
     for (const TimedGemm& g : r.result->products)
       t.add({g.gemm.name, shape(g.gemm), format_count(static_cast<double>(g.gemm.batch)),
              format_count(static_cast<double>(g.gemm.count)), format_sig(g.gemm.flops / 1e9, 4), ms(g.time_s),
-             format_sig(g.flops_per_s / 1e12, 4), format_sig(100 * g.share, 3) + "%"});
+             format_si(g.flops_per_s, "FLOP/s"), format_sig(100 * g.share, 3) + "%"});
   } else {
     for (const Gemm& g : r.gemms)
       t.add({g.name, shape(g), format_count(static_cast<double>(g.batch)), format_count(static_cast<double>(g.count)),
@@ -87,7 +91,7 @@ nlohmann::json calibrate_json(const CalibrateReport& r) {
   nlohmann::json j;
   j["model"] = r.model.key;
   j["micro_batch"] = r.step.micro_batch;
-  j["seq"] = r.step.seq;
+  j["seq_len"] = r.step.seq;
   j["tp"] = r.step.tp;
   j["dtype"] = std::string(dtype_name(r.dtype));
   j["tokens_per_step"] = r.step.micro_batch * r.step.seq;
@@ -101,7 +105,7 @@ nlohmann::json calibrate_json(const CalibrateReport& r) {
     if (r.result) {
       const TimedGemm& t = r.result->products.at(i);
       p["time_s"] = t.time_s;
-      p["time_per_product_s"] = t.time_per_product_s;
+      p["time_per_call_s"] = t.time_per_call_s;
       p["flops_per_s"] = t.flops_per_s;
       p["share"] = t.share;
     }
@@ -110,7 +114,7 @@ nlohmann::json calibrate_json(const CalibrateReport& r) {
   j["products"] = products;
   if (r.result) {
     const CalibrationResult& c = *r.result;
-    j["device"] = r.device;
+    j["device"] = device_json(r.backend, r.device_name, r.device);
     j["peak_flops_per_s"] = c.peak_flops_per_s;
     j["peak_source"] = r.peak_source;
     j["step_matmul_time_s"] = c.step_matmul_time_s;
@@ -122,8 +126,9 @@ nlohmann::json calibrate_json(const CalibrateReport& r) {
     j["mfu_assumed"] = c.mfu_assumed;
   }
   if (r.run_assumed) {
-    j["tokens"] = r.run_assumed->tokens;
-    j["gpus"] = r.run_assumed->gpus;
+    // Counts as integers, as in train's JSON.
+    j["tokens"] = static_cast<long long>(std::llround(r.run_assumed->tokens));
+    j["gpus"] = static_cast<long long>(std::llround(r.run_assumed->gpus));
     j["days_assumed"] = r.run_assumed->days();
     j["days_measured"] = r.run_measured ? nlohmann::json(r.run_measured->days()) : nlohmann::json(nullptr);
   }

@@ -19,7 +19,9 @@ struct CalibrateReport {
   Model model;
   StepConfig step;
   Dtype dtype = Dtype::bf16;   // the dtype timed
-  std::string device;          // "NVIDIA H100 80GB HBM3 (cuda)"; empty in a dry run
+  std::string backend;         // "cuda", "cpu"; empty in a dry run
+  std::string device_name;     // "NVIDIA H100 80GB HBM3", as the driver names it
+  std::string device;          // its description; empty in a dry run
   std::string peak_source;     // where the dense peak came from
   std::vector<Gemm> gemms;     // always
   std::optional<CalibrationResult> result;  // absent in a dry run

@@ -1,7 +1,9 @@
 #pragma once
 // One cuBLASLt matmul configuration: D[M,N] = A^T[M,K] B[K,N] in column-major terms with A
-// stored K x M and B stored K x N (both K-major, "TN": the layout FP8 requires on Hopper),
-// fp32 accumulation for 16-bit and 8-bit inputs, TF32 via CUBLAS_COMPUTE_32F_FAST_TF32.
+// stored K x M and B stored K x N (both K-major, "TN": the layout FP8 and int8 IMMA require
+// on Hopper), fp32 accumulation for 16-bit and FP8 inputs, TF32 via
+// CUBLAS_COMPUTE_32F_FAST_TF32, int32 for int8. A batch is one strided-batched call
+// (CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT / STRIDED_BATCH_OFFSET), members one after another.
 #include <string>
 #include <vector>
 
@@ -11,7 +13,8 @@
 
 namespace napkin::bench::cuda {
 
-// Element types: A and B store `input`; D stores `output` (bf16 for fp8 inputs).
+// Element types: A and B store `input`; D stores `output` (bf16 for fp8 inputs, int32 for
+// int8); alpha and beta are of type `scale`.
 struct LtTypes {
   cudaDataType_t input, output, scale;
   cublasComputeType_t compute;
@@ -27,10 +30,12 @@ class LtMatmul {
   LtMatmul(const LtMatmul&) = delete;
   LtMatmul& operator=(const LtMatmul&) = delete;
 
-  // Up to `count` algorithms the heuristic ranks for `workspace_bytes`; throws when none.
+  // Up to `count` algorithms the heuristic ranks for `workspace_bytes`, whatever their
+  // state (the caller skips those that are not CUBLAS_STATUS_SUCCESS); throws when none.
   std::vector<cublasLtMatmulHeuristicResult_t> heuristic(int count, std::size_t workspace_bytes) const;
-  void run(const cublasLtMatmulAlgo_t& algo, const void* a, const void* b, void* d, void* workspace,
-           std::size_t workspace_bytes, cudaStream_t stream) const;
+  // Issues the product on `stream`; returns cuBLASLt's status (the caller decides).
+  cublasStatus_t run(const cublasLtMatmulAlgo_t& algo, const void* a, const void* b, void* d, void* workspace,
+                     std::size_t workspace_bytes, cudaStream_t stream) const;
   static std::string describe(const cublasLtMatmulAlgo_t& algo);
 
  private:

@@ -3,14 +3,19 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <chrono>
+
+#ifndef NAPKIN_NVML_LIBRARY
+#define NAPKIN_NVML_LIBRARY "libnvidia-ml.so.1"
+#endif
 
 namespace napkin::bench::cuda {
 namespace {
 
 // From nvml.h (NVML API reference): NVML_SUCCESS = 0, NVML_CLOCK_SM = 1,
-// NVML_TEMPERATURE_GPU = 0; nvmlDeviceGetPowerUsage reports milliwatts.
+// NVML_TEMPERATURE_GPU = 0; nvmlDeviceGetPowerUsage reports milliwatts;
+// NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE = 80.
 constexpr int nvml_success = 0, nvml_clock_sm = 1, nvml_temperature_gpu = 0;
+constexpr unsigned nvml_driver_version_buffer = 80;
 
 template <typename F>
 F sym(void* lib, const char* name) {
@@ -19,8 +24,24 @@ F sym(void* lib, const char* name) {
 
 }  // namespace
 
-NvmlSampler::NvmlSampler(const std::string& pci_bus_id) {
-  lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+std::optional<std::string> nvml_driver_version() {
+  void* lib = dlopen(NAPKIN_NVML_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return std::nullopt;
+  auto init = sym<int (*)()>(lib, "nvmlInit_v2");
+  auto shutdown = sym<int (*)()>(lib, "nvmlShutdown");
+  auto version = sym<int (*)(char*, unsigned)>(lib, "nvmlSystemGetDriverVersion");
+  std::optional<std::string> out;
+  if (init && shutdown && version && init() == nvml_success) {
+    char buf[nvml_driver_version_buffer] = {};
+    if (version(buf, sizeof buf) == nvml_success) out = std::string(buf);
+    shutdown();
+  }
+  dlclose(lib);
+  return out;
+}
+
+NvmlSampler::NvmlSampler(const std::string& pci_bus_id, std::chrono::milliseconds period) : period_(period) {
+  lib_ = dlopen(NAPKIN_NVML_LIBRARY, RTLD_NOW | RTLD_LOCAL);
   if (!lib_) return;
   auto init = sym<int (*)()>(lib_, "nvmlInit_v2");
   auto by_pci = sym<int (*)(const char*, void**)>(lib_, "nvmlDeviceGetHandleByPciBusId_v2");
@@ -57,19 +78,26 @@ NvmlSampler::Sample NvmlSampler::sample() const {
 void NvmlSampler::start() {
   if (!available() || thread_.joinable()) return;
   samples_.clear();
-  running_ = true;
+  stopping_ = false;
   thread_ = std::thread([this] {
-    while (running_) {
-      samples_.push_back(sample());
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    std::unique_lock lock(mutex_);
+    do {
+      lock.unlock();
+      const Sample s = sample();
+      lock.lock();
+      samples_.push_back(s);
+    } while (!wake_.wait_for(lock, period_, [this] { return stopping_; }));
   });
 }
 
 Telemetry NvmlSampler::stop() {
   Telemetry t;
   if (!thread_.joinable()) return t;
-  running_ = false;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
   thread_.join();
   samples_.push_back(sample());
   std::vector<double> clocks;
