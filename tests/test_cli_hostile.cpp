@@ -60,7 +60,7 @@ TEST_CASE("special files: only regular files are read, and a FIFO is never waite
   const std::string fifo = (tmp / "fifo.toml").string();
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   check_one_line(run_bounded("models show " + fifo), fifo + ": is a FIFO (named pipe)");
-  check_one_line(run_bounded("train --model " + tmp.str() + "/ --tokens 1T --gpus 8"), ": is a folder, expected a spec file");
+  check_one_line(run_bounded("train --model " + tmp.str() + "/ --tokens 1T --gpus 8"), ": a folder given as a model must hold a Hugging Face config.json");
   check_one_line(run_bounded("models show " + (tmp / "none.toml").string()), "none.toml: no such spec file");
 }
 
@@ -172,7 +172,7 @@ TEST_CASE("parse errors: one line in napkin's words, naming the flag or command"
   check_one_line(run_napkin("hardware list extra"), "napkin hardware list: unexpected argument 'extra'");
   check_one_line(run_napkin("traim"), "unknown command 'traim'; did you mean 'train'?");
   // models show with no name says what to give.
-  check_one_line(run_napkin("models show"), "napkin models show: give NAME (a name from 'list', or a path to a .toml spec)");
+  check_one_line(run_napkin("models show"), "napkin models show: give NAME (a name from 'list', or a path to a .toml spec, a config.json or a folder holding one)");
   check_one_line(run_napkin("hardware show"), "napkin hardware show: give NAME");
   check_one_line(run_napkin("bench --device cpu --json --csv"), "--json excludes --csv");
 }

@@ -229,6 +229,12 @@ TEST_CASE("precision: model states are not lost beside huge activations") {
   check_bad("--hardware h100-sxm --model llama3-8b --seq 1e12", "--seq must be at most");
 }
 
+TEST_CASE("the sequence defaults to the model's pre-training length, not its context") {
+  // Llama 3.1 405B: context 131,072, trained at 8,192 (its spec's seq_len, with the source there).
+  auto j = json_of("--hardware h100-sxm --model llama3.1-405b --gpus 1024 --tp 8 --pp 16 --zero 1 --micro-batch 1", 1);
+  CHECK(j["seq_len"] == 8192);
+}
+
 TEST_CASE("adafactor uses the model's shapes when given") {
   // GPT-2 small: 340,049 state values over 124,439,808 params (hand count in test_memory.cpp); fp32 → 4 B each.
   auto j = json_of("--hardware h100-sxm --model gpt2 --optimizer adafactor --precision fp32");
@@ -261,5 +267,6 @@ TEST_CASE("bad input: one line and a non-zero exit") {
   check_bad("--model llama3-70b --gpus 16 --ep 2", "--ep 2 needs a mixture-of-experts model");
   check_bad("--model llama3-70b --interleave 2", "--interleave 2 needs --pp > 1");
   check_bad("--params 70B --tp 8 --gpus 8", "need --model");
+  check_bad("--model llama3-70b --tp 8 --pp 1e6 --cp 1e6", "is more than 1e7 GPUs");
   check_bad("--model llama3-70b --gpus 16 --cp 2 --seq 8190", "--cp 2 needs a sequence divisible by 2·cp = 4");
 }

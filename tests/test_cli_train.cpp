@@ -101,7 +101,9 @@ TEST_CASE("bad input: one line, exit 2") {
   check_bad_input("train --params 70B --tokens 1e400 --gpus 8", "--tokens");
   check_bad_input("train --params -70B --tokens 1T --gpus 8", "--params");
   check_bad_input("train --params 70B --tokens 15T", "give three of");
-  check_bad_input("train --params 70B --tokens 15T --gpus 8 --days 3", "leave one out");
+  check_bad_input("train --params 70B --tokens 15T --gpus 8 --days 3 --mfu 0.4", "leave one out");
+  // all four and no --mfu solve for the MFU, which cannot exceed the peak
+  check_bad_input("train --params 70B --tokens 15T --gpus 8 --days 3", "solving for MFU gives 3070, not in (0, 1]");
   check_bad_input("train --model llama3-8b --params 8B --tokens 1T --gpus 8", "--model and --params");
   check_bad_input("train --params 70B --tokens 15T --gpus 8 --hardware a100-sxm-80gb --dtype fp8", "has no fp8");
   check_bad_input("train --params 70B --tokens 15T --gpus 8 --dtype fp9", "--dtype");
@@ -123,6 +125,7 @@ TEST_CASE("hardware and models commands") {
   auto r = run_napkin("hardware list");
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("h100-sxm") != std::string::npos);
+  CHECK(run_napkin("hardware show h100-sxm").out.find("\n\n\n") == std::string::npos);  // no double blank line
   r = run_napkin("hardware show h100-sxm --json");
   REQUIRE(r.exit_code == 0);
   json j = json::parse(r.out);
@@ -191,4 +194,97 @@ TEST_CASE("--mfu measured and --mfu calibrated use this machine's measurement") 
   CHECK(j["mfu_source"].get<std::string>().rfind("calibrated: tiny", 0) == 0);
   check_bad_input("train --params 7B --tokens 1T --gpus 8 --mfu calibrated", "needs --model");
   check_bad_input("train --params 7B --tokens 1T --gpus 8 --mfu measurd", "--mfu");
+}
+
+TEST_CASE("the attention term is counted at the training sequence length, and says so") {
+  // Llama 3.1 405B trained at 8192 (Dubey et al. 2024 §3.4.1), not its 131072 context:
+  // 12 · 126 layers · 128 heads · 128 · 8192 = 202,937,204,736 FLOP per token, so
+  // (6 · 405,853,388,800 + 202,937,204,736) · 15.6e12 = 4.1152e25 (4.1e25 in issue 10).
+  json j = json::parse(run_napkin("train --model llama3.1-405b --tokens 15.6T --gpus 16384 --flops-model 6pd+attn --json").out);
+  CHECK(j["seq_len"] == 8192);
+  CHECK(j["seq_len_source"] == "llama3.1-405b's pre-training seq_len");
+  CHECK(j["total_flops"].get<double>() == doctest::Approx((6 * 405853388800.0 + 202937204736.0) * 15.6e12));
+  // --seq overrides it: at 131072 the term is 16 × larger, 3,246,995,275,776 per token (8.86e25 total).
+  j = json::parse(run_napkin("train --model llama3.1-405b --tokens 15.6T --gpus 16384 --flops-model 6pd+attn --seq 131072 --json").out);
+  CHECK(j["seq_len_source"] == "--seq");
+  CHECK(j["total_flops"].get<double>() == doctest::Approx((6 * 405853388800.0 + 3246995275776.0) * 15.6e12));
+  // The causal variant adds half: 101,468,602,368 per token at 8192.
+  j = json::parse(run_napkin("train --model llama3.1-405b --tokens 15.6T --gpus 16384 --flops-model 6pd+attn-causal --json").out);
+  CHECK(j["flops_per_token"].get<double>() == doctest::Approx(6 * 405853388800.0 + 101468602368.0));
+  // A spec without seq_len says the context stood in for it.
+  const auto t = run_napkin("train --model " + std::string(NAPKIN_SOURCE_DIR) + "/tests/data/hf/gemma-2b --tokens 1T --gpus 8");
+  CHECK(t.out.find("attention at sequence 8192 (gemma-2b's context: its spec gives no seq_len; set --seq") != std::string::npos);
+  const auto text = run_napkin("train --model llama3.1-405b --tokens 15.6T --gpus 16384 --flops-model 6pd+attn");
+  CHECK(text.out.find("attention at sequence 8192 (llama3.1-405b's pre-training seq_len") != std::string::npos);
+  CHECK(text.out.find("attention at sequence 8192 (llama3.1-405b's pre-training seq_len)") != std::string::npos);  // in assumptions
+}
+
+TEST_CASE("given params, tokens, GPUs and days, train solves for the MFU") {
+  // Llama 3.1 405B: 30.84M H100-hours on 16,384 GPUs = 78.43018 days; MFU = 6 · 405,853,388,800 ·
+  // 15.6e12 / (30.84e6 · 3600 · 989.5e12) = 0.34579 (see test_training for the published range).
+  const auto r = run_napkin("train --model llama3.1-405b --tokens 15.6T --gpus 16384 --days 78.43018 --hardware h100-sxm --json");
+  REQUIRE(r.exit_code == 0);
+  const json j = json::parse(r.out);
+  CHECK(j["solved_for"] == "mfu");
+  CHECK(j["mfu_source"] == "solved");
+  CHECK(j["mfu"].get<double>() == doctest::Approx(0.34579).epsilon(1e-4));
+  CHECK(j["gpu_hours"].get<double>() == doctest::Approx(30.84e6).epsilon(1e-6));
+  const auto text = run_napkin("train --model llama3.1-405b --tokens 15.6T --gpus 16384 --days 78.43018 --hardware h100-sxm");
+  CHECK(text.out.find("34.6%") != std::string::npos);
+  CHECK(text.out.find("<- solved") != std::string::npos);
+}
+
+TEST_CASE("solving for GPUs rounds up and recomputes from the whole count") {
+  // 6.3e24 / (989.5e12 · 0.5 · 30 · 86400) = 4912.69 -> 4913 GPUs, which take
+  // 6.3e24 / (4913 · 4.9475e14) = 2,591,839 s = 29.99813 days.
+  const json j = json::parse(run_napkin("train --params 70B --tokens 15T --days 30 --json").out);
+  CHECK(j["gpus"].is_number_integer());
+  CHECK(j["gpus"] == 4913);
+  CHECK(j["gpus_exact"].get<double>() == doctest::Approx(4912.69).epsilon(1e-6));
+  CHECK(j["days_requested"].get<double>() == 30);
+  CHECK(j["days"].get<double>() == doctest::Approx(29.998134).epsilon(1e-6));
+  CHECK(j["cluster_flops_per_s"].get<double>() == doctest::Approx(4913 * 989.5e12 * 0.5));
+  const auto text = run_napkin("train --params 70B --tokens 15T --days 30");
+  CHECK(text.out.find("4913 × h100-sxm") != std::string::npos);
+  CHECK(text.out.find("4912.69 exactly, rounded up") != std::string::npos);
+  CHECK(text.out.find("4913 × 989.5 TFLOP/s") != std::string::npos);
+}
+
+TEST_CASE("train JSON: counts as integers, --explain inside --json") {
+  const json j = json::parse(run_napkin("train --params 70B --tokens 15T --gpus 1024 --json").out);
+  CHECK(j["gpus"].is_number_integer());
+  CHECK(j["params"].is_number_integer());
+  CHECK(j["tokens"].is_number_integer());
+  const auto e = run_napkin("train --params 70B --tokens 15T --gpus 1024 --json --explain");
+  REQUIRE(e.exit_code == 0);
+  const json je = json::parse(e.out);
+  REQUIRE(je["explain"].is_array());
+  CHECK(je["explain"][0].get<std::string>().rfind("Parameters P = 70.00B", 0) == 0);
+}
+
+TEST_CASE("train: answers that overflow or vanish, empty values, odd sizes") {
+  check_bad_input("train --params 70B --tokens 15T --days 1e-300", "solving for GPUs gives");
+  check_bad_input("train --tokens 15T --gpus 8 --days 1e-300", "solving for parameters gives");
+  check_bad_input("train --params 70B --tokens 15T --gpus 8 --grid-intensity 1e308", "--grid-intensity");
+  check_bad_input("train --params '' --tokens 1T --gpus 8", "--params: empty value");
+  check_bad_input("train --model '' --tokens 1T --gpus 8", "--model: empty value");
+  check_bad_input("train --params 70B --tokens '' --gpus 8", "--tokens: empty value");
+  check_bad_input("train --model llama3-8b --tokens 1T --gpus 8 --seq ''", "--seq: empty value");
+  check_bad_input("train --params 70B --tokens 15T --gpus 8 --hardware h100-sxm --dtype fp32 --sparse", "2:4 sparsity applies to tensor dtypes");
+  check_bad_input("train --params 70B --budget 1e24 --gpus 8", "--budget");
+  check_bad_input("train --tokens chinchilla --gpus 8", "--tokens chinchilla needs");
+  check_bad_input("train --model llama3-8b --tokens 15T --gpus 8 --seq 8192 --params 8B", "--model and --params");
+  check_bad_input("train --params 70B --tokens 15T --gpus 8 --seq 4096", "--seq needs --model");
+  for (const char* flag : {"--days", "--tokens", "--params", "--price", "--pue", "--grid-intensity"}) {
+    const std::string base = std::string(flag) == "--days" ? "train --params 70B --tokens 15T --gpus 8 --hardware h100-sxm "
+                             : std::string(flag) == "--tokens" ? "train --params 70B --gpus 8 --hardware h100-sxm "
+                             : std::string(flag) == "--params" ? "train --tokens 15T --gpus 8 --hardware h100-sxm "
+                                                               : "train --params 70B --tokens 15T --gpus 8 --hardware h100-sxm ";
+    check_bad_input(base + flag + " 0", flag);
+    check_bad_input(base + flag + " abc", flag);
+  }
+  // --seq 1e12 prints as a size, and the percentages stay readable
+  const auto r = run_napkin("train --model llama3-8b --tokens 1T --gpus 8 --seq 1e12");
+  CHECK(r.out.find("attention at sequence 1.000T") != std::string::npos);
+  CHECK(r.out.find("+3.264e9% over 6·P") != std::string::npos);  // 12·32·32·128·1e12 / (6 · 8.03e9)
 }

@@ -232,6 +232,18 @@ TEST_CASE("one GPU and plain data parallelism are the tp = pp = cp = ep = 1 case
   }
 }
 
+TEST_CASE("O(1) in layers: a spec claiming 10^12 layers answers at once") {
+  // Issue 11: time linear in layers hung on huge counts. Llama 3 70B's layer, 10^12 times, at t = 1:
+  // Q, O 2·8192² + K, V 2·8192·1024 = 150,994,944; MLP 3·8192·28672 = 704,643,072; two norms 16,384
+  // → 855,654,400 a layer; plus the embedding and head 2·128256·8192 and the final norm 8192.
+  Model m = llama3_70b();
+  m.layers = 1000000000000LL;
+  MemorySetup s = setup("bf16-mixed", 0, true, false);
+  s.optimizer = find_optimizer("adafactor");  // its state count is O(1) in layers too
+  const LayoutMemory r = memory_per_gpu(m, layout(1, 1, 1, 0), s);
+  CHECK(r.first.params() == doctest::Approx(855654400.0 * 1e12 + 2 * 128256.0 * 8192 + 8192));
+}
+
 TEST_CASE("a parameter count without an architecture: states only") {
   // ZeRO paper Figure 1: Ψ = 7.5B on 64 GPUs, K = 12: P_os+g 16.6 GB = 2Ψ + 14Ψ/64.
   const LayoutMemory r = memory_for_params(7.5e9, layout(1, 1, 64, 2), setup("fp16-mixed", 0, true, false));

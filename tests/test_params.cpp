@@ -33,6 +33,12 @@ const Published kPublished[] = {
     {"olmo-7b", 6.89e9, "HF allenai/OLMo-7B safetensors total 6,888,095,744"},
     {"qwen2.5-7b", 7.61e9, "Qwen/Qwen2.5-7B model card: 7.61B"},
     {"deepseek-v3", 671e9, "DeepSeek-V3 Technical Report, arXiv:2412.19437, abstract: 671B total"},
+    {"llama3.2-3b", 3.21e9, "HF meta-llama/Llama-3.2-3B safetensors total 3,212,749,824"},
+    {"qwen2.5-14b", 14.7e9, "Qwen/Qwen2.5-14B model card: 14.7B"},
+    {"gemma2-27b", 27.2e9, "Gemma 2 report, arXiv:2408.00118, Table 2: 1.18B + 26.05B"},
+    {"deepseek-v2", 236e9, "DeepSeek-V2 paper, arXiv:2405.04434, abstract: 236B total"},
+    {"phi3-medium", 14e9, "Abdin et al. 2024, arXiv:2404.14219, §2: phi-3-medium, 14B"},
+    {"qwen3-30b-a3b", 30.5e9, "Qwen/Qwen3-30B-A3B model card: 30.5B total"},
 };
 
 double rel_err(double got, double want) { return std::fabs(got - want) / want; }
@@ -55,6 +61,29 @@ TEST_CASE("exact counts where the checkpoint's own total is published") {
   CHECK(count_params(specs.model("llama3-8b")).total == 8030261248.0);
   CHECK(count_params(specs.model("llama2-7b")).total == 6738415616.0);
   CHECK(count_params(specs.model("mistral-7b")).total == 7241732096.0);
+  // Llama 3.2 3B: model.safetensors.index.json metadata.total_size 6,425,499,648 bytes of bf16
+  // (a copy of the index: github.com/PANDASANG1231/llama_3.2-3B-huggingface-shard0); tied head stored once.
+  CHECK(count_params(specs.model("llama3.2-3b")).total == 6425499648.0 / 2);
+  // Qwen2.5 14B: total_size 29,540,067,328 bytes / 2 = 14,770,033,664 (Qwen/Qwen2.5-14B index).
+  CHECK(count_params(specs.model("qwen2.5-14b")).total == 29540067328.0 / 2);
+  // Qwen3-30B-A3B: total_size 61,064,245,248 bytes / 2 (Qwen/Qwen3-30B-A3B index), and
+  // 3,353,032,704 active per token (8 of 128 experts).
+  const ParamCount q3 = count_params(specs.model("qwen3-30b-a3b"));
+  CHECK(q3.total == 61064245248.0 / 2);
+  CHECK(q3.active == 3353032704.0);
+  // Gemma 2 27B: the report's Table 2 gives 26,047,480,320 non-embedding parameters exactly;
+  // its embedding (1,180,237,824) uses the 256,128-entry vocabulary, 128 rows more than the
+  // checkpoint's 256,000: 1,180,237,824 - 128 · 4608 = 1,179,648,000.
+  const ParamCount g2 = count_params(specs.model("gemma2-27b"));
+  CHECK(g2.non_embedding() == 26047480320.0);
+  CHECK(g2.embedding == 1180237824.0 - 128.0 * 4608);
+  // DeepSeek-V2: 235,741,434,880 total on the Hugging Face hub for deepseek-ai/DeepSeek-V2;
+  // the paper's 21B activated per token.
+  const ParamCount ds2 = count_params(specs.model("deepseek-v2"));
+  CHECK(ds2.total == 235741434880.0);
+  CHECK(rel_err(ds2.active, 21e9) < 0.02);
+  // Phi-3-medium 4k: 13,960,238,080 on the Hugging Face hub (microsoft/Phi-3-medium-4k-instruct).
+  CHECK(count_params(specs.model("phi3-medium")).total == 13960238080.0);
 }
 
 TEST_CASE("GPT-2 124M by hand") {
@@ -88,4 +117,124 @@ TEST_CASE("GQA, gated MLPs and biases change the count as derived") {
   CHECK(mlp_params(m, 128) == 24576);
   // embeddings 2·100·64 = 12,800; norms (2·2+1)·64 = 320; layers 2·(10,336+24,576) = 69,824
   CHECK(count_params(m).total == 12800 + 320 + 69824);
+}
+
+namespace {
+Model tiny() {
+  Model m;
+  m.layers = 2, m.d_model = 64, m.heads = 8, m.kv_heads = 2, m.head_dim = 8, m.d_ff = 128;
+  m.mlp = MlpKind::swiglu, m.vocab = 100, m.context = 16, m.tied_embeddings = true;
+  m.positions = Positions::rotary, m.bias = BiasKind::none, m.norm = NormKind::rmsnorm;
+  return m;
+}
+}  // namespace
+
+TEST_CASE("parallel blocks: one norm per layer (GPT-J, Falcon 7B) or two (GPT-NeoX, Falcon 40B)") {
+  Model m = tiny();
+  m.norm = NormKind::layernorm;
+  // two layernorms per layer + final: (2·2 + 1) · 2·64 = 640
+  CHECK(count_params(m).norms == 640);
+  m.block = BlockKind::parallel, m.norms_per_layer = 1;
+  // one per layer + final: (2 + 1) · 128 = 384; attention and MLP unchanged
+  CHECK(count_params(m).norms == 384);
+  m.norms_per_layer = 4;  // Gemma-2: (4·2 + 1) · 128 = 1152
+  CHECK(count_params(m).norms == 1152);
+}
+
+TEST_CASE("QK-norm: per head (Qwen3) or over the full width (OLMo-2)") {
+  Model m = tiny();
+  // q 64·64, k and v 2·64·16, o 64·64: 10,240
+  CHECK(attention_params_per_layer(m) == 10240);
+  m.qk_norm = QkNorm::per_head;  // two RMSNorms of head_dim 8: +16
+  CHECK(attention_params_per_layer(m) == 10256);
+  m.qk_norm = QkNorm::full;  // RMSNorm(8·8) + RMSNorm(2·8) = 64 + 16: +80
+  CHECK(attention_params_per_layer(m) == 10320);
+  m.norm = NormKind::layernorm;  // a layernorm has a bias too: +160
+  CHECK(attention_params_per_layer(m) == 10400);
+}
+
+TEST_CASE("GeGLU is gated like SwiGLU; head size need not be d_model / heads") {
+  Model m = tiny();
+  m.mlp = MlpKind::geglu;
+  CHECK(mlp_params(m, 128) == 3.0 * 64 * 128);
+  m.mlp = MlpKind::gelu;
+  CHECK(mlp_params(m, 128) == 2.0 * 64 * 128);
+  // Gemma 7B shape: 16 heads of 256 with d_model 3072: q and o are 3072 × 4096 each.
+  m.d_model = 3072, m.heads = 16, m.kv_heads = 16, m.head_dim = 256;
+  CHECK(attention_params_per_layer(m) == 4.0 * 3072 * 4096);
+}
+
+TEST_CASE("biases by where they are: qkv, attention, mlp, all, and GPT-J's LM head") {
+  Model m = tiny();
+  m.mlp = MlpKind::gelu;
+  const double attn = attention_params_per_layer(m), mlp = mlp_params(m, 128);
+  m.bias = BiasKind::qkv;  // q 64 + k, v 16 each
+  CHECK(attention_params_per_layer(m) - attn == 96);
+  CHECK(mlp_params(m, 128) == mlp);
+  m.bias = BiasKind::attention;  // + o's 64
+  CHECK(attention_params_per_layer(m) - attn == 160);
+  m.bias = BiasKind::mlp;  // up 128 + down 64, attention none
+  CHECK(attention_params_per_layer(m) == attn);
+  CHECK(mlp_params(m, 128) - mlp == 192);
+  m.bias = BiasKind::all;
+  CHECK(attention_params_per_layer(m) - attn == 160);
+  CHECK(mlp_params(m, 128) - mlp == 192);
+  m.tied_embeddings = false, m.lm_head_bias = true;  // head 100·64 + 100
+  CHECK(count_params(m).lm_head == 6500);
+}
+
+TEST_CASE("MoE: shared experts with their own width, their gate, the router bias, dense layers") {
+  Model m = tiny();
+  m.layers = 3;
+  MoeSpec e;
+  e.experts = 4, e.experts_per_token = 2, e.shared_experts = 1, e.d_ff_expert = 16, e.d_ff_shared = 32;
+  e.shared_expert_gate = true, e.router_bias = true, e.dense_layers = 1;
+  m.moe = e;
+  // per MoE layer: experts 4 · 3·64·16 = 12,288; shared 3·64·32 = 6,144; router 4·64 = 256,
+  // router bias 4; shared gate 64: 18,756. Active: 2 · 3,072 + 6,144 + 256 + 4 + 64 = 12,612.
+  CHECK(moe_layer_params(m) == 18756);
+  CHECK(moe_layer_active_params(m) == 12612);
+  // one dense layer of 3·64·128 = 24,576 and two MoE layers
+  const ParamCount c = count_params(m);
+  CHECK(c.mlp == 24576 + 2 * 18756);
+  CHECK(c.mlp_active == 24576 + 2 * 12612);
+  e.d_ff_shared = 0;  // a spec that leaves it out: the routed width
+  CHECK(shared_expert_width(e) == 16);
+}
+
+TEST_CASE("count_params is O(1) in layers: 9e18 layers answer at once") {
+  Model m = tiny();
+  m.layers = 9000000000000000000LL;
+  MoeSpec e;
+  e.experts = 8, e.experts_per_token = 2, e.d_ff_expert = 32, e.dense_layers = 1;
+  m.moe = e;
+  const ParamCount c = count_params(m);
+  // attention alone: 9e18 · 10,240 = 9.216e22
+  CHECK(c.attention == doctest::Approx(9.216e22));
+  CHECK(std::isfinite(c.total));
+}
+
+TEST_CASE("mean keys per query under a sliding window") {
+  // no window: all keys (non-causal), half of them (causal)
+  CHECK(mean_keys_per_query(8192, 0, false) == 8192);
+  CHECK(mean_keys_per_query(8192, 0, true) == 4096);
+  // window 4096 over 8192 tokens: 4096 keys (non-causal); causal 4096 - 4096²/(2·8192) = 3072
+  CHECK(mean_keys_per_query(8192, 4096, false) == 4096);
+  CHECK(mean_keys_per_query(8192, 4096, true) == 3072);
+  // a window longer than the sequence changes nothing
+  CHECK(mean_keys_per_query(2048, 4096, true) == 1024);
+  CHECK(mean_keys_per_query(2048, 4096, false) == 2048);
+}
+
+TEST_CASE("the embedding share of the shipped 7-8B models (METHODOLOGY §1)") {
+  const SpecRegistry specs = SpecRegistry::builtin_only();
+  // Llama 3 8B: embedding and untied head 2 · 128256 · 4096 = 1,050,673,152 of 8,030,261,248 = 13.08%.
+  const ParamCount l = count_params(specs.model("llama3-8b"));
+  CHECK(l.non_embedding() == 8030261248.0 - 1050673152.0);
+  CHECK((l.embedding + l.lm_head) / l.total == doctest::Approx(0.130839).epsilon(1e-5));
+  // Qwen2.5 7B: 2 · 152064 · 3584 = 1,089,994,752 of 7,615,616,512 = 14.31%; the model card's
+  // 6.53B non-embedding is 7,615,616,512 - 1,089,994,752 = 6,525,621,760.
+  const ParamCount q = count_params(specs.model("qwen2.5-7b"));
+  CHECK(q.non_embedding() == 6525621760.0);
+  CHECK((q.embedding + q.lm_head) / q.total == doctest::Approx(0.143126).epsilon(1e-5));
 }

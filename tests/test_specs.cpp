@@ -76,6 +76,52 @@ TEST_CASE("a good model file loads with defaults derived") {
   CHECK(m.head_dim == 8);
 }
 
+TEST_CASE("model spec: the architecture keys beyond the basics") {
+  const std::string extra = std::string(kGoodModel) +
+                            "seq_len = 64\nseq_len_source = \"a test\"\nblock = \"parallel\"\nnorms_per_layer = 1\n"
+                            "qk_norm = \"per_head\"\nsliding_window = 32\nsliding_window_layers = \"alternate\"\nlm_head_bias = true\n";
+  const Model m = parse_model(replace(replace(extra, "positions = \"learned\"", "positions = \"rotary\"\nrotary_fraction = 0.25"),
+                                      "mlp = \"gelu\"", "mlp = \"geglu\""),
+                              "x.toml", "tiny");
+  CHECK(m.seq_len == 64);
+  CHECK(m.training_seq_len() == 64);
+  CHECK(m.block == BlockKind::parallel);
+  CHECK(m.norms_per_layer == 1);
+  CHECK(m.qk_norm == QkNorm::per_head);
+  CHECK(m.sliding_window == 32);
+  CHECK(m.windowed_layers == 1);  // layers 0 of 2 (Gemma-2 windows the even layers)
+  CHECK(m.mlp == MlpKind::geglu);
+  CHECK(m.rotary_fraction == 0.25);
+  CHECK(m.lm_head_bias);
+  // defaults: sequential, two norms, no QK-norm, no window, seq_len falls back to the context
+  const Model d = parse_model(kGoodModel, "x.toml", "tiny");
+  CHECK(d.block == BlockKind::sequential);
+  CHECK(d.norms_per_layer == 2);
+  CHECK(d.sliding_window == 0);
+  CHECK(d.training_seq_len() == 128);
+  // a count of windowed layers, and "all"
+  CHECK(parse_model(std::string(kGoodModel) + "sliding_window = 32\nsliding_window_layers = 2\n", "x.toml", "t").windowed_layers == 2);
+  CHECK(parse_model(std::string(kGoodModel) + "sliding_window = 32\n", "x.toml", "t").windowed_layers == 2);
+}
+
+TEST_CASE("model spec: the new keys' errors name the key") {
+  const std::string g = kGoodModel;
+  CHECK(error_of(g + "seq_len = 64\n").find("seq_len_source: missing") != std::string::npos);
+  CHECK(error_of(g + "seq_len_source = \"x\"\n").find("seq_len_source: given without seq_len") != std::string::npos);
+  CHECK(error_of(g + "sliding_window_layers = \"all\"\n").find("sliding_window_layers: given without sliding_window") != std::string::npos);
+  CHECK(error_of(g + "sliding_window = 32\nsliding_window_layers = 3\n").find("sliding_window_layers: exceeds layers (2)") != std::string::npos);
+  CHECK(error_of(g + "sliding_window = 32\nsliding_window_layers = \"some\"\n").find("sliding_window_layers") != std::string::npos);
+  CHECK(error_of(g + "block = \"paralel\"\n").find("did you mean 'parallel'") != std::string::npos);
+  CHECK(error_of(g + "qk_norm = \"head\"\n").find("qk_norm") != std::string::npos);
+  CHECK(error_of(g + "rotary_fraction = 0.5\n").find("rotary_fraction: needs positions = \"rotary\"") != std::string::npos);
+  CHECK(error_of(replace(g, "positions = \"learned\"", "positions = \"rotary\"\nrotary_fraction = 1.5")).find("rotary_fraction: must lie in (0, 1]") != std::string::npos);
+  CHECK(error_of(g + "norms_per_layer = 9\n").find("norms_per_layer: must be at most 8") != std::string::npos);
+  CHECK(error_of(g + "[moe]\nexperts = 4\nexperts_per_token = 2\nd_ff_expert = 8\nshared_expert_gate = true\n")
+            .find("moe.shared_expert_gate: needs shared_experts") != std::string::npos);
+  CHECK(error_of(g + "qk_norm = \"full\"\n[mla]\nkv_lora_rank = 4\nqk_nope_head_dim = 4\nqk_rope_head_dim = 4\nv_head_dim = 4\n")
+            .find("qk_norm: is not defined for MLA") != std::string::npos);
+}
+
 TEST_CASE("broken files: file:line:col: key: message") {
   // line 3 holds memory_bytes in kGoodHardware
   CHECK(error_of(replace(kGoodHardware, "\"24GiB\"", "\"24 potatoes\"")).rfind("x.toml:3:", 0) == 0);

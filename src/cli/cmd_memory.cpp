@@ -68,6 +68,8 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   l.sequence_parallel = o.sequence_parallel;
   l.recompute = recompute_from_name(o.recompute);
   l.zero = given("--zero") ? zero_flag(o.zero) : 0;
+  if (static_cast<double>(l.tp) * static_cast<double>(l.cp) * static_cast<double>(l.pp) > 1e7)
+    throw Error(fmt::format("--tp · --cp · --pp = {} · {} · {} is more than 1e7 GPUs", l.tp, l.cp, l.pp));
   const long long model_parallel = l.tp * l.cp * l.pp;
   if (given("--gpus")) {
     const long long gpus = whole_flag(o.gpus, "--gpus", 1e7);
@@ -94,9 +96,12 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
     r.model = ctx.registry().model(o.model);
     r.params = count_params(*r.model).total;
     if (batch_given) {
-      s.seq = given("--seq") ? whole_flag(o.seq, "--seq", 1e9) : r.model->context;
+      // As train does: the pre-training sequence length when the spec gives it, not the longest context.
+      s.seq = given("--seq") ? whole_flag(o.seq, "--seq", 1e9) : r.model->training_seq_len();
       if (!given("--micro-batch")) r.notes.push_back("--micro-batch not given: 1");
-      if (!given("--seq")) r.notes.push_back(fmt::format("--seq not given: the model's context, {}", r.model->context));
+      if (!given("--seq"))
+        r.notes.push_back(r.model->seq_len > 0 ? fmt::format("--seq not given: {}'s pre-training seq_len, {}", r.model->key, s.seq)
+                                               : fmt::format("--seq not given: {}'s context, {} (its spec gives no seq_len)", r.model->key, s.seq));
       if (s.seq > r.model->context)
         warn(fmt::format("--seq {} is longer than {}'s context ({})", s.seq, r.model->key, r.model->context));
     } else if (given("--recompute") || given("--sequence-parallel") || given("--dropout") || given("--no-flash-attention")) {
@@ -144,7 +149,7 @@ void setup_memory(CLI::App& app, Context& ctx) {
   model->excludes(params);
   params->excludes(model);
   sub->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch per GPU (needs --model; default 1)")->type_name("b");
-  sub->add_option("--seq", o->seq, "Sequence length in tokens (needs --model; default the model's context)")->type_name("s");
+  sub->add_option("--seq", o->seq, "Sequence length in tokens (needs --model; default the model's pre-training seq_len, else its context)")->type_name("s");
   sub->add_option("--recompute", o->recompute, "Activation recomputation: none, selective or full (default none)")
       ->type_name("none|selective|full");
   sub->add_flag("--flash-attention,!--no-flash-attention", o->flash_attention,

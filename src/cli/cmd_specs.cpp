@@ -2,6 +2,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/common.hpp"
+#include "core/error.hpp"
+#include "report/model_toml.hpp"
 #include "report/spec_report.hpp"
 
 namespace napkin::cli {
@@ -19,7 +21,9 @@ void add_list_show(CLI::App* parent, Context& ctx, const char* noun, ListFn list
   ls->add_flag("--json", opts->json, "Print JSON");
   ls->callback([&ctx, opts, list] { list(ctx, opts->json); });
   CLI::App* sh = parent->add_subcommand("show", std::string("Show one ") + noun + " in full");
-  sh->add_option("name", opts->name, "A name from 'list', or a path to a .toml spec")->required();
+  sh->add_option("name", opts->name, std::string("A name from 'list', or a path to a .toml spec") +
+                                         (std::string(noun) == "model" ? ", a config.json or a folder holding one" : ""))
+      ->required();
   sh->add_flag("--json", opts->json, "Print JSON");
   sh->callback([&ctx, opts, show] { show(ctx, opts->name, opts->json); });
 }
@@ -51,7 +55,6 @@ void setup_hardware(CLI::App& app, Context& ctx) {
 void setup_models(CLI::App& app, Context& ctx) {
   CLI::App* sub = app.add_subcommand("models", "List and show model architectures and their parameter counts");
   sub->require_subcommand(1);
-  sub->footer("Examples:\n  napkin models list\n  napkin models show llama3-8b --json");
   add_list_show(
       sub, ctx, "model",
       [](Context& c, bool json) {
@@ -68,6 +71,22 @@ void setup_models(CLI::App& app, Context& ctx) {
         const Model m = c.registry().model(name);
         emit(json ? model_json(m).dump(2) + "\n" : model_show_text(m));
       });
+  // napkin models import config.json: the napkin TOML a Hugging Face config amounts to.
+  auto path = std::make_shared<std::string>();
+  CLI::App* im = sub->add_subcommand("import", "Print the napkin TOML spec of a Hugging Face config.json (or a folder holding one)");
+  im->add_option("config", *path, "Path to config.json, or to a folder holding one")->required()->type_name("PATH");
+  im->callback([&ctx, path] {
+    const auto hf = ctx.registry().hf_model(*path);
+    if (!hf) throw Error(*path + ": models import reads a Hugging Face config.json (a .json file or a folder holding config.json)");
+    std::vector<std::string> header = {
+        "napkin model spec imported by `napkin models import` from " + hf->model.source,
+        "(model_type \"" + hf->model_type + "\", read as napkin's " + hf->family + " family). A comment names the",
+        "config.json key each value comes from; keys the config leaves out say which default they take."};
+    for (const auto& n : hf->notes) header.push_back("Note: " + n);
+    emit(model_toml(hf->model, hf->derivations, header));
+  });
+  sub->footer("Examples:\n  napkin models list\n  napkin models show llama3-8b --json\n"
+              "  napkin models show path/to/config.json\n  napkin models import path/to/model-folder > my-model.toml");
 }
 
 }  // namespace napkin::cli

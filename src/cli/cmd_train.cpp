@@ -2,16 +2,18 @@
 #include <memory>
 
 #include "cli/common.hpp"
+#include "cli/plan_setup.hpp"
 #include "cli/train_mfu.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "report/format.hpp"
 #include "report/train_report.hpp"
 
 namespace napkin::cli {
 namespace {
 
 struct TrainOptions {
-  std::string model, params, tokens, gpus, days, budget, seq;
+  std::string model, params, tokens, gpus, days, budget, seq, global_batch;
   std::string hardware = "h100-sxm";
   std::string mfu = "0.5";
   std::string dtype = "bf16";
@@ -21,6 +23,13 @@ struct TrainOptions {
 };
 
 TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
+  // A flag given an empty value ('--params ""') is a mistake, not a flag left out.
+  for (const auto& [flag, value] : {std::pair{"--model", &o.model}, {"--params", &o.params}, {"--tokens", &o.tokens},
+                                    {"--gpus", &o.gpus}, {"--days", &o.days}, {"--seq", &o.seq}, {"--budget", &o.budget},
+                                    {"--hardware", &o.hardware}, {"--mfu", &o.mfu}, {"--dtype", &o.dtype},
+                                    {"--flops-model", &o.flops_model}, {"--price", &o.price}, {"--pue", &o.pue},
+                                    {"--grid-intensity", &o.grid}})
+    if (sub->count(flag) > 0 && value->empty()) throw Error(std::string(flag) + ": empty value; give one or leave the flag out");
   TrainReport r;
   const SpecRegistry& specs = ctx.registry();
   const Hardware hw = specs.hardware(o.hardware);
@@ -87,17 +96,50 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
   else if (o.flops_model == "6pd+attn-causal") r.flops_model = FlopsModel::six_pd_attn_causal;
   else throw Error("--flops-model: unknown '" + o.flops_model + "' (6pd, 6pd+attn, 6pd+attn-causal)");
 
-  const MfuChoice mfu = resolve_mfu(o.mfu, sub->count("--mfu") > 0, r.dtype, model,
-                                    o.seq.empty() ? std::nullopt : std::optional<double>(static_cast<double>(whole_flag(o.seq, "--seq"))), hw.key, specs);
-  q.mfu = mfu.mfu;
-  r.mfu_source = mfu.source;
-  r.warnings.insert(r.warnings.end(), mfu.warnings.begin(), mfu.warnings.end());
+  // --mfu predicted: the best layout napkin plan finds (cli/plan_setup); converted below to this
+  // run's FLOPs per token so that train reproduces the plan's token rate.
+  std::optional<PredictedRate> predicted;
+  if (o.mfu == "predicted") {
+    if (!model) throw Error("--mfu predicted needs --model: the layout search needs the architecture");
+    if (o.gpus.empty()) throw Error("--mfu predicted needs --gpus: the best layout depends on the GPU count");
+    if (o.global_batch.empty()) throw Error("--mfu predicted needs --global-batch: sequences per optimizer step");
+    const long long seq = !o.seq.empty() ? whole_flag(o.seq, "--seq") : model->seq_len > 0 ? model->seq_len : model->context;
+    predicted = predicted_rate(*model, hw, whole_flag(o.gpus, "--gpus"), whole_flag(o.global_batch, "--global-batch"), seq, r.dtype);
+  } else if (!o.global_batch.empty()) {
+    throw Error("--global-batch only matters with --mfu predicted");
+  }
+  // All four of params, tokens, GPUs and days given, and no --mfu: solve for the MFU the run
+  // implies (the usual check of a published run).
+  const bool all_four = q.params && q.tokens && !o.gpus.empty() && !o.days.empty();
+  if (all_four && sub->count("--mfu") == 0) {
+    q.mfu.reset();
+  } else {
+    const MfuChoice mfu = predicted ? MfuChoice{predicted->mfu, "", {}}
+                                    : resolve_mfu(o.mfu, sub->count("--mfu") > 0, r.dtype, model,
+                                                  o.seq.empty() ? std::nullopt : std::optional<double>(static_cast<double>(whole_flag(o.seq, "--seq"))), hw.key, specs);
+    q.mfu = mfu.mfu;
+    r.mfu_source = mfu.source;
+    r.warnings.insert(r.warnings.end(), mfu.warnings.begin(), mfu.warnings.end());
+  }
 
   if (model) {
+    // The attention term is counted at the sequence length the model was trained at (its
+    // spec's seq_len), not its longest context: Llama 3.1 405B trained at 8192, not 131072.
     AttentionTerm a;
-    a.seq_len = o.seq.empty() ? static_cast<double>(model->context) : static_cast<double>(whole_flag(o.seq, "--seq"));
+    if (!o.seq.empty()) {
+      a.seq_len = static_cast<double>(whole_flag(o.seq, "--seq"));
+      a.seq_source = "--seq";
+    } else if (model->seq_len > 0) {
+      a.seq_len = static_cast<double>(model->seq_len);
+      a.seq_source = model->key + "'s pre-training seq_len";
+    } else {
+      a.seq_len = static_cast<double>(model->context);
+      a.seq_source = model->key + "'s context: its spec gives no seq_len; set --seq";
+    }
     if (a.seq_len > static_cast<double>(model->context))
       r.warnings.push_back("--seq exceeds " + model->key + "'s context of " + std::to_string(model->context));
+    a.window = model->sliding_window;
+    a.windowed_layers = model->sliding_window > 0 ? model->windowed_layers : 0;
     a.layers = model->layers;
     a.heads = model->heads;
     a.d_qk = model->mla ? model->mla->qk_nope_head_dim + model->mla->qk_rope_head_dim : model->head_dim;
@@ -112,6 +154,10 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
     if (!o.seq.empty()) throw Error("--seq needs --model (the attention term needs the architecture)");
   }
 
+  if (predicted) {
+    q.mfu = predicted->tokens_per_s_per_gpu * (6 * *q.params + q.attention_flops_per_token) / q.peak_flops_per_s;
+    r.mfu_source = "predicted by napkin plan: " + format_sig(predicted->tokens_per_s_per_gpu, 4) + " tokens/s per GPU with " + predicted->layout;
+  }
   r.run = solve_training(q);
 
   r.cost_inputs.tdp_watts = hw.tdp_watts;
@@ -137,11 +183,12 @@ void setup_train(CLI::App& app, Context& ctx) {
   sub->add_option("--tokens", o->tokens, "Training tokens: 15T, 1.5e12, or 'chinchilla' (20 per parameter)")->type_name("D");
   sub->add_option("--hardware", o->hardware, "Accelerator name (napkin hardware list) or .toml path [h100-sxm]")->type_name("NAME|FILE");
   sub->add_option("--gpus", o->gpus, "Number of accelerators")->type_name("N");
-  sub->add_option("--days", o->days, "Wall-clock days (leave out params, tokens or gpus to solve for it)")->type_name("DAYS");
-  sub->add_option("--mfu", o->mfu, "Model FLOPs utilisation: 0.45 or 45% [0.5], 'measured' (bench) or 'calibrated' (the model's own products)")->type_name("F");
+  sub->add_option("--days", o->days, "Wall-clock days (leave out params, tokens or gpus to solve for it; give all four to solve for the MFU)")->type_name("DAYS");
+  sub->add_option("--mfu", o->mfu, "Model FLOPs utilisation: 0.45 or 45% [0.5], 'measured' (bench), 'calibrated' (the model's own products) or 'predicted' (napkin plan's best layout)")->type_name("F");
+  sub->add_option("--global-batch", o->global_batch, "Sequences per step, for --mfu predicted")->type_name("B");
   sub->add_option("--dtype", o->dtype, "Dtype whose peak is used: bf16, fp16, fp8, tf32, fp32, ... [bf16]")->type_name("DTYPE");
   sub->add_flag("--sparse", o->sparse, "Use the 2:4-sparse tensor peak (training runs dense: warns)");
-  sub->add_option("--seq", o->seq, "Sequence length for the attention term [the model's context]")->type_name("T");
+  sub->add_option("--seq", o->seq, "Sequence length for the attention term [the model's pre-training seq_len, else its context]")->type_name("T");
   sub->add_option("--flops-model", o->flops_model, "FLOPs per token: 6pd, 6pd+attn or 6pd+attn-causal [6pd]")->type_name("M");
   sub->add_option("--budget", o->budget, "Compute budget in FLOPs: solve for the Chinchilla-optimal P and D")->type_name("FLOPS");
   sub->add_option("--price", o->price, "Price in USD per GPU-hour, for the cost")->type_name("USD");
@@ -151,16 +198,21 @@ void setup_train(CLI::App& app, Context& ctx) {
   sub->add_flag("--json", o->json, "Print one JSON object");
   sub->footer(
       "Give three of params (--model/--params), tokens, gpus and days; napkin solves the fourth.\n"
+      "Give all four (and no --mfu) and napkin solves for the MFU the run implies.\n"
       "Examples:\n"
       "  napkin train --model llama3-70b --tokens 15T --hardware h100-sxm --gpus 1024\n"
       "  napkin train --params 70B --tokens 15T --gpus 1024 --mfu 0.4 --price 2.5 --explain\n"
       "  napkin train --params 70B --gpus 1024 --days 90            # how many tokens?\n"
       "  napkin train --model llama3-8b --tokens chinchilla --days 30 # how many GPUs?\n"
-      "  napkin train --budget 1e24 --gpus 2048 --hardware h100-sxm  # compute-optimal P and D");
+      "  napkin train --budget 1e24 --gpus 2048 --hardware h100-sxm  # compute-optimal P and D\n"
+      "  napkin train --model llama3.1-405b --tokens 15.6T --gpus 16384 --days 78.4  # what MFU?");
   sub->callback([o, &ctx, sub] {
     const TrainReport r = build(*o, ctx, sub);
     if (o->json) {
-      emit(train_json(r).dump(2) + "\n");
+      // --json with --explain: the steps go in the object as "explain", one string per line.
+      nlohmann::json j = train_json(r);
+      if (o->explain) j["explain"] = explain_steps(r);
+      emit(j.dump(2) + "\n");
       return;
     }
     for (const auto& w : r.warnings) warn(w);

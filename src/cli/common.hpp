@@ -55,5 +55,6 @@ void setup_completion(CLI::App& app, Context& ctx);  // hidden; call last: it wa
 void setup_memory(CLI::App& app, Context& ctx);
 void setup_bench(CLI::App& app, Context& ctx);
 void setup_calibrate(CLI::App& app, Context& ctx);
+void setup_plan(CLI::App& app, Context& ctx);
 
 }  // namespace napkin::cli

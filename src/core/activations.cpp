@@ -122,7 +122,7 @@ LayerActivations layer_activations(const Model& m, const ActivationConfig& c, bo
   // the activation of the gate is recomputed inside the fused kernel (Megatron bias_swiglu).
   L.add("MLP norm input", "B·s·b·h", B * sb * h, Split::sequence);
   L.add("MLP input (norm output)", "B·s·b·h", B * sb * h, Split::sequence);
-  const bool gated = m.mlp == MlpKind::swiglu;
+  const bool gated = is_gated(m.mlp);
   const double per_f = gated ? 3 : 2;  // stored f-wide tensors per MLP
   if (moe_layer) {
     // Balanced routing: each GPU's tokens send k copies to the experts and get as many back,
@@ -135,7 +135,7 @@ LayerActivations layer_activations(const Model& m, const ActivationConfig& c, bo
           gated ? "k·3·B·s·b·f" : "k·2·B·s·b·f", k * per_f * B * sb * f, Split::tensor);
     if (e.shared_experts > 0)
       L.add(gated ? "shared experts: gate, up and down-projection inputs" : "shared experts: GeLU input and output",
-            gated ? "n_shared·3·B·s·b·f" : "n_shared·2·B·s·b·f", static_cast<double>(e.shared_experts) * per_f * B * sb * f,
+            gated ? "n_shared·3·B·s·b·f" : "n_shared·2·B·s·b·f", static_cast<double>(e.shared_experts) * per_f * B * sb * static_cast<double>(shared_expert_width(e)),
             Split::tensor);
   } else {
     L.add(gated ? "gate, up and down-projection inputs" : "GeLU input and output", gated ? "3·B·s·b·f" : "2·B·s·b·f",
@@ -197,7 +197,12 @@ std::vector<std::string> activation_approximations(const Model& m, const Activat
   if (m.moe)
     a.push_back("MoE: perfectly balanced routing, no capacity-factor padding or dropped tokens; every token's top-k expert copies kept");
   if (m.mla) a.push_back("MLA: q, k and v materialized per head after the up-projections; latent norms' inputs not counted");
-  if (m.mlp == MlpKind::swiglu) a.push_back("gated MLP: the gate's activation is recomputed in the fused kernel (Megatron bias_swiglu)");
+  if (is_gated(m.mlp)) a.push_back("gated MLP: the gate's activation is recomputed in the fused kernel (Megatron bias_swiglu)");
+  // Eager attention (Megatron's unfused softmax, Hugging Face "eager") applies a sliding window
+  // as a mask on the full s×s scores, so the stored softmax output does not shrink; a windowed
+  // kernel (FlashAttention's window_size) saves work but stores no s² tensor at all.
+  if (m.sliding_window > 0 && m.windowed_layers > 0 && !c.flash_attention && c.seq > static_cast<double>(m.sliding_window))
+    a.push_back("sliding window: eager attention masks the full s×s scores, so windowed layers store as much as global ones");
   if (c.recompute == Recompute::selective && c.flash_attention)
     a.push_back("selective recomputation adds nothing to flash attention, which already recomputes the scores");
   if (c.tp > 1 && !m.mla && m.kv_heads < c.tp)

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/interconnect.hpp"
 
 namespace napkin {
 
@@ -27,6 +28,9 @@ struct Hardware {
   std::vector<std::string> device_names;  // what the driver reports, for auto-detection
   std::string notes;
   std::string origin;  // where the spec was loaded from ("builtin:hardware/h100-sxm.toml" or a path)
+  // Scale-up and scale-out networks of a typical cluster of this part (the spec's optional
+  // [interconnect] table); `napkin plan` refuses to predict communication without them.
+  Interconnect interconnect;
 
   std::optional<double> dense_peak(Dtype d) const {
     auto it = dense_peak_flops_per_s.find(d);

@@ -27,19 +27,20 @@ struct ModelParams {
   double largest_attention = 0, largest_dense_mlp = 0, largest_moe = 0;  // largest matrix, per tp rank (set later)
 };
 
-double mlp_output_bias(const Model& m) { return m.bias == BiasKind::all ? static_cast<double>(m.d_model) : 0; }
-
-// Splits count_params' per-layer totals into the parts tensor parallelism divides, so that the
-// parts add up to count_params exactly whatever else (extra norms, biases) the model carries.
+// Splits count_params' per-layer totals into the parts tensor parallelism divides. Only the
+// weight matrices are taken apart; whatever else a layer carries (biases, QK-norms, routers,
+// gates) is the remainder and counted as replicated, so the parts add up to count_params
+// exactly whatever the architecture adds (biases split over tp in Megatron, but they are a
+// few thousand parameters a layer).
 ModelParams model_params(const Model& m) {
   const ParamCount c = count_params(m);
   const double d = static_cast<double>(m.d_model), h = static_cast<double>(m.heads), L = static_cast<double>(m.layers);
+  const double matrices = is_gated(m.mlp) ? 3 : 2;  // gate, up, down; or up, down
   ModelParams p;
   p.embedding_matrix = static_cast<double>(m.vocab) * d;
   p.positions = c.embedding - p.embedding_matrix;
   p.final_norm = norm_params(m);
   const double layer_norms = (c.norms - p.final_norm) / L;
-  const double attention = c.attention / L;
 
   LayerParams a;
   if (m.mla) {
@@ -50,24 +51,29 @@ ModelParams model_params(const Model& m) {
                h * static_cast<double>(x.v_head_dim) * d;
   } else {
     const double q = h * static_cast<double>(m.head_dim), kv = static_cast<double>(m.kv_heads * m.head_dim);
-    a.tensor = 2 * d * q + (m.positions == Positions::relative ? d * q : 0) + (m.bias != BiasKind::none ? q : 0);
-    a.kv = 2 * d * kv + (m.bias != BiasKind::none ? 2 * kv : 0);
+    a.tensor = 2 * d * q + (m.positions == Positions::relative ? d * q : 0);
+    a.kv = 2 * d * kv;
   }
-  a.replicated = attention - a.tensor - a.kv + layer_norms;  // MLA down-projections and norms, output bias, norms
+  a.replicated = c.attention / L - a.tensor - a.kv + layer_norms;
 
   p.dense = a;
-  const double dense_mlp = mlp_params(m, m.d_ff);
-  p.dense.tensor += dense_mlp - mlp_output_bias(m);
-  p.dense.replicated += mlp_output_bias(m);
+  const double dense_mlp = mlp_params(m, m.d_ff), dense_weights = matrices * d * static_cast<double>(m.d_ff);
+  p.dense.tensor += dense_weights;
+  p.dense.replicated += dense_mlp - dense_weights;
   if (m.moe) {
     const MoeSpec& e = *m.moe;
-    const double expert = mlp_params(m, e.d_ff_expert), bias = mlp_output_bias(m);
     const double E = static_cast<double>(e.experts), shared = static_cast<double>(e.shared_experts);
+    const double moe_layers = static_cast<double>(std::max(1LL, m.layers - std::min(e.dense_layers, m.layers)));
+    const double dense_layers = L - moe_layers;
+    const double moe_mlp = (c.mlp - dense_layers * dense_mlp) / moe_layers;  // one MoE layer's MLP part, all of it
+    const double expert_weights = matrices * d * static_cast<double>(e.d_ff_expert);
+    const double shared_weights = matrices * d * static_cast<double>(shared_expert_width(e));  // each shared expert
     p.moe = a;
-    p.moe.replicated += E * d + shared * bias;  // router
-    p.moe.tensor += shared * (expert - bias);
-    p.moe.expert = E * (expert - bias);
-    p.moe.expert_replicated = E * bias;
+    p.moe.expert = E * expert_weights;
+    p.moe.expert_replicated = E * (mlp_params(m, e.d_ff_expert) - expert_weights);  // per-expert biases: split over ep only
+    p.moe.tensor += shared * shared_weights;
+    // The rest: the router (and its bias), the shared experts' biases and gate.
+    p.moe.replicated += moe_mlp - p.moe.expert - p.moe.expert_replicated - shared * shared_weights;
   }
   return p;
 }
@@ -119,7 +125,7 @@ double largest_matrix(const Model& m, const Layout& l, bool dense_layers, bool m
     const MoeSpec& e = *m.moe;
     take(d * static_cast<double>(e.d_ff_expert) / t);
     take(d * static_cast<double>(e.experts));  // router
-    take(d * static_cast<double>(e.d_ff_expert * e.shared_experts) / t);  // HF: one shared-expert MLP n_shared·f wide
+    take(d * static_cast<double>(shared_expert_width(e) * e.shared_experts) / t);  // HF: one shared-expert MLP n_shared·f wide
   }
   return x;
 }
@@ -165,6 +171,7 @@ StageMemory stage_memory(const Model& m, const Layout& l, const MemorySetup& s, 
   // The LM head: untied, its own matrix; tied, Megatron keeps a copy of the embedding on the
   // last stage when the two are on different stages (and syncs their gradients).
   if (g.lm_head && (!m.tied_embeddings || l.pp > 1)) g.dense_params += vocab_rows * d;
+  if (g.lm_head && m.lm_head_bias) g.dense_params += static_cast<double>(m.vocab);  // GPT-J
   if (g.lm_head) g.dense_params += mp.final_norm;
 
   const double P = g.dense_params, X = g.expert_params;

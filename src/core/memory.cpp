@@ -66,7 +66,7 @@ void add_attention(const Model& m, MatrixSums& s) {
 }
 
 void add_mlp(const Model& m, double hidden, double count, MatrixSums& s) {
-  s.add(static_cast<double>(m.d_model), hidden, count * (m.mlp == MlpKind::swiglu ? 3 : 2));
+  s.add(static_cast<double>(m.d_model), hidden, count * (is_gated(m.mlp) ? 3 : 2));
 }
 
 }  // namespace
@@ -90,7 +90,8 @@ double adafactor_state_values_per_param(const Model& m) {
   if (moe_layers > 0) {
     const MoeSpec& e = *m.moe;
     const double n = static_cast<double>(moe_layers);
-    add_mlp(m, static_cast<double>(e.d_ff_expert), n * static_cast<double>(e.experts + e.shared_experts), s);
+    add_mlp(m, static_cast<double>(e.d_ff_expert), n * static_cast<double>(e.experts), s);
+    add_mlp(m, static_cast<double>(shared_expert_width(e)), n * static_cast<double>(e.shared_experts), s);
     s.add(static_cast<double>(e.experts), d, n);  // router
   }
   const double total = count_params(m).total;

@@ -1,74 +1,112 @@
 #include "core/model.hpp"
 
 namespace napkin {
+namespace {
 
-double norm_params(const Model& m) {
+double dbl(long long v) { return static_cast<double>(v); }
+
+}  // namespace
+
+double norm_params(const Model& m, long long width) {
   switch (m.norm) {
-    case NormKind::layernorm: return 2.0 * static_cast<double>(m.d_model);  // gain and bias
-    case NormKind::rmsnorm: return static_cast<double>(m.d_model);          // gain only
-    case NormKind::nonparametric: return 0;                                  // OLMo-1
+    case NormKind::layernorm: return 2.0 * dbl(width);  // gain and bias
+    case NormKind::rmsnorm: return dbl(width);          // gain only
+    case NormKind::nonparametric: return 0;             // OLMo-1
   }
   return 0;
 }
 
+double norm_params(const Model& m) { return norm_params(m, m.d_model); }
+
 double attention_params_per_layer(const Model& m) {
-  const double d = static_cast<double>(m.d_model);
-  const double h = static_cast<double>(m.heads);
+  const double d = dbl(m.d_model);
+  const double h = dbl(m.heads);
   if (m.mla) {
     // DeepSeek-V2/V3 (arXiv:2405.04434 §2.1): W_DQ, W_UQ (with q norm), W_DKV + W_KR, W_UK and W_UV, W_O.
     const MlaSpec& a = *m.mla;
-    const double qk = static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim);
-    const double q = a.q_lora_rank > 0
-                         ? d * static_cast<double>(a.q_lora_rank) + static_cast<double>(a.q_lora_rank) +
-                               static_cast<double>(a.q_lora_rank) * h * qk
-                         : d * h * qk;
-    const double kv = d * static_cast<double>(a.kv_lora_rank + a.qk_rope_head_dim) + static_cast<double>(a.kv_lora_rank) +
-                      static_cast<double>(a.kv_lora_rank) * h * static_cast<double>(a.qk_nope_head_dim + a.v_head_dim);
-    const double out = h * static_cast<double>(a.v_head_dim) * d;
+    const double qk = dbl(a.qk_nope_head_dim + a.qk_rope_head_dim);
+    const double q = a.q_lora_rank > 0 ? d * dbl(a.q_lora_rank) + dbl(a.q_lora_rank) + dbl(a.q_lora_rank) * h * qk : d * h * qk;
+    const double kv = d * dbl(a.kv_lora_rank + a.qk_rope_head_dim) + dbl(a.kv_lora_rank) +
+                      dbl(a.kv_lora_rank) * h * dbl(a.qk_nope_head_dim + a.v_head_dim);
+    const double out = h * dbl(a.v_head_dim) * d;
     return q + kv + out;
   }
-  const double q_width = h * static_cast<double>(m.head_dim);
-  const double kv_width = static_cast<double>(m.kv_heads * m.head_dim);
+  // Every projection is sized by head_dim, never by d_model / heads (Gemma 7B: 16 × 256 = 4096 ≠ 3072).
+  const double q_width = h * dbl(m.head_dim);
+  const double kv_width = dbl(m.kv_heads) * dbl(m.head_dim);
   double p = d * q_width + 2 * d * kv_width + q_width * d;
-  if (m.bias != BiasKind::none) p += q_width + 2 * kv_width;
-  if (m.bias == BiasKind::all) p += d;
+  if (has_qkv_bias(m.bias)) p += q_width + 2 * kv_width;
+  if (has_out_bias(m.bias)) p += d;
   // Transformer-XL relative attention (Dai et al. 2019, eq. in §3.3) projects the sinusoid
   // position encodings with its own W_{k,R} per layer: d_model x heads·head_dim. Chinchilla
   // and Gopher use it; without it Chinchilla 70B counts 64.7B instead of 70B.
   if (m.positions == Positions::relative) p += d * q_width;
+  // QK-norm (Dehghani et al. 2023, "Scaling ViT to 22B", §3.1): Qwen3 norms each head's
+  // q and k with one head_dim-wide norm; OLMo-2 norms the whole q and k projections.
+  if (m.qk_norm == QkNorm::per_head) p += 2 * norm_params(m, m.head_dim);
+  if (m.qk_norm == QkNorm::full) p += norm_params(m, m.heads * m.head_dim) + norm_params(m, m.kv_heads * m.head_dim);
   return p;
 }
 
 double mlp_params(const Model& m, long long hidden) {
-  const double d = static_cast<double>(m.d_model);
-  const double f = static_cast<double>(hidden);
-  const bool bias = m.bias == BiasKind::all;
-  if (m.mlp == MlpKind::swiglu) return 3 * d * f + (bias ? 2 * f + d : 0);
+  const double d = dbl(m.d_model);
+  const double f = dbl(hidden);
+  const bool bias = has_mlp_bias(m.bias);
+  if (is_gated(m.mlp)) return 3 * d * f + (bias ? 2 * f + d : 0);
   return 2 * d * f + (bias ? f + d : 0);
+}
+
+long long shared_expert_width(const MoeSpec& e) { return e.d_ff_shared > 0 ? e.d_ff_shared : e.d_ff_expert; }
+
+namespace {
+// The parts of one MoE layer's MLP every token passes through: shared experts, their gate,
+// the router (and its bias).
+double moe_always_active(const Model& m) {
+  const MoeSpec& e = *m.moe;
+  const double d = dbl(m.d_model);
+  double p = dbl(e.shared_experts) * mlp_params(m, shared_expert_width(e));
+  p += dbl(e.experts) * d;  // router: d_model -> experts, no bias (Fedus et al. 2021 §2.1)
+  if (e.router_bias) p += dbl(e.experts);
+  if (e.shared_expert_gate) p += d;
+  return p;
+}
+}  // namespace
+
+double moe_layer_params(const Model& m) {
+  if (!m.moe) return 0;
+  return dbl(m.moe->experts) * mlp_params(m, m.moe->d_ff_expert) + moe_always_active(m);
+}
+
+double moe_layer_active_params(const Model& m) {
+  if (!m.moe) return 0;
+  return dbl(m.moe->experts_per_token) * mlp_params(m, m.moe->d_ff_expert) + moe_always_active(m);
+}
+
+double mean_keys_per_query(double seq, long long window, bool causal) {
+  const double w = dbl(window);
+  if (!causal) return window > 0 && w < seq ? w : seq;
+  if (window <= 0 || seq <= w) return seq / 2;
+  return w - w * w / (2 * seq);
 }
 
 bool is_moe_layer(const Model& m, long long layer) { return m.moe && layer >= m.moe->dense_layers; }
 
 ParamCount count_params(const Model& m) {
+  // Every layer of a kind is the same, so each sum is (count of layers) × (one layer): no
+  // loop over layers, so a spec with 9e18 layers answers as fast as one with 2.
   ParamCount c;
-  const double d = static_cast<double>(m.d_model);
-  c.embedding = static_cast<double>(m.vocab) * d;
-  if (m.positions == Positions::learned) c.embedding += static_cast<double>(m.context) * d;
-  c.lm_head = m.tied_embeddings ? 0 : static_cast<double>(m.vocab) * d;
-  c.attention = static_cast<double>(m.layers) * attention_params_per_layer(m);
-  c.norms = (2.0 * static_cast<double>(m.layers) + 1) * norm_params(m);
-  for (long long layer = 0; layer < m.layers; ++layer) {
-    if (is_moe_layer(m, layer)) {
-      const MoeSpec& e = *m.moe;
-      const double expert = mlp_params(m, e.d_ff_expert);
-      const double router = static_cast<double>(e.experts) * d;
-      c.mlp += static_cast<double>(e.experts + e.shared_experts) * expert + router;
-      c.mlp_active += static_cast<double>(e.experts_per_token + e.shared_experts) * expert + router;
-    } else {
-      c.mlp += mlp_params(m, m.d_ff);
-      c.mlp_active += mlp_params(m, m.d_ff);
-    }
-  }
+  const double d = dbl(m.d_model);
+  const double layers = dbl(m.layers);
+  c.embedding = dbl(m.vocab) * d;
+  if (m.positions == Positions::learned) c.embedding += dbl(m.context) * d;
+  c.lm_head = m.tied_embeddings ? 0 : dbl(m.vocab) * d;
+  if (m.lm_head_bias) c.lm_head += dbl(m.vocab);  // GPT-J's head has a bias even where tied weights would not
+  c.attention = layers * attention_params_per_layer(m);
+  c.norms = (dbl(m.norms_per_layer) * layers + 1) * norm_params(m);  // + the final norm
+  const double moe_layers = dbl(m.moe_layers());
+  const double dense_layers = layers - moe_layers;
+  c.mlp = dense_layers * mlp_params(m, m.d_ff) + moe_layers * moe_layer_params(m);
+  c.mlp_active = dense_layers * mlp_params(m, m.d_ff) + moe_layers * moe_layer_active_params(m);
   const double shared = c.embedding + c.lm_head + c.attention + c.norms;
   c.total = shared + c.mlp;
   c.active = shared + c.mlp_active;

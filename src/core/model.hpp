@@ -5,17 +5,41 @@
 
 namespace napkin {
 
-enum class MlpKind { gelu, swiglu };           // 2 matrices (up, down) or gated 3 (gate, up, down)
+// gelu: 2 matrices (up, down); swiglu and geglu are gated: 3 (gate, up, down), with a SiLU
+// (Shazeer 2020, "GLU Variants Improve Transformer", eq. 6) or GELU (eq. 5) gate.
+enum class MlpKind { gelu, swiglu, geglu };
+inline bool is_gated(MlpKind k) { return k != MlpKind::gelu; }
+
 enum class Positions { learned, rotary, relative, alibi };
-enum class BiasKind { none, qkv, all };
+
+// Which linear layers carry a bias: none; q/k/v only (Qwen2); attention = q/k/v and the
+// output projection (Llama with attention_bias); mlp = the MLP only (GPT-J); all.
+enum class BiasKind { none, qkv, attention, mlp, all };
+inline bool has_qkv_bias(BiasKind b) { return b == BiasKind::qkv || b == BiasKind::attention || b == BiasKind::all; }
+inline bool has_out_bias(BiasKind b) { return b == BiasKind::attention || b == BiasKind::all; }
+inline bool has_mlp_bias(BiasKind b) { return b == BiasKind::mlp || b == BiasKind::all; }
 enum class NormKind { layernorm, rmsnorm, nonparametric };
+
+// Sequential: x + attn(norm(x)), then + mlp(norm(.)). Parallel (GPT-J, GPT-NeoX, Falcon;
+// Wang & Komatsuzaki 2021, PaLM §2): x + attn(norm(x)) + mlp(norm'(x)), with one norm
+// shared by both branches or one each (norms_per_layer says which).
+enum class BlockKind { sequential, parallel };
+
+// QK-norm: a norm on queries and keys before the scores. Per head (Qwen3, Gemma-3: one
+// norm of head_dim shared by every head) or over the full projection width (OLMo-2,
+// OLMoE: heads·head_dim for q, kv_heads·head_dim for k).
+enum class QkNorm { none, per_head, full };
 
 struct MoeSpec {
   long long experts = 0;            // routed experts per MoE layer
   long long experts_per_token = 0;  // top-k
-  long long shared_experts = 0;     // always active, each of size d_ff_expert
-  long long d_ff_expert = 0;
-  long long dense_layers = 0;       // leading layers with a dense MLP of size d_ff
+  long long shared_experts = 0;     // always active
+  long long d_ff_expert = 0;        // width of each routed expert
+  long long dense_layers = 0;       // leading layers with a dense MLP of width d_ff
+  // (after the fields above, so MoeSpec{experts, top_k, shared, d_ff_expert, dense} still reads)
+  long long d_ff_shared = 0;        // width of each shared expert (Qwen2-MoE: 5632 ≠ 1408); 0: d_ff_expert
+  bool shared_expert_gate = false;  // Qwen2-MoE: a d_model -> 1 sigmoid gate on the shared expert
+  bool router_bias = false;         // DeepSeek-V3: a per-expert score-correction bias
 };
 
 // Multi-head latent attention (DeepSeek-V2 §2.1): low-rank compressed q and kv.
@@ -37,17 +61,30 @@ struct Model {
   long long d_model = 0;
   long long heads = 0;
   long long kv_heads = 0;
-  long long head_dim = 0;
+  long long head_dim = 0;  // per head; need not be d_model / heads (Gemma 7B: 256 vs 192)
   long long d_ff = 0;
   MlpKind mlp = MlpKind::gelu;
   long long vocab = 0;
-  long long context = 0;
+  long long context = 0;  // the longest sequence the positions support
+  long long seq_len = 0;  // the pre-training sequence length; 0 when the spec does not say
+  std::string seq_len_source;
   bool tied_embeddings = false;
   Positions positions = Positions::learned;
+  double rotary_fraction = 1.0;  // share of head_dim that rotary rotates (GPT-NeoX 0.25); no parameters
   BiasKind bias = BiasKind::none;
+  bool lm_head_bias = false;  // GPT-J
   NormKind norm = NormKind::layernorm;
+  BlockKind block = BlockKind::sequential;
+  long long norms_per_layer = 2;  // 1: one shared by parallel branches; 4: Gemma-2's pre/post pairs
+  QkNorm qk_norm = QkNorm::none;
+  long long sliding_window = 0;   // tokens a windowed layer attends to; 0 = none
+  long long windowed_layers = 0;  // how many layers use it (Gemma-2: every other one)
   std::optional<MoeSpec> moe;
   std::optional<MlaSpec> mla;
+
+  long long moe_layers() const { return moe ? layers - moe->dense_layers : 0; }
+  // The sequence length attention is counted at when the user gives none.
+  long long training_seq_len() const { return seq_len > 0 ? seq_len : context; }
 };
 
 // Parameters by where they live. `active` is what one token passes through (MoE: top-k and
@@ -55,7 +92,7 @@ struct Model {
 struct ParamCount {
   double embedding = 0;      // token embedding (+ learned positions)
   double lm_head = 0;        // 0 when tied
-  double attention = 0;      // all layers
+  double attention = 0;      // all layers, QK-norms included
   double mlp = 0;            // all layers, every expert, routers included
   double norms = 0;
   double total = 0;
@@ -64,13 +101,25 @@ struct ParamCount {
   double non_embedding() const { return total - embedding - lm_head; }
 };
 
-// Pure arithmetic on the architecture; the derivation is in docs/METHODOLOGY.md.
+// Pure arithmetic on the architecture, O(1) in the number of layers; the derivation is in
+// docs/METHODOLOGY.md §1.
 ParamCount count_params(const Model& m);
 
 // Per-layer pieces other estimators (memory, calibration) reuse.
-double attention_params_per_layer(const Model& m);
+double attention_params_per_layer(const Model& m);   // projections, biases, QK-norms
 double mlp_params(const Model& m, long long hidden);  // one MLP of `hidden` units
-double norm_params(const Model& m);                   // one norm
+double norm_params(const Model& m);                   // one d_model-wide norm
+double norm_params(const Model& m, long long width);  // one norm of `width`
+double moe_layer_params(const Model& m);              // one MoE layer's MLP part: experts, routers, gate
+double moe_layer_active_params(const Model& m);       // what one token passes through of it
 bool is_moe_layer(const Model& m, long long layer);
+// Keys one query attends to, on average, in a sequence of `seq` tokens, capped by a sliding
+// window of `window` tokens (0 = none). Non-causal: every key of the row, min(seq, window).
+// Causal: the mean of min(i + 1, window) over positions i, in the continuum limit napkin uses
+// for whole sequences: seq/2 when seq ≤ window, else window − window²/(2·seq).
+double mean_keys_per_query(double seq, long long window, bool causal);
+
+// Width of each shared expert (d_ff_shared, or d_ff_expert when a spec leaves it out).
+long long shared_expert_width(const MoeSpec& e);
 
 }  // namespace napkin

@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <string>
+#include <tuple>
 
 #include "core/error.hpp"
 
@@ -88,13 +89,21 @@ void attention(Builder& b, const Model& m, const StepConfig& c, long long heads_
   // Scores S = Q·Kᵀ and output O = P·V per (sequence, query head); GQA's shared K/V heads
   // change the projections above, not these. A causal mask makes half of each useful.
   const long long batch = c.micro_batch * heads_local;
-  b.fwd.push_back({make("attn.scores", c.seq, c.seq, d_qk, batch, L, 0.5), Operands::activations, "dq", "dk"});
-  b.fwd.push_back({make("attn.context", c.seq, d_v, c.seq, batch, L, 0.5), Operands::activations, "dp", "dv"});
+  // Sliding-window layers (Mistral, Gemma-2) keep the s×s shape but do less useful work:
+  // the mean keys per query over s (mean_keys_per_query in core/model.hpp).
+  const long long windowed = m.sliding_window > 0 ? m.windowed_layers : 0;
+  const double seq = static_cast<double>(c.seq);
+  for (const auto& [suffix, layers, useful] :
+       {std::tuple{"", L - windowed, 0.5}, std::tuple{".windowed", windowed, mean_keys_per_query(seq, m.sliding_window, true) / seq}}) {
+    if (layers == 0) continue;
+    b.fwd.push_back({make(std::string("attn.scores") + suffix, c.seq, c.seq, d_qk, batch, layers, useful), Operands::activations, "dq", "dk"});
+    b.fwd.push_back({make(std::string("attn.context") + suffix, c.seq, d_v, c.seq, batch, layers, useful), Operands::activations, "dp", "dv"});
+  }
   b.linear("attn.o_proj", heads_local * d_v, d, L);  // row parallel: the input is split
 }
 
 void mlp(Builder& b, const Model& m, const std::string& prefix, long long rows, long long hidden_local, long long count) {
-  if (m.mlp == MlpKind::swiglu) b.linear_rows(prefix + ".gate", rows, m.d_model, hidden_local, count);
+  if (is_gated(m.mlp)) b.linear_rows(prefix + ".gate", rows, m.d_model, hidden_local, count);
   b.linear_rows(prefix + ".up", rows, m.d_model, hidden_local, count);
   b.linear_rows(prefix + ".down", rows, hidden_local, m.d_model, count);
 }
@@ -146,7 +155,8 @@ std::vector<Gemm> step_gemms(const Model& m, const StepConfig& c) {
     const long long per_expert = assignments / e.experts, extra = assignments % e.experts;
     mlp(b, m, "moe.expert", per_expert + 1, d_ff_expert_local, extra * moe_layers);
     mlp(b, m, "moe.expert", per_expert, d_ff_expert_local, (e.experts - extra) * moe_layers);
-    mlp(b, m, "moe.shared_expert", b.tokens, d_ff_expert_local, e.shared_experts * moe_layers);
+    if (e.shared_experts > 0)
+      mlp(b, m, "moe.shared_expert", b.tokens, split(shared_expert_width(e), tp, "d_ff_shared"), e.shared_experts * moe_layers);
   }
   // LM head, vocab-parallel under TP; Megatron pads the vocab to a multiple of tp.
   b.linear("lm_head", m.d_model, (m.vocab + tp - 1) / tp, 1);

@@ -1,6 +1,8 @@
 #include "core/training.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "core/error.hpp"
@@ -17,14 +19,34 @@ double finite_or_throw(double v, const char* what) {
   return v;
 }
 
+std::string g(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+// A solved value outside [lo, hi] is an answer nobody can use (1e-290 parameters, 1e305 GPUs):
+// an error that names the value and the input it came from.
+void check_solved(double v, double lo, double hi, const std::string& what, const std::string& range, const std::string& from) {
+  if (!(v >= lo && v <= hi)) throw Error("solving for " + what + " gives " + g(v) + ", not " + range + "; check " + from);
+}
+
+// Largest accelerator count napkin answers with (the largest clusters are ~1e5).
+constexpr double max_gpus = 1e9;
+
 }  // namespace
 
 double attention_flops_per_token(const Model& m, double seq_len, bool causal) {
   const double heads = static_cast<double>(m.heads);
   const double d_qk = m.mla ? static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim) : static_cast<double>(m.head_dim);
   const double d_v = m.mla ? static_cast<double>(m.mla->v_head_dim) : static_cast<double>(m.head_dim);
-  const double flops = 6.0 * static_cast<double>(m.layers) * heads * seq_len * (d_qk + d_v);
-  return causal ? flops / 2 : flops;
+  // Per layer and token: 2 FLOPs × 3 (forward + backward) × heads × keys attended × (d_qk + d_v).
+  // Windowed layers (Mistral 7B, Gemma-2's local layers) attend to at most `sliding_window` keys.
+  const double windowed = static_cast<double>(m.sliding_window > 0 ? m.windowed_layers : 0);
+  const double global = static_cast<double>(m.layers) - windowed;
+  const double keys = global * mean_keys_per_query(seq_len, 0, causal) +
+                      windowed * mean_keys_per_query(seq_len, m.sliding_window, causal);
+  return 6.0 * heads * keys * (d_qk + d_v);
 }
 
 TrainingRun solve_training(const TrainingQuery& q) {
@@ -33,21 +55,30 @@ TrainingRun solve_training(const TrainingQuery& q) {
   require_positive(q.gpus, "gpus");
   require_positive(q.days, "days");
   if (!(q.peak_flops_per_s > 0 && std::isfinite(q.peak_flops_per_s))) throw Error("peak FLOP/s must be positive");
-  if (!(q.mfu > 0 && q.mfu <= 1)) throw Error("mfu must lie in (0, 1]");
+  if (q.mfu && !(*q.mfu > 0 && *q.mfu <= 1)) throw Error("mfu must lie in (0, 1]");
   if (q.attention_flops_per_token < 0 || !std::isfinite(q.attention_flops_per_token)) throw Error("attention FLOPs must be finite");
 
-  const int missing = !q.params + !q.tokens + !q.gpus + !q.days;
+  const int missing = !q.params + !q.tokens + !q.gpus + !q.days + !q.mfu;
   if (missing != 1)
-    throw Error(missing == 0 ? "params, tokens, GPUs and days are all given; leave one out to solve for it"
-                             : "give three of params, tokens, GPUs and days; napkin solves for the fourth");
+    throw Error(missing == 0 ? "params, tokens, GPUs, days and MFU are all given; leave one out to solve for it"
+                             : "give three of params, tokens, GPUs and days; napkin solves for the fourth (or, given all four, for the MFU)");
 
   TrainingRun r;
-  r.mfu = q.mfu;
   r.peak_flops_per_s = q.peak_flops_per_s;
   r.attention_flops_per_token = q.attention_flops_per_token;
-  const double per_gpu = q.peak_flops_per_s * q.mfu;
+  r.mfu = q.mfu.value_or(0);
+  const double per_gpu = q.peak_flops_per_s * r.mfu;
 
-  if (!q.days) {
+  if (!q.mfu) {
+    // The usual check of a published run: the MFU its params, tokens, GPUs and days imply.
+    r.solved_for = Unknown::mfu;
+    r.params = *q.params, r.tokens = *q.tokens, r.gpus = *q.gpus, r.time_s = *q.days * 86400;
+    r.flops_per_token = 6 * r.params + r.attention_flops_per_token;
+    r.total_flops = r.flops_per_token * r.tokens;
+    r.mfu = r.total_flops / (r.gpus * q.peak_flops_per_s * r.time_s);
+    check_solved(r.mfu, 1e-9, 1, "MFU", "in (0, 1]", "the inputs: above 1 the run needs more than the accelerators' peak (dtype? GPUs? days?)");
+    r.cluster_flops_per_s = r.gpus * q.peak_flops_per_s * r.mfu;
+  } else if (!q.days) {
     r.solved_for = Unknown::days;
     r.params = *q.params, r.tokens = *q.tokens, r.gpus = *q.gpus;
     r.flops_per_token = 6 * r.params + r.attention_flops_per_token;
@@ -61,13 +92,19 @@ TrainingRun solve_training(const TrainingQuery& q) {
     r.cluster_flops_per_s = r.gpus * per_gpu;
     r.total_flops = r.cluster_flops_per_s * r.time_s;
     r.tokens = r.total_flops / r.flops_per_token;
+    check_solved(r.tokens, 1, 1e30, "tokens", "between 1 and 1e30", "the days and GPUs");
   } else if (!q.gpus) {
+    // Solve, round up to whole accelerators, then recompute the time on that many: GPU-hours
+    // and days then describe the same cluster that is printed.
     r.solved_for = Unknown::gpus;
-    r.params = *q.params, r.tokens = *q.tokens, r.time_s = *q.days * 86400;
+    r.params = *q.params, r.tokens = *q.tokens, r.requested_time_s = *q.days * 86400;
     r.flops_per_token = 6 * r.params + r.attention_flops_per_token;
     r.total_flops = r.flops_per_token * r.tokens;
-    r.gpus = r.total_flops / (per_gpu * r.time_s);
+    r.gpus_exact = r.total_flops / (per_gpu * r.requested_time_s);
+    check_solved(r.gpus_exact, 0, max_gpus, "GPUs", "at most 1e9 accelerators", "the days (and tokens, params)");
+    r.gpus = whole_gpus(r.gpus_exact);
     r.cluster_flops_per_s = r.gpus * per_gpu;
+    r.time_s = r.total_flops / r.cluster_flops_per_s;
   } else {
     r.solved_for = Unknown::params;
     r.tokens = *q.tokens, r.gpus = *q.gpus, r.time_s = *q.days * 86400;
@@ -76,30 +113,31 @@ TrainingRun solve_training(const TrainingQuery& q) {
     r.flops_per_token = r.total_flops / r.tokens;
     r.params = (r.flops_per_token - r.attention_flops_per_token) / 6;
     if (r.params <= 0) throw Error("the attention term alone exceeds the compute available per token; no model size fits");
+    check_solved(r.params, 1, 1e18, "parameters", "between 1 and 1e18", "the days and tokens");
   }
+  if (r.solved_for != Unknown::gpus) r.gpus_exact = r.gpus;
   finite_or_throw(r.total_flops, "total FLOPs");
+  finite_or_throw(r.cluster_flops_per_s, "cluster throughput");
   finite_or_throw(r.time_s, "training time");
   finite_or_throw(r.tokens, "token count");
   finite_or_throw(r.params, "parameter count");
   finite_or_throw(r.gpus, "GPU count");
   finite_or_throw(r.gpu_hours(), "GPU-hours");
+  if (r.gpus > max_gpus) throw Error("more than " + g(max_gpus) + " accelerators (" + g(r.gpus) + "); check --gpus");
   return r;
 }
 
-double gpus_needed(const TrainingRun& run) {
-  // 1e-9 slack so that 1024.0000000001 from rounding does not become 1025.
-  return std::ceil(run.gpus * (1 - 1e-12));
-}
+double whole_gpus(double exact) { return std::max(1.0, std::ceil(exact * (1 - 1e-12))); }
 
 RunCosts run_costs(const TrainingRun& run, const CostInputs& in) {
   RunCosts c;
   const double gpu_hours = run.gpu_hours();
-  if (in.price_usd_per_gpu_hour) c.cost_usd = finite_or_throw(gpu_hours * *in.price_usd_per_gpu_hour, "cost");
+  if (in.price_usd_per_gpu_hour) c.cost_usd = finite_or_throw(gpu_hours * *in.price_usd_per_gpu_hour, "cost (check --price)");
   if (in.tdp_watts) {
     if (!(in.pue >= 1 && std::isfinite(in.pue))) throw Error("--pue must be at least 1 (1.0 = no facility overhead)");
     // W · h = Wh; 1 MWh = 1e6 Wh.
-    c.energy_mwh = finite_or_throw(gpu_hours * *in.tdp_watts * in.pue / 1e6, "energy");
-    if (in.grid_g_per_kwh) c.co2_tonnes = *c.energy_mwh * 1e3 * *in.grid_g_per_kwh / 1e6;  // kWh · g/kWh → g → t
+    c.energy_mwh = finite_or_throw(gpu_hours * *in.tdp_watts * in.pue / 1e6, "energy (check --pue)");
+    if (in.grid_g_per_kwh) c.co2_tonnes = finite_or_throw(*c.energy_mwh * 1e3 * *in.grid_g_per_kwh / 1e6, "CO2 (check --grid-intensity)");  // kWh · g/kWh → g → t
   }
   return c;
 }

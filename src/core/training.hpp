@@ -1,7 +1,7 @@
 #pragma once
 // Training compute accounting: C = 6·P·D (Kaplan et al. 2020 §2.1; Hoffmann et al. 2022),
 // the attention term (PaLM, Chowdhery et al. 2022, appendix B), time at an assumed MFU,
-// and solving for whichever of params, tokens, GPUs or days the user left out.
+// and solving for whichever of params, tokens, GPUs, days or MFU the user left out.
 #include <optional>
 
 #include "core/model.hpp"
@@ -14,11 +14,12 @@ enum class FlopsModel {
   six_pd_attn_causal,  // + 6·L·H·Q·T per token (a causal mask halves the useful score work)
 };
 
-enum class Unknown { days, tokens, params, gpus };
+enum class Unknown { days, tokens, params, gpus, mfu };
 
 // The per-token attention FLOPs of forward + backward for a sequence of `seq_len`, for
 // the score product Q·Kᵀ and the weighted sum with V: 2 FLOPs per multiply-add, times 3
 // for forward + backward, i.e. 6·L·H·T·(d_qk + d_v) = 12·L·H·Q·T when d_qk = d_v = Q.
+// Sliding-window layers attend to at most their window (mean_keys_per_query, core/model.hpp).
 double attention_flops_per_token(const Model& m, double seq_len, bool causal);
 
 struct TrainingQuery {
@@ -27,7 +28,7 @@ struct TrainingQuery {
   std::optional<double> gpus;
   std::optional<double> days;
   double peak_flops_per_s = 0;   // per accelerator, for the dtype (sparse already applied)
-  double mfu = 0.5;
+  std::optional<double> mfu = 0.5;  // leave it out, with all four above given, to solve for it
   double attention_flops_per_token = 0;  // 0 unless the flops model counts attention
 };
 
@@ -35,25 +36,32 @@ struct TrainingRun {
   Unknown solved_for = Unknown::days;
   double params = 0;
   double tokens = 0;
-  double gpus = 0;            // may be fractional when solved for; see gpus_needed
+  double gpus = 0;            // whole accelerators; when solved for, the exact figure rounded up
+  double gpus_exact = 0;      // when solved for: before rounding (C / (peak · MFU · time))
   double mfu = 0;
   double peak_flops_per_s = 0;
   double attention_flops_per_token = 0;
   double flops_per_token = 0;     // 6·P + attention term
   double total_flops = 0;
   double cluster_flops_per_s = 0;  // gpus · peak · mfu
-  double time_s = 0;
+  double time_s = 0;              // on `gpus` accelerators
+  double requested_time_s = 0;    // when GPUs were solved for: the time asked for (≥ time_s)
 
   double days() const { return time_s / 86400.0; }
   double gpu_hours() const { return gpus * time_s / 3600.0; }
 };
 
-// Exactly one of params, tokens, gpus, days must be missing; throws Error otherwise, or
-// when an input is not positive and finite, or when a result would overflow.
+// Exactly one of params, tokens, gpus, days and mfu must be missing; throws Error otherwise,
+// when an input is not positive and finite, or when a result lies outside what makes sense
+// to print (fewer than one parameter or token, more than 1e9 accelerators, an MFU above 1,
+// a time or count that overflows), naming the input to check.
+// Solving for GPUs rounds the exact figure up to whole accelerators and recomputes the time
+// (and so the GPU-hours) on that many: the run finishes a little before the time asked for.
 TrainingRun solve_training(const TrainingQuery& q);
 
-// Whole accelerators needed when GPUs were solved for (the exact figure rounded up).
-double gpus_needed(const TrainingRun& run);
+// Whole accelerators for an exact count: rounded up, with 1e-12 relative slack so that
+// 1024.0000000001 from floating-point noise stays 1024.
+double whole_gpus(double exact);
 
 struct RunCosts {
   std::optional<double> cost_usd;    // gpu_hours · price

@@ -176,8 +176,9 @@ std::string states_section(const MemoryReport& r, bool explain) {
     out += fmt::format("  per GPU, ZeRO-{} over dp·cp = {}: {}{} + {}{} + {}{} + {}{} = {}\n", z, l.zero_ranks(), bpp(b.weights), z >= 3 ? n : "",
                        bpp(b.grads), z >= 2 ? n : "", bpp(b.master), z >= 1 ? n : "", bpp(b.optimizer), z >= 1 ? n : "", bpp(d.total()));
     if (r.model)
-      out += fmt::format("  parameters on this GPU: dense {} (split over tp {}{}), routed experts {}\n", format_sci(g.dense_params, 6), l.tp,
-                         l.pp > 1 ? fmt::format(", {} of {} layers", g.layers.layers, r.model->layers) : "", format_sci(g.expert_params, 6));
+      out += fmt::format("  parameters on this GPU: {} (split over tp {}{}){}\n", num(std::round(g.dense_params)), l.tp,
+                         l.pp > 1 ? fmt::format(", {} of {} layers", g.layers.layers, r.model->layers) : "",
+                         g.expert_params > 0 ? fmt::format(" + routed experts {} (over tp·ep {})", num(std::round(g.expert_params)), l.tp * l.ep) : "");
   }
   if (r.setup.optimizer.factored_second_moment)
     out += r.model ? "  adafactor state computed from the model's matrix shapes: Σ(rows + cols) + vector params, over all params\n"

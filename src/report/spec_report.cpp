@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "report/format.hpp"
+#include "report/json_count.hpp"
+#include "report/model_names.hpp"
 #include "report/table.hpp"
 
 namespace napkin {
@@ -11,21 +13,6 @@ namespace {
 std::string tflops(const Hardware& h, Dtype d) {
   auto p = h.dense_peak(d);
   return p ? format_sig(*p / 1e12, 4) : "-";
-}
-
-const char* mlp_name(MlpKind k) { return k == MlpKind::swiglu ? "swiglu" : "gelu"; }
-const char* positions_name(Positions p) {
-  switch (p) {
-    case Positions::learned: return "learned";
-    case Positions::rotary: return "rotary";
-    case Positions::relative: return "relative";
-    case Positions::alibi: return "alibi";
-  }
-  return "?";
-}
-const char* bias_name(BiasKind b) { return b == BiasKind::none ? "none" : b == BiasKind::qkv ? "qkv" : "all"; }
-const char* norm_name(NormKind n) {
-  return n == NormKind::layernorm ? "layernorm" : n == NormKind::rmsnorm ? "rmsnorm" : "nonparametric";
 }
 
 }  // namespace
@@ -57,7 +44,7 @@ std::string hardware_show_text(const Hardware& h) {
     for (const auto& n : h.device_names) names += (names.empty() ? "" : ", ") + n;
     kv.add("driver names", names);
   }
-  std::string out = fmt::format("{}\n{}\n", h.name, kv.render());
+  std::string out = fmt::format("{}\n{}", h.name, kv.render());  // render() ends its last line
   Table t;
   t.header = {"dtype", "dense peak", "2:4 sparse peak"};
   t.align = {Align::left, Align::right, Align::right};
@@ -117,11 +104,26 @@ std::string model_show_text(const Model& m) {
              m.kv_heads == m.heads ? "multi-head" : m.kv_heads == 1 ? "multi-query" : "grouped-query");
   arch.add("d_ff", std::to_string(m.d_ff), mlp_name(m.mlp));
   arch.add("vocab", std::to_string(m.vocab), m.tied_embeddings ? "tied embeddings" : "untied embeddings");
-  arch.add("context", std::to_string(m.context), std::string(positions_name(m.positions)) + " positions");
-  arch.add("bias / norm", fmt::format("{} / {}", bias_name(m.bias), norm_name(m.norm)));
-  if (m.moe)
-    arch.add("MoE", fmt::format("{} experts, top-{}, {} shared, d_ff_expert {}, {} dense layers", m.moe->experts,
-                                m.moe->experts_per_token, m.moe->shared_experts, m.moe->d_ff_expert, m.moe->dense_layers));
+  arch.add("context", std::to_string(m.context),
+           std::string(positions_name(m.positions)) + " positions" +
+               (m.positions == Positions::rotary && m.rotary_fraction < 1 ? fmt::format(", rotary on {:.4g} of each head", m.rotary_fraction) : ""));
+  if (m.seq_len > 0)
+    arch.add("seq_len", std::to_string(m.seq_len), "pre-training sequence length (source below)");
+  else
+    arch.add("seq_len", "-", fmt::format("not in the spec: attention is counted at the context, {}", m.context));
+  arch.add("bias / norm", fmt::format("{} / {}{}", bias_name(m.bias), norm_name(m.norm), m.lm_head_bias ? " (LM head has a bias)" : ""));
+  arch.add("block", fmt::format("{}, {} norm{} per layer", block_name(m.block), m.norms_per_layer, m.norms_per_layer == 1 ? "" : "s"),
+           m.qk_norm == QkNorm::none ? "" : fmt::format("QK-norm {}", qk_norm_name(m.qk_norm)));
+  if (m.sliding_window > 0)
+    arch.add("sliding window", fmt::format("{} tokens on {} of {} layers", m.sliding_window, m.windowed_layers, m.layers));
+  if (m.moe) {
+    const MoeSpec& e = *m.moe;
+    std::string shared = fmt::format("{} shared", e.shared_experts);
+    if (e.shared_experts > 0 && shared_expert_width(e) != e.d_ff_expert) shared += fmt::format(" of width {}", shared_expert_width(e));
+    if (e.shared_expert_gate) shared += " (gated)";
+    arch.add("MoE", fmt::format("{} experts, top-{}, {}, d_ff_expert {}, {} dense layers{}", e.experts, e.experts_per_token, shared,
+                                e.d_ff_expert, e.dense_layers, e.router_bias ? ", router bias" : ""));
+  }
   if (m.mla)
     arch.add("MLA", fmt::format("q rank {}, kv rank {}, qk {}+{} (rope), v {}", m.mla->q_lora_rank, m.mla->kv_lora_rank,
                                 m.mla->qk_nope_head_dim, m.mla->qk_rope_head_dim, m.mla->v_head_dim));
@@ -136,11 +138,14 @@ std::string model_show_text(const Model& m) {
   row(m.moe ? "MLP (all experts)" : "MLP", c.mlp);
   row("norms", c.norms);
   p.add("total", format_count(c.total), fmt::format("{:.0f} exactly", c.total));
-  p.add("non-embedding", format_count(c.non_embedding()));
+  p.add("non-embedding", format_count(c.non_embedding()),
+        fmt::format("{:.0f} exactly, {:.1f}% of the total (without embedding and LM head)", c.non_embedding(), 100 * c.non_embedding() / c.total));
   if (m.moe) p.add("active per token", format_count(c.active), fmt::format("{:.0f} exactly", c.active));
   std::string out = fmt::format("{}\n{}\nparameters\n{}", m.name, arch.render(), p.render());
-  out += fmt::format("\n  source: {}\n  spec:   {}\n", m.source, m.origin);
-  if (!m.notes.empty()) out += fmt::format("  notes:  {}\n", m.notes);
+  out += fmt::format("\n  source:  {}\n", m.source);
+  if (m.seq_len > 0) out += fmt::format("  seq_len: {}\n", m.seq_len_source);
+  out += fmt::format("  spec:    {}\n", m.origin);
+  if (!m.notes.empty()) out += fmt::format("  notes:   {}\n", m.notes);
   return out;
 }
 
@@ -162,16 +167,29 @@ nlohmann::json model_json(const Model& m) {
                       {"mlp", mlp_name(m.mlp)},
                       {"vocab", m.vocab},
                       {"context", m.context},
+                      {"seq_len", m.seq_len > 0 ? nlohmann::json(m.seq_len) : nlohmann::json(nullptr)},
+                      {"seq_len_source", m.seq_len_source},
                       {"tied_embeddings", m.tied_embeddings},
                       {"positions", positions_name(m.positions)},
+                      {"rotary_fraction", m.rotary_fraction},
                       {"bias", bias_name(m.bias)},
+                      {"lm_head_bias", m.lm_head_bias},
                       {"norm", norm_name(m.norm)},
+                      {"block", block_name(m.block)},
+                      {"norms_per_layer", m.norms_per_layer},
+                      {"qk_norm", qk_norm_name(m.qk_norm)},
+                      {"sliding_window", m.sliding_window > 0 ? nlohmann::json(m.sliding_window) : nlohmann::json(nullptr)},
+                      {"windowed_layers", m.windowed_layers},
                       {"source", m.source},
                       {"spec", m.origin}};
+  // Counts as JSON integers: every count is a whole number below 2^53 for any real model.
+  for (const char* k : {"params", "active_params", "non_embedding_params"}) j[k] = json_count(j[k].get<double>());
+  for (auto& [k, v] : j["params_breakdown"].items()) v = json_count(v.get<double>());
   if (m.moe)
     j["moe"] = {{"experts", m.moe->experts}, {"experts_per_token", m.moe->experts_per_token},
                 {"shared_experts", m.moe->shared_experts}, {"d_ff_expert", m.moe->d_ff_expert},
-                {"dense_layers", m.moe->dense_layers}};
+                {"d_ff_shared", shared_expert_width(*m.moe)}, {"shared_expert_gate", m.moe->shared_expert_gate},
+                {"router_bias", m.moe->router_bias}, {"dense_layers", m.moe->dense_layers}};
   if (m.mla)
     j["mla"] = {{"q_lora_rank", m.mla->q_lora_rank}, {"kv_lora_rank", m.mla->kv_lora_rank},
                 {"qk_nope_head_dim", m.mla->qk_nope_head_dim}, {"qk_rope_head_dim", m.mla->qk_rope_head_dim},

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "report/format.hpp"
+#include "report/json_count.hpp"
 #include "report/table.hpp"
 
 namespace napkin {
@@ -18,6 +19,7 @@ const char* solved_name(Unknown u) {
     case Unknown::tokens: return "tokens";
     case Unknown::params: return "params";
     case Unknown::gpus: return "gpus";
+    case Unknown::mfu: return "mfu";
   }
   return "?";
 }
@@ -36,12 +38,26 @@ std::string flops_formula(const TrainReport& r) {
   return "6·P";
 }
 
+// "+133.3%", and for absurd inputs "+3.264e+12%" rather than thirteen digits.
+std::string percent_over(double ratio) {
+  const double p = 100 * ratio;
+  return p < 1e5 ? fmt::format("+{:.1f}%", p) : fmt::format("+{}%", format_sig(p, 4));
+}
+
+// A sequence length as people write it: 8192, or 1.000T for nonsense-sized ones.
+std::string seq_text(double s) { return s < 1e7 ? fmt::format("{:.0f}", s) : format_count(s); }
+
 std::vector<std::string> assumptions(const TrainReport& r) {
   std::vector<std::string> a;
-  a.push_back(fmt::format("MFU {:.4g} ({})", r.run.mfu, r.mfu_source));
+  if (r.run.solved_for == Unknown::mfu)
+    a.push_back(fmt::format("MFU solved from params, tokens, GPUs and days: {:.4g} of the peak below", r.run.mfu));
+  else
+    a.push_back(fmt::format("MFU {:.4g} ({})", r.run.mfu, r.mfu_source));
   a.push_back(fmt::format("{} {} peak {} per accelerator ({})", r.sparse ? "2:4-sparse" : "dense", dtype_name(r.dtype),
                           format_si(r.run.peak_flops_per_s, "FLOP/s"), r.hardware_key));
   a.push_back(fmt::format("FLOPs per token = {} ({})", flops_formula(r), flops_model_name(r.flops_model)));
+  if (r.attention && r.flops_model != FlopsModel::six_pd)
+    a.push_back(fmt::format("attention at sequence {} ({})", seq_text(r.attention->seq_len), r.attention->seq_source));
   if (r.moe) a.push_back("MoE: P counts the parameters active per token, not all experts");
   if (r.cost_inputs.tdp_watts)
     a.push_back(fmt::format("energy at TDP {} W for the whole run, PUE {}{}", format_sig(*r.cost_inputs.tdp_watts, 4),
@@ -72,14 +88,22 @@ std::string train_text(const TrainReport& r) {
     kv.add("parameters", format_count(run.params), mark(Unknown::params));
   kv.add("tokens", format_count(run.tokens),
          std::string(r.tokens_chinchilla || r.budget_flops ? fmt::format("{:.0f} per parameter (Chinchilla)", chinchilla_tokens_per_param) : fmt::format("{} per parameter", format_sig(run.tokens / run.params, 3))) + mark(Unknown::tokens));
-  kv.add("accelerators", fmt::format("{} × {}", run.solved_for == Unknown::gpus ? format_sig(gpus_needed(run), 6) : format_sig(run.gpus, 6), r.hardware_key),
-         run.solved_for == Unknown::gpus ? fmt::format("{} exactly, rounded up  <- solved", format_sig(run.gpus, 4)) : r.hardware_name);
+  kv.add("accelerators", fmt::format("{} × {}", format_sig(run.gpus, 6), r.hardware_key),
+         run.solved_for == Unknown::gpus ? fmt::format("{} exactly, rounded up to whole accelerators  <- solved", format_sig(run.gpus_exact, 6))
+                                         : r.hardware_name);
+  if (run.solved_for == Unknown::mfu)
+    kv.add("MFU", fmt::format("{:.1f}%", 100 * run.mfu), "C / (N × peak × time)  <- solved");
   kv.add("", "");
   kv.add("FLOPs per token", format_si(run.flops_per_token, "FLOP"), flops_formula(r));
   kv.add("total compute", sci(run.total_flops) + " FLOP", flops_formula(r) + " × D");
   kv.add("cluster throughput", format_si(run.cluster_flops_per_s, "FLOP/s"),
          fmt::format("{} × {} × MFU {:.4g}", format_sig(run.gpus, 6), format_si(run.peak_flops_per_s, "FLOP/s"), run.mfu));
-  kv.add("wall-clock", fmt::format("{} days", format_sig(run.days(), 4)), format_duration(run.time_s) + mark(Unknown::days));
+  if (run.solved_for == Unknown::gpus)
+    kv.add("wall-clock", fmt::format("{} days", format_sig(run.days(), 4)),
+           fmt::format("{} on {} whole GPUs; {} days asked", format_duration(run.time_s), format_sig(run.gpus, 6),
+                       format_sig(run.requested_time_s / 86400, 4)));
+  else
+    kv.add("wall-clock", fmt::format("{} days", format_sig(run.days(), 4)), format_duration(run.time_s) + mark(Unknown::days));
   kv.add("GPU-hours", format_count(run.gpu_hours()), fmt::format("{} GPU-days", format_count(run.gpu_hours() / 24)));
   if (r.costs.cost_usd)
     kv.add("cost", fmt::format("${}", format_count(*r.costs.cost_usd)), fmt::format("at ${:.4g}/GPU-hour", *r.cost_inputs.price_usd_per_gpu_hour));
@@ -90,14 +114,16 @@ std::string train_text(const TrainReport& r) {
   if (r.attention) {
     const AttentionTerm& a = *r.attention;
     const double p6 = 6 * run.params;
-    out += fmt::format("\n  attention at sequence {} (PaLM's count; {} the headline):\n", format_sig(a.seq_len, 6),
+    out += fmt::format("\n  attention at sequence {} ({}; PaLM's count; {} the headline):\n", seq_text(a.seq_len), a.seq_source,
                        r.flops_model == FlopsModel::six_pd ? "not in" : "included in");
+    if (a.window > 0 && a.windowed_layers > 0)
+      out += fmt::format("  ({} of {} layers attend to a window of {} tokens)\n", a.windowed_layers, a.layers, a.window);
     KeyValues at;
     at.value_align = Align::right;
     at.add("non-causal 12·L·H·Q·T", format_si(a.noncausal_flops_per_token, "FLOP/token"),
-           fmt::format("+{:.1f}% over 6·P  -> total {} FLOP", 100 * a.noncausal_flops_per_token / p6, sci((p6 + a.noncausal_flops_per_token) * run.tokens)));
+           fmt::format("{} over 6·P  -> total {} FLOP", percent_over(a.noncausal_flops_per_token / p6), sci((p6 + a.noncausal_flops_per_token) * run.tokens)));
     at.add("causal half", format_si(a.causal_flops_per_token, "FLOP/token"),
-           fmt::format("+{:.1f}% over 6·P  -> total {} FLOP", 100 * a.causal_flops_per_token / p6, sci((p6 + a.causal_flops_per_token) * run.tokens)));
+           fmt::format("{} over 6·P  -> total {} FLOP", percent_over(a.causal_flops_per_token / p6), sci((p6 + a.causal_flops_per_token) * run.tokens)));
     out += at.render("    ");
   }
   out += "\n  assumptions:\n";
@@ -105,12 +131,10 @@ std::string train_text(const TrainReport& r) {
   return out;
 }
 
-std::string train_explain(const TrainReport& r) {
+std::vector<std::string> explain_steps(const TrainReport& r) {
   const TrainingRun& run = r.run;
-  std::string o;
-  int step = 0;
-  auto line = [&](const std::string& s) { o += fmt::format("{}. {}\n", ++step, s); };
-  o += "How napkin got there (Kaplan et al. 2020 §2.1; Hoffmann et al. 2022; PaLM appendix B):\n\n";
+  std::vector<std::string> steps;
+  auto line = [&](const std::string& s) { steps.push_back(s); };
   if (r.budget_flops) {
     line(fmt::format("Compute-optimal split of C = {} FLOP with C = 6·P·D and D = 20·P:\n   P = sqrt(C / 120) = sqrt({} / 120) = {}\n   D = 20 · P = {}",
                      sci(*r.budget_flops), sci(*r.budget_flops), format_count(run.params), format_count(run.tokens)));
@@ -123,14 +147,21 @@ std::string train_explain(const TrainReport& r) {
   const double peak = run.peak_flops_per_s;
   line(fmt::format("Peak per accelerator: {} {} {} = {} FLOP/s{}", r.hardware_key, r.sparse ? "2:4-sparse" : "dense",
                    dtype_name(r.dtype), sci(peak), r.sparse ? " (2 × the dense figure; training runs dense)" : ""));
-  line(fmt::format("Achieved per accelerator at MFU {:.4g}: {} × {:.4g} = {} FLOP/s", run.mfu, sci(peak), run.mfu,
-                   sci(peak * run.mfu)));
+  if (run.solved_for != Unknown::mfu)
+    line(fmt::format("Achieved per accelerator at MFU {:.4g}: {} × {:.4g} = {} FLOP/s", run.mfu, sci(peak), run.mfu,
+                     sci(peak * run.mfu)));
   const std::string attn = run.attention_flops_per_token > 0 ? fmt::format(" + {}", sci(run.attention_flops_per_token)) : "";
   if (r.attention && run.attention_flops_per_token > 0) {
     const AttentionTerm& a = *r.attention;
     const bool causal = r.flops_model == FlopsModel::six_pd_attn_causal;
-    line(fmt::format("Attention per token: 6·L·H·T·(d_qk + d_v){} = 6 × {} × {} × {} × ({} + {}){} = {} FLOP", causal ? " / 2 (causal)" : "",
-                     a.layers, a.heads, format_sig(a.seq_len, 6), a.d_qk, a.d_v, causal ? " / 2" : "", sci(run.attention_flops_per_token)));
+    if (a.window > 0 && a.windowed_layers > 0)
+      line(fmt::format("Attention per token: 6·H·(d_qk + d_v) × keys attended, summed over layers: {} layers see {} keys, {} windowed "
+                       "layers (window {}) see {} ({}) = {} FLOP",
+                       a.layers - a.windowed_layers, format_sig(mean_keys_per_query(a.seq_len, 0, causal), 6), a.windowed_layers, a.window,
+                       format_sig(mean_keys_per_query(a.seq_len, a.window, causal), 6), causal ? "causal means" : "non-causal", sci(run.attention_flops_per_token)));
+    else
+      line(fmt::format("Attention per token: 6·L·H·T·(d_qk + d_v){} = 6 × {} × {} × {} × ({} + {}){} = {} FLOP", causal ? " / 2 (causal)" : "",
+                       a.layers, a.heads, seq_text(a.seq_len), a.d_qk, a.d_v, causal ? " / 2" : "", sci(run.attention_flops_per_token)));
   }
   switch (run.solved_for) {
     case Unknown::days:
@@ -146,7 +177,16 @@ std::string train_explain(const TrainReport& r) {
       break;
     case Unknown::gpus:
       line(fmt::format("Total compute: C = ({}) × D = {} × {} = {} FLOP", flops_formula(r), sci(run.flops_per_token), sci(run.tokens), sci(run.total_flops)));
-      line(fmt::format("Accelerators: N = C / ({} × time) = {} / ({} × {} s) = {} -> {}", sci(peak * run.mfu), sci(run.total_flops), sci(peak * run.mfu), sci(run.time_s), format_sig(run.gpus, 4), format_sig(gpus_needed(run), 6)));
+      line(fmt::format("Accelerators: N = C / ({} × time) = {} / ({} × {} s) = {}, rounded up to {}", sci(peak * run.mfu), sci(run.total_flops),
+                       sci(peak * run.mfu), sci(run.requested_time_s), format_sig(run.gpus_exact, 6), format_sig(run.gpus, 6)));
+      line(fmt::format("Time on {} whole GPUs: C / (N × {}) = {} / {} = {} s = {} days", format_sig(run.gpus, 6), sci(peak * run.mfu),
+                       sci(run.total_flops), sci(run.cluster_flops_per_s), sci(run.time_s), format_sig(run.days(), 4)));
+      break;
+    case Unknown::mfu:
+      line(fmt::format("FLOPs per token: 6 · P{} = {} FLOP", attn, sci(run.flops_per_token)));
+      line(fmt::format("Total compute: C = {} × D = {} × {} = {} FLOP", flops_formula(r), sci(run.flops_per_token), sci(run.tokens), sci(run.total_flops)));
+      line(fmt::format("MFU = C / (N × peak × time) = {} / ({} × {} × {} s) = {:.4g}", sci(run.total_flops), format_sig(run.gpus, 6), sci(peak),
+                       sci(run.time_s), run.mfu));
       break;
     case Unknown::params:
       line(fmt::format("Compute available: N × {} × time = {} FLOP", sci(peak * run.mfu), sci(run.total_flops)));
@@ -160,22 +200,29 @@ std::string train_explain(const TrainReport& r) {
     line(fmt::format("Energy: {} GPU-h × {} W × PUE {} / 1e6 = {} MWh", sci(run.gpu_hours()), format_sig(*r.cost_inputs.tdp_watts, 4), format_sig(r.cost_inputs.pue, 3), format_sig(*r.costs.energy_mwh, 4)));
   if (r.costs.co2_tonnes)
     line(fmt::format("CO2: {} MWh × 1000 × {} g/kWh / 1e6 = {} t", format_sig(*r.costs.energy_mwh, 4), format_sig(*r.cost_inputs.grid_g_per_kwh, 4), format_sig(*r.costs.co2_tonnes, 4)));
+  return steps;
+}
+
+std::string train_explain(const TrainReport& r) {
+  std::string o = "How napkin got there (Kaplan et al. 2020 §2.1; Hoffmann et al. 2022; PaLM appendix B):\n\n";
+  int step = 0;
+  for (const auto& s : explain_steps(r)) o += fmt::format("{}. {}\n", ++step, s);
   return o + "\n" + train_text(r);
 }
 
 nlohmann::json train_json(const TrainReport& r) {
   const TrainingRun& run = r.run;
   nlohmann::json j = {{"model", r.model_key.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.model_key)},
-                      {"params", run.params},
-                      {"total_params", r.moe ? r.total_params : run.params},
-                      {"tokens", run.tokens},
-                      {"gpus", run.solved_for == Unknown::gpus ? gpus_needed(run) : run.gpus},
-                      {"gpus_exact", run.gpus},
+                      {"params", json_count(run.params)},
+                      {"total_params", json_count(r.moe ? r.total_params : run.params)},
+                      {"tokens", json_count(run.tokens)},
+                      {"gpus", json_count(run.gpus)},
+                      {"gpus_exact", run.gpus_exact},
                       {"hardware", r.hardware_key},
                       {"dtype", std::string(dtype_name(r.dtype))},
                       {"sparse", r.sparse},
                       {"mfu", run.mfu},
-                      {"mfu_source", r.mfu_source},
+                      {"mfu_source", run.solved_for == Unknown::mfu ? std::string("solved") : r.mfu_source},
                       {"peak_flops_per_s", run.peak_flops_per_s},
                       {"flops_model", flops_model_name(r.flops_model)},
                       {"flops_per_token", run.flops_per_token},
@@ -187,12 +234,14 @@ nlohmann::json train_json(const TrainReport& r) {
                       {"solved_for", solved_name(run.solved_for)},
                       {"pue", r.cost_inputs.pue},
                       {"warnings", r.warnings}};
+  if (run.solved_for == Unknown::gpus) j["days_requested"] = run.requested_time_s / 86400;
   if (r.costs.cost_usd) j["cost_usd"] = *r.costs.cost_usd;
   if (r.costs.energy_mwh) j["energy_mwh"] = *r.costs.energy_mwh;
   if (r.costs.co2_tonnes) j["co2_tonnes"] = *r.costs.co2_tonnes;
   if (r.budget_flops) j["budget_flops"] = *r.budget_flops;
   if (r.attention) {
-    j["seq_len"] = r.attention->seq_len;
+    j["seq_len"] = json_count(r.attention->seq_len);
+    j["seq_len_source"] = r.attention->seq_source;
     j["attention_flops_per_token"] = r.attention->noncausal_flops_per_token;
     j["attention_flops_per_token_causal"] = r.attention->causal_flops_per_token;
     j["total_flops_with_attention"] = (6 * run.params + r.attention->noncausal_flops_per_token) * run.tokens;

@@ -13,6 +13,8 @@ namespace napkin {
 
 struct AttentionTerm {
   double seq_len = 0;
+  std::string seq_source;                // "--seq", or where the model's seq_len comes from
+  long long window = 0, windowed_layers = 0;  // sliding-window layers, if any
   double noncausal_flops_per_token = 0;  // 12·L·H·Q·T (PaLM appendix B)
   double causal_flops_per_token = 0;     // half of it
   long long layers = 0, heads = 0, d_qk = 0, d_v = 0;
@@ -40,6 +42,8 @@ struct TrainReport {
 
 std::string train_text(const TrainReport& r);
 std::string train_explain(const TrainReport& r);
+// The arithmetic, one step per string, for --explain (numbered) and --json --explain (a list).
+std::vector<std::string> explain_steps(const TrainReport& r);
 nlohmann::json train_json(const TrainReport& r);
 std::string flops_model_name(FlopsModel m);
 

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/suggest.hpp"
 #include "spec/builtin_specs.hpp"
+#include "spec/hf_config.hpp"
 #include "spec/spec_file.hpp"
 #include "spec/spec_loader.hpp"
 
@@ -75,7 +76,7 @@ std::vector<std::string> toml_files_in(const fs::path& dir) {
 }  // namespace
 
 bool looks_like_path(std::string_view s) {
-  return s.find('/') != std::string_view::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".toml");
+  return s.find('/') != std::string_view::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".toml") || looks_like_hf_config(s);
 }
 
 void SpecRegistry::add_user_file(const std::string& path) {
@@ -157,6 +158,12 @@ std::vector<std::string> SpecRegistry::names_of(Kind kind) const {
   return out;
 }
 
+std::optional<HfImport> SpecRegistry::hf_model(std::string_view path) const {
+  auto config = hf_config_file(std::string(path));
+  if (!config) return std::nullopt;
+  return import_hf_config(read_spec_file(*config), as_text(*config), as_text(hf_model_key(*config)));
+}
+
 Hardware SpecRegistry::hardware(std::string_view name) const {
   if (looks_like_path(name)) {
     const std::string path(name);
@@ -170,6 +177,7 @@ Hardware SpecRegistry::hardware(std::string_view name) const {
 Model SpecRegistry::model(std::string_view name) const {
   if (looks_like_path(name)) {
     const std::string path(name);
+    if (auto hf = hf_model(path)) return hf->model;
     return parse_model(read_spec_file(path), as_text(path), stem_of(path));
   }
   if (const Model* m = find<Model>(std::string(name))) return *m;

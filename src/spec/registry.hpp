@@ -16,6 +16,7 @@
 
 #include "core/hardware.hpp"
 #include "core/model.hpp"
+#include "spec/hf_config.hpp"
 
 namespace napkin {
 
@@ -31,6 +32,9 @@ class SpecRegistry {
   // closest known names; a malformed spec throws its file:line:col error.
   Hardware hardware(std::string_view name_or_path) const;
   Model model(std::string_view name_or_path) const;
+  // A Hugging Face config.json (or a folder holding one) read as a model, with how each
+  // field was derived; nullopt when the path is not one (a TOML spec).
+  std::optional<HfImport> hf_model(std::string_view path) const;
 
   // The first hardware spec that lists `device_name` (as the driver reports it), if any.
   // Parses every spec.

@@ -1,10 +1,63 @@
 #include "spec/spec_loader.hpp"
 
+#include <cstdio>
+
 #include "core/error.hpp"
+#include "core/interconnect.hpp"
 #include "spec/toml_reader.hpp"
 
 namespace napkin {
 namespace {
+
+std::string g(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// The optional [interconnect] table (docs/METHODOLOGY.md §6.1). Bandwidths are strings with
+// their unit ("450GB/s", "400Gb/s"): a bare number could be bits or bytes.
+Interconnect read_interconnect(const toml::table& t, const std::string& path) {
+  TomlReader r(t, path, "interconnect");
+  Interconnect ic;
+  // A string with its unit, parsed by `parse`, within [lo, hi] (in the parsed unit).
+  auto with_unit = [&](const char* key, double (*parse)(std::string_view, std::string_view), const char* example, double lo, double hi,
+                       const char* unit) -> std::optional<double> {
+    const toml::node* n = t.get(key);
+    if (n && (n->is_integer() || n->is_floating_point())) r.fail(n, key, std::string("write the unit in a string, ") + example);
+    const auto text = r.optional_string(key);
+    if (!text) return std::nullopt;
+    double v = 0;
+    try {
+      v = parse(*text, "value");
+    } catch (const Error& e) {
+      r.fail(n, key, e.what());
+    }
+    if (v < lo || v > hi) r.fail(n, key, "must lie between " + g(lo) + " and " + g(hi) + " " + unit + ", found " + g(v));
+    return v;
+  };
+  auto bandwidth = [&](const char* key) {
+    return with_unit(key, parse_bandwidth, "\"400Gb/s\" (bits) or \"50GB/s\" (bytes), per GPU per direction",
+                     bounds::kBandwidthBytesPerS.min, bounds::kBandwidthBytesPerS.max, "bytes/s");
+  };
+  auto duration = [&](const char* key) { return with_unit(key, parse_duration, "e.g. \"5us\"", 0, 1, "s"); };
+  ic.scale_up.technology = r.optional_string("scale_up").value_or("");
+  ic.scale_up_gpus = r.optional_positive_int("scale_up_gpus", 1LL << 20);  // 1,048,576 (8,960: a TPU v5p pod)
+  if (const auto topology = r.optional_string("scale_up_topology")) {
+    if (*topology != "switch" && *topology != "mesh")
+      r.fail(t.get("scale_up_topology"), "scale_up_topology", "unknown value '" + *topology + "' (expected switch or mesh)");
+    ic.scale_up_mesh = *topology == "mesh";
+  }
+  ic.scale_up.bandwidth_bytes_per_s = bandwidth("scale_up_bandwidth");
+  ic.scale_up.latency_s = duration("scale_up_latency");
+  ic.scale_out.technology = r.optional_string("scale_out").value_or("");
+  ic.scale_out.bandwidth_bytes_per_s = bandwidth("scale_out_bandwidth");
+  ic.scale_out.latency_s = duration("scale_out_latency");
+  ic.source = r.required_string("source");
+  ic.notes = r.optional_string("notes").value_or("");
+  r.finish();
+  return ic;
+}
 
 Hardware read_hardware(const toml::table& root, const std::string& path, const std::string& key) {
   TomlReader r(root, path);
@@ -32,6 +85,7 @@ Hardware read_hardware(const toml::table& root, const std::string& path, const s
   }
   p.finish();
   if (h.dense_peak_flops_per_s.empty()) r.fail(peaks, "dense_tflops", "lists no dtype; give at least one (bf16 = 989.5)");
+  if (const toml::table* ic = r.optional_table("interconnect")) h.interconnect = read_interconnect(*ic, path);
   r.finish();
   return h;
 }
@@ -44,6 +98,66 @@ Enum choose(TomlReader& r, std::string_view key, const std::vector<std::pair<std
   for (const auto& [n, e] : options)
     if (n == v) return e;
   return options.front().second;
+}
+
+// An optional choice: `fallback` when the key is absent.
+template <typename Enum>
+Enum choose_or(TomlReader& r, const toml::table& t, std::string_view key, Enum fallback,
+               const std::vector<std::pair<std::string, Enum>>& options) {
+  return t.contains(key) ? choose(r, key, options) : fallback;
+}
+
+MoeSpec read_moe(const toml::table& t, const std::string& path, long long layers) {
+  TomlReader e(t, path, "moe");
+  MoeSpec moe;
+  moe.experts = e.required_positive_int("experts", bounds::kExperts);
+  moe.experts_per_token = e.required_positive_int("experts_per_token", bounds::kExperts);
+  moe.shared_experts = e.optional_nonnegative_int("shared_experts", bounds::kExperts).value_or(0);
+  moe.d_ff_expert = e.required_positive_int("d_ff_expert", bounds::kFfn);
+  moe.d_ff_shared = e.optional_positive_int("d_ff_shared", bounds::kFfn).value_or(moe.d_ff_expert);
+  moe.shared_expert_gate = e.optional_bool("shared_expert_gate").value_or(false);
+  moe.router_bias = e.optional_bool("router_bias").value_or(false);
+  moe.dense_layers = e.optional_nonnegative_int("dense_layers", bounds::kLayers).value_or(0);
+  if (moe.experts_per_token > moe.experts)
+    e.fail(t.get("experts_per_token"), "experts_per_token", "exceeds experts (" + std::to_string(moe.experts) + ")");
+  if (moe.dense_layers >= layers)
+    e.fail(t.get("dense_layers"), "dense_layers", "must be fewer than layers (" + std::to_string(layers) + ")");
+  if (moe.shared_expert_gate && moe.shared_experts == 0)
+    e.fail(t.get("shared_expert_gate"), "shared_expert_gate", "needs shared_experts ≥ 1");
+  e.finish();
+  return moe;
+}
+
+MlaSpec read_mla(const toml::table& t, const std::string& path) {
+  TomlReader a(t, path, "mla");
+  MlaSpec mla;
+  mla.q_lora_rank = a.optional_nonnegative_int("q_lora_rank", bounds::kWidth).value_or(0);
+  mla.kv_lora_rank = a.required_positive_int("kv_lora_rank", bounds::kWidth);
+  mla.qk_nope_head_dim = a.required_positive_int("qk_nope_head_dim", bounds::kWidth);
+  mla.qk_rope_head_dim = a.required_positive_int("qk_rope_head_dim", bounds::kWidth);
+  mla.v_head_dim = a.required_positive_int("v_head_dim", bounds::kWidth);
+  a.finish();
+  return mla;
+}
+
+// sliding_window = W with sliding_window_layers = "all" (Mistral 7B v0.1), "alternate"
+// (Gemma-2: layers 0, 2, 4, ... windowed) or a count of layers.
+void read_sliding_window(TomlReader& r, const toml::table& root, Model& m) {
+  const auto window = r.optional_positive_int("sliding_window", bounds::kContext);
+  const toml::node* which = root.get("sliding_window_layers");
+  if (!window) {
+    if (which) r.fail(which, "sliding_window_layers", "given without sliding_window");
+    return;
+  }
+  m.sliding_window = *window;
+  if (which && which->is_integer()) {
+    m.windowed_layers = r.required_positive_int("sliding_window_layers", bounds::kLayers);
+    if (m.windowed_layers > m.layers)
+      r.fail(which, "sliding_window_layers", "exceeds layers (" + std::to_string(m.layers) + ")");
+    return;
+  }
+  const std::string how = which ? r.required_choice("sliding_window_layers", {"all", "alternate"}) : "all";
+  m.windowed_layers = how == "all" ? m.layers : (m.layers + 1) / 2;
 }
 
 Model read_model(const toml::table& root, const std::string& path, const std::string& key) {
@@ -68,41 +182,38 @@ Model read_model(const toml::table& root, const std::string& path, const std::st
     m.head_dim = m.d_model / m.heads;
   }
   m.d_ff = r.required_positive_int("d_ff", bounds::kFfn);
-  m.mlp = choose<MlpKind>(r, "mlp", {{"gelu", MlpKind::gelu}, {"swiglu", MlpKind::swiglu}});
+  m.mlp = choose<MlpKind>(r, "mlp", {{"gelu", MlpKind::gelu}, {"swiglu", MlpKind::swiglu}, {"geglu", MlpKind::geglu}});
   m.vocab = r.required_positive_int("vocab", bounds::kVocab);
   m.context = r.required_positive_int("context", bounds::kContext);
+  if (auto s = r.optional_positive_int("seq_len", bounds::kContext)) {
+    m.seq_len = *s;
+    m.seq_len_source = r.optional_string("seq_len_source").value_or("");
+    if (m.seq_len_source.empty()) r.fail(root.get("seq_len"), "seq_len_source", "missing: say where the pre-training sequence length comes from");
+  } else if (root.contains("seq_len_source")) {
+    r.fail(root.get("seq_len_source"), "seq_len_source", "given without seq_len");
+  }
   m.tied_embeddings = r.required_bool("tied_embeddings");
   m.positions = choose<Positions>(r, "positions", {{"learned", Positions::learned}, {"rotary", Positions::rotary},
                                                    {"relative", Positions::relative}, {"alibi", Positions::alibi}});
-  m.bias = choose<BiasKind>(r, "bias", {{"none", BiasKind::none}, {"qkv", BiasKind::qkv}, {"all", BiasKind::all}});
+  if (auto f = r.optional_quantity("rotary_fraction", QuantityKind::count)) {
+    if (*f > 1) r.fail(root.get("rotary_fraction"), "rotary_fraction", "must lie in (0, 1]");
+    if (m.positions != Positions::rotary) r.fail(root.get("rotary_fraction"), "rotary_fraction", "needs positions = \"rotary\"");
+    m.rotary_fraction = *f;
+  }
+  m.bias = choose<BiasKind>(r, "bias", {{"none", BiasKind::none}, {"qkv", BiasKind::qkv}, {"attention", BiasKind::attention},
+                                        {"mlp", BiasKind::mlp}, {"all", BiasKind::all}});
+  m.lm_head_bias = r.optional_bool("lm_head_bias").value_or(false);
   m.norm = choose<NormKind>(r, "norm", {{"layernorm", NormKind::layernorm}, {"rmsnorm", NormKind::rmsnorm},
                                         {"nonparametric", NormKind::nonparametric}});
-  if (const toml::table* t = r.optional_table("moe")) {
-    TomlReader e(*t, path, "moe");
-    MoeSpec moe;
-    moe.experts = e.required_positive_int("experts", bounds::kExperts);
-    moe.experts_per_token = e.required_positive_int("experts_per_token", bounds::kExperts);
-    moe.shared_experts = e.optional_nonnegative_int("shared_experts", bounds::kExperts).value_or(0);
-    moe.d_ff_expert = e.required_positive_int("d_ff_expert", bounds::kFfn);
-    moe.dense_layers = e.optional_nonnegative_int("dense_layers", bounds::kLayers).value_or(0);
-    if (moe.experts_per_token > moe.experts)
-      e.fail(t->get("experts_per_token"), "experts_per_token", "exceeds experts (" + std::to_string(moe.experts) + ")");
-    if (moe.dense_layers >= m.layers)
-      e.fail(t->get("dense_layers"), "dense_layers", "must be fewer than layers (" + std::to_string(m.layers) + ")");
-    e.finish();
-    m.moe = moe;
-  }
-  if (const toml::table* t = r.optional_table("mla")) {
-    TomlReader a(*t, path, "mla");
-    MlaSpec mla;
-    mla.q_lora_rank = a.optional_nonnegative_int("q_lora_rank", bounds::kWidth).value_or(0);
-    mla.kv_lora_rank = a.required_positive_int("kv_lora_rank", bounds::kWidth);
-    mla.qk_nope_head_dim = a.required_positive_int("qk_nope_head_dim", bounds::kWidth);
-    mla.qk_rope_head_dim = a.required_positive_int("qk_rope_head_dim", bounds::kWidth);
-    mla.v_head_dim = a.required_positive_int("v_head_dim", bounds::kWidth);
-    a.finish();
-    m.mla = mla;
-  }
+  m.block = choose_or<BlockKind>(r, root, "block", BlockKind::sequential,
+                                 {{"sequential", BlockKind::sequential}, {"parallel", BlockKind::parallel}});
+  m.norms_per_layer = r.optional_nonnegative_int("norms_per_layer", 8).value_or(2);
+  m.qk_norm = choose_or<QkNorm>(r, root, "qk_norm", QkNorm::none,
+                                {{"none", QkNorm::none}, {"per_head", QkNorm::per_head}, {"full", QkNorm::full}});
+  read_sliding_window(r, root, m);
+  if (const toml::table* t = r.optional_table("moe")) m.moe = read_moe(*t, path, m.layers);
+  if (const toml::table* t = r.optional_table("mla")) m.mla = read_mla(*t, path);
+  if (m.mla && m.qk_norm != QkNorm::none) r.fail(root.get("qk_norm"), "qk_norm", "is not defined for MLA attention ([mla])");
   r.finish();
   return m;
 }

@@ -1,0 +1,108 @@
+// napkin plan: how a model is laid out over a cluster, what each GPU holds, and how long a step
+// takes. The search is core/plan_search, the arithmetic core/step_time and the memory model.
+#include <memory>
+
+#include "cli/common.hpp"
+#include "cli/plan_setup.hpp"
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "report/plan_report.hpp"
+
+namespace napkin::cli {
+namespace {
+
+struct PlanOptions {
+  PlanFlags flags;
+  std::string model, hardware = "h100-sxm", tokens;
+  bool explain = false, json = false;
+};
+
+void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
+  if (o.model.empty()) throw Error("--model is required: a name from 'napkin models list' or a .toml spec");
+  const SpecRegistry& specs = ctx.registry();
+  PlanReport r;
+  r.model = specs.model(o.model);
+  const Hardware hw = specs.hardware(o.hardware);
+  r.hardware_key = hw.key;
+  r.hardware_name = hw.name;
+  if (sub->count("--hardware") == 0) r.warnings.push_back("no --hardware given: assuming h100-sxm");
+  const PlanSetup setup = build_plan_setup(r.model, hw, o.flags);
+  r.query = setup.query;
+  r.dtype = setup.dtype;
+  r.gpus = setup.query.gpus;
+  r.assumptions = setup.assumptions;
+  r.warnings.insert(r.warnings.end(), setup.warnings.begin(), setup.warnings.end());
+  r.optimizer = o.flags.optimizer;
+  r.precision = o.flags.precision;
+  if (!o.tokens.empty()) r.tokens = parse_count(o.tokens, "--tokens");
+  if (r.tokens && !(*r.tokens > 0)) throw Error("--tokens must be positive");
+  r.search = run_plan_search(r.model, setup);
+
+  const bool nothing_fits = r.search.plans.empty();
+  if (nothing_fits && !r.search.single_layout) {
+    // No layout fits: the JSON still says what came closest; the error says by how much.
+    if (o.json) emit(plan_json(r).dump(2) + "\n");
+    throw Error(nothing_fits_message(r.model, hw, r.search), ExitCode::failure);
+  }
+  if (o.json) {
+    emit(plan_json(r).dump(2) + "\n");
+  } else {
+    for (const auto& w : r.warnings) warn(w);
+    emit(o.explain ? plan_explain(r) : plan_text(r));
+  }
+  if (nothing_fits) throw Error(nothing_fits_message(r.model, hw, r.search), ExitCode::failure);
+}
+
+}  // namespace
+
+void setup_plan(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<PlanOptions>();
+  PlanFlags& f = o->flags;
+  CLI::App* sub = app.add_subcommand("plan", "Search tensor/pipeline/data/context/expert layouts: step time, MFU and memory per GPU");
+  sub->add_option("--model", o->model, "Model: a name from 'napkin models list' or a .toml spec")->type_name("NAME|FILE");
+  sub->add_option("--hardware", o->hardware, "Accelerator: a name from 'napkin hardware list' or a .toml spec [h100-sxm]")->type_name("NAME|FILE");
+  sub->add_option("--gpus", f.gpus, "Number of accelerators")->type_name("N");
+  sub->add_option("--global-batch", f.global_batch, "Sequences per optimizer step, over all data-parallel replicas")->type_name("B");
+  sub->add_option("--seq", f.seq, "Tokens per sequence [the model's context]")->type_name("S");
+  sub->add_option("--tokens", o->tokens, "Training tokens, for days and GPU-hours: 15T, 1.5e12")->type_name("D");
+  sub->add_option("--tp", f.tp, "Tensor-parallel degree [searched]")->type_name("T");
+  sub->add_option("--pp", f.pp, "Pipeline stages [searched]")->type_name("P");
+  sub->add_option("--cp", f.cp, "Context-parallel degree (the sequence split) [searched]")->type_name("C");
+  sub->add_option("--ep", f.ep, "Expert-parallel degree, MoE models only [searched]")->type_name("E");
+  sub->add_option("--micro-batch", f.micro_batch, "Sequences per micro-batch per replica [searched]")->type_name("b");
+  sub->add_option("--interleave", f.interleave, "Virtual pipeline stages per GPU (interleaved 1F1B) [searched]")->type_name("v");
+  sub->add_flag("--sequence-parallel", f.sequence_parallel, "Split norms and dropout over the tensor-parallel ranks [searched]");
+  sub->add_flag("--no-sequence-parallel", f.no_sequence_parallel, "Do not use sequence parallelism")->excludes("--sequence-parallel");
+  sub->add_option("--recompute", f.recompute, "Activation recomputation: none, selective or full [searched]")->type_name("none|selective|full");
+  sub->add_option("--zero", f.zero, "ZeRO stage over the data-parallel ranks [searched]")->type_name("0|1|2|3");
+  sub->add_flag("--flash-attention,!--no-flash-attention", f.flash_attention,
+                "Flash attention (default), or unfused attention with s² scores (--no-flash-attention)");
+  sub->add_flag("--dropout", f.dropout, "Count dropout masks and their kernels (GPT-2/3 era; off by default)");
+  sub->add_option("--optimizer", f.optimizer, "Optimizer, as in 'napkin memory' [adamw]")->type_name("O");
+  sub->add_option("--precision", f.precision, "Precision recipe, as in 'napkin memory' [bf16-mixed]")->type_name("R");
+  sub->add_option("--dtype", f.dtype, "Dtype whose dense peak the products run at [bf16]")->type_name("DTYPE");
+  sub->add_option("--reserve", f.reserve, "Memory held back per GPU: bytes (4GiB) or a fraction (10%) [0]")->type_name("BYTES|FRACTION");
+  sub->add_option("--memory-basis", f.memory_basis, "Plan against the datasheet capacity or the usable figure a driver reports [datasheet]")
+      ->type_name("datasheet|usable");
+  sub->add_option("--gemm-efficiency", f.gemm_efficiency,
+                  "Matrix-product speed: a fraction of peak (0.7) or a 'napkin calibrate --json' file [default curve]")
+      ->type_name("F|FILE");
+  sub->add_option("--node-gpus", f.node_gpus, "GPUs per scale-up domain (NVLink/NVSwitch node) [the hardware spec]")->type_name("N");
+  sub->add_option("--scale-up-bw", f.scale_up_bw, "Scale-up bandwidth per GPU per direction, with its unit: 450GB/s [the spec]")->type_name("BW");
+  sub->add_option("--scale-out-bw", f.scale_out_bw, "Scale-out (network) bandwidth per GPU per direction: 400Gb/s or 50GB/s [the spec]")->type_name("BW");
+  sub->add_flag("--allow-cross-node-tp", f.allow_cross_node_tp, "Let tp × cp exceed the scale-up domain");
+  sub->add_flag("--no-overlap", f.no_overlap, "Data-parallel reduction and ZeRO gathers wait for the compute (no overlap)");
+  sub->add_option("--top", f.top, "How many of the best layouts to print [3]")->type_name("K");
+  sub->add_flag("--explain", o->explain, "Show the arithmetic of the best (or the given) layout");
+  sub->add_flag("--json", o->json, "Print one JSON object: {\"plans\": [...]}, best first");
+  sub->footer(
+      "Every layout dimension not given is searched; with all of them given, that one layout is evaluated.\n"
+      "Examples:\n"
+      "  napkin plan --model llama3-70b --hardware h100-sxm --gpus 1024 --global-batch 1024 --seq 8192\n"
+      "  napkin plan --model llama3-70b --gpus 1024 --global-batch 1024 --seq 8192 --tp 8 --pp 4 --explain\n"
+      "  napkin plan --model llama3.1-405b --gpus 16384 --global-batch 2048 --seq 8192 --tokens 15T --json\n"
+      "  napkin plan --model mixtral-8x7b --hardware a100-sxm-80gb --gpus 64 --global-batch 512 --seq 4096");
+  sub->callback([&ctx, o, sub] { run(ctx, *o, sub); });
+}
+
+}  // namespace napkin::cli

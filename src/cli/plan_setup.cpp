@@ -1,0 +1,249 @@
+#include "cli/plan_setup.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+
+#include "cli/common.hpp"
+#include "core/error.hpp"
+#include "core/interconnect.hpp"
+#include "core/units.hpp"
+#include "report/format.hpp"
+
+namespace napkin::cli {
+namespace {
+
+std::optional<long long> whole(const std::string& text, const char* flag, double max = 1e9) {
+  if (text.empty()) return std::nullopt;
+  return whole_flag(text, flag, max);
+}
+
+// "4GiB" or "4e9" are bytes; "10%" or a number below 1 a fraction of the capacity.
+double reserve_bytes(const std::string& text, double memory_bytes) {
+  if (text.empty()) return 0;
+  if (text.find('%') != std::string::npos) return parse_fraction(text, "--reserve") * memory_bytes;
+  const double v = parse_bytes(text, "--reserve");
+  return v > 0 && v < 1 ? v * memory_bytes : v;
+}
+
+// `napkin calibrate --json` output: the timed products of a model's step.
+GemmTimeModel gemm_from_calibration(GemmTimeModel base, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("--gemm-efficiency: '" + path + "' is neither a fraction (0.7, 70%) nor a readable file");
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("--gemm-efficiency: " + path + " is not JSON (expected 'napkin calibrate --json' output): " + e.what());
+  }
+  if (!j.is_object() || !j.contains("products") || !j["products"].is_array())
+    throw Error("--gemm-efficiency: " + path + " has no 'products' list (expected 'napkin calibrate --json' output)");
+  std::vector<MeasuredGemm> measured;
+  for (const auto& p : j["products"]) {
+    if (!p.is_object() || !p.contains("time_per_product_s") || !p["time_per_product_s"].is_number()) continue;
+    MeasuredGemm g;
+    g.m = p.value("m", 0LL), g.n = p.value("n", 0LL), g.k = p.value("k", 0LL);
+    g.time_s = p["time_per_product_s"].get<double>();
+    measured.push_back(g);
+  }
+  return measured_gemm_model(base, measured, path);
+}
+
+std::string bw(double bytes_per_s) { return format_si(bytes_per_s, "B/s", 4); }
+
+}  // namespace
+
+PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& f) {
+  PlanSetup ps;
+  PlanQuery& q = ps.query;
+  if (f.gpus.empty()) throw Error("--gpus is required: the number of accelerators to lay the model out on");
+  q.gpus = whole_flag(f.gpus, "--gpus", 1e7);
+  if (f.global_batch.empty()) throw Error("--global-batch is required: sequences per optimizer step (Llama 3 70B: 1024 of 8192 tokens)");
+  q.step.global_batch = whole_flag(f.global_batch, "--global-batch", 1e9);
+  q.step.seq = f.seq.empty() ? m.context : whole_flag(f.seq, "--seq", 1e9);
+  if (f.seq.empty()) ps.assumptions.push_back(fmt::format("--seq not given: the model's context, {} tokens", m.context));
+  if (q.step.seq > m.context) ps.warnings.push_back(fmt::format("--seq {} is longer than {}'s context ({})", q.step.seq, m.key, m.context));
+
+  q.tp = whole(f.tp, "--tp");
+  q.pp = whole(f.pp, "--pp");
+  q.cp = whole(f.cp, "--cp");
+  q.ep = whole(f.ep, "--ep");
+  q.micro_batch = whole(f.micro_batch, "--micro-batch");
+  q.interleave = whole(f.interleave, "--interleave");
+  if (f.sequence_parallel && f.no_sequence_parallel) throw Error("--sequence-parallel and --no-sequence-parallel both given");
+  if (f.sequence_parallel) q.sequence_parallel = true;
+  if (f.no_sequence_parallel) q.sequence_parallel = false;
+  if (!f.recompute.empty()) q.recompute = recompute_from_name(f.recompute);
+  if (!f.zero.empty()) {
+    if (f.zero != "0" && f.zero != "1" && f.zero != "2" && f.zero != "3") throw Error("--zero must be 0, 1, 2 or 3, found '" + f.zero + "'");
+    q.zero = std::stoi(f.zero);
+  }
+  q.top = static_cast<std::size_t>(whole_flag(f.top, "--top", 1000));
+  q.allow_cross_node_tp = f.allow_cross_node_tp;
+
+  // Compute and memory.
+  ps.dtype = dtype_flag(f.dtype);
+  const auto peak = hw.dense_peak(ps.dtype);
+  if (!peak) throw Error(fmt::format("--dtype: {} has no {} peak in its spec", hw.key, f.dtype));
+  q.step.peak_flops_per_s = *peak;
+  q.step.memory_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
+  const Optimizer& opt = find_optimizer(f.optimizer);
+  const PrecisionRecipe& recipe = find_recipe(f.precision);
+  q.step.flash_attention = f.flash_attention;
+  q.step.dropout = f.dropout;
+  q.step.activation_bytes = recipe.activation_bytes;
+  q.step.bytes_per_param = bytes_per_param(opt, recipe, opt.factored_second_moment ? std::optional<double>(adafactor_state_values_per_param(m)) : std::nullopt);
+  q.step.grad_reduce_bytes = recipe.grad_bytes;
+  q.step.overlap_grad_reduce = q.step.overlap_param_gather = !f.no_overlap;
+  q.memory.optimizer = opt;
+  q.memory.recipe = recipe;
+  q.memory.seq = q.step.seq;
+  q.memory.flash_attention = q.step.flash_attention;
+  q.memory.dropout = f.dropout;
+  q.memory.memory_bytes = gpu_memory_bytes(hw, memory_basis_from_name(f.memory_basis));
+  q.memory.reserve_bytes = reserve_bytes(f.reserve, q.memory.memory_bytes);
+
+  q.step.gemm.peak_flops_per_s = *peak;
+  q.step.gemm.memory_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
+  q.step.gemm.value_bytes = recipe.activation_bytes;
+  q.step.gemm.peak_efficiency = gemm_peak_efficiency(hw.key, ps.dtype);
+  const auto mamf = mamf_fraction(hw.key, ps.dtype);
+  q.step.gemm.source = fmt::format("default curve: roofline at {} of peak ({}) and {} of memory bandwidth, + {} µs a product",
+                                   format_sig(q.step.gemm.peak_efficiency, 3),
+                                   mamf ? fmt::format("MAMF {} × {}", format_sig(*mamf, 3), gemm_over_mamf) : "no MAMF measured for this part: a median",
+                                   memory_bandwidth_efficiency, gemm_launch_s * 1e6);
+  if (!f.gemm_efficiency.empty()) {
+    double fraction = 0;
+    bool is_fraction = true;
+    try {
+      fraction = parse_fraction(f.gemm_efficiency, "--gemm-efficiency");
+    } catch (const Error&) {
+      is_fraction = false;
+    }
+    if (is_fraction) {
+      q.step.gemm.kind = GemmTimeModel::Kind::fraction;
+      q.step.gemm.fraction = fraction;
+      q.step.gemm.source = fmt::format("--gemm-efficiency {}: every product at {} of peak", f.gemm_efficiency, format_sig(fraction, 3));
+    } else {
+      q.step.gemm = gemm_from_calibration(q.step.gemm, f.gemm_efficiency);
+      q.step.gemm.source = fmt::format("measured by calibrate ({}); other shapes at the default curve × {}", f.gemm_efficiency,
+                                       format_sig(q.step.gemm.measured_over_curve, 3));
+    }
+  }
+
+  // The network: the spec's figures, overridden by flags; refuse rather than invent.
+  Interconnect ic = hw.interconnect;
+  if (auto n = whole(f.node_gpus, "--node-gpus", 1e6)) ic.scale_up_gpus = *n;
+  if (!f.scale_up_bw.empty()) ic.scale_up.bandwidth_bytes_per_s = parse_bandwidth(f.scale_up_bw, "--scale-up-bw");
+  if (!f.scale_out_bw.empty()) ic.scale_out.bandwidth_bytes_per_s = parse_bandwidth(f.scale_out_bw, "--scale-out-bw");
+  const bool multi = !ic.scale_up_gpus || q.gpus > *ic.scale_up_gpus;
+  if (q.gpus > 1) {
+    const auto missing = missing_interconnect_figures(ic, multi);
+    if (!missing.empty()) {
+      std::string list;
+      for (const auto& x : missing) list += (list.empty() ? "" : ", ") + x;
+      throw Error(fmt::format("--hardware {}: its spec gives no {}; napkin will not guess communication: give them as flags or in an [interconnect] table", hw.key, list));
+    }
+  }
+  q.memory.node_gpus = ic.scale_up_gpus.value_or(8);
+  Network& net = q.step.net;
+  net.domain_gpus = ic.scale_up_gpus.value_or(1);
+  net.scale_up_bytes_per_s = ic.scale_up.bandwidth_bytes_per_s.value_or(0);
+  net.scale_out_bytes_per_s = ic.scale_out.bandwidth_bytes_per_s.value_or(0);
+  if (ic.scale_up.latency_s) net.scale_up_latency_s = *ic.scale_up.latency_s;
+  if (ic.scale_out.latency_s) net.scale_out_latency_s = *ic.scale_out.latency_s;
+  net.scale_up_mesh = ic.scale_up_mesh;
+
+  auto from = [](const std::string& flag, const char* name) { return flag.empty() ? std::string("spec") : std::string(name); };
+  ps.assumptions.push_back(fmt::format("{} dense peak {} per GPU ({}); memory {} per GPU at {}", dtype_name(ps.dtype), format_si(*peak, "FLOP/s"), hw.key,
+                                       format_si(q.memory.memory_bytes, "B", 4) + " (" + f.memory_basis + ")", bw(hw.memory_bandwidth_bytes_per_s)));
+  ps.assumptions.push_back("matrix products: " + q.step.gemm.source);
+  ps.assumptions.push_back(q.step.flash_attention
+                               ? fmt::format("attention: flash kernels at {} of peak, backward {}× forward (recomputes the scores)", flash_attention_efficiency,
+                                             flash_backward_over_forward)
+                               : "attention: unfused Q·Kᵀ and P·V products plus softmax over s² scores (--no-flash-attention)");
+  if (q.gpus > 1) {
+    ps.assumptions.push_back(fmt::format("scale-up: {} per GPU per direction within {} GPUs ({}{}); {}", bw(net.scale_up_bytes_per_s), net.domain_gpus,
+                                         ic.scale_up.technology.empty() ? "" : ic.scale_up.technology + ", ", from(f.scale_up_bw + f.node_gpus, "flags"),
+                                         fmt::format("latency {} µs a ring step", format_sig(net.scale_up_latency_s * 1e6, 3))));
+    if (net.scale_out_bytes_per_s > 0)
+      ps.assumptions.push_back(fmt::format("scale-out: {} per GPU per direction ({}{}); latency {} µs a ring step", bw(net.scale_out_bytes_per_s),
+                                           ic.scale_out.technology.empty() ? "" : ic.scale_out.technology + ", ", from(f.scale_out_bw, "--scale-out-bw"),
+                                           format_sig(net.scale_out_latency_s * 1e6, 3)));
+    ps.assumptions.push_back(fmt::format("collectives reach {} of the scale-up and {} of the scale-out link (NCCL measurements), ramping up over messages of ~{} MB; ring factors 2(n−1)/n, (n−1)/n",
+                                         scale_up_efficiency, scale_out_efficiency, collective_half_bandwidth_bytes / 1e6));
+    ps.assumptions.push_back(q.step.overlap_grad_reduce
+                                 ? "overlap: data-parallel reduction behind the last micro-batch's backward, ZeRO gathers behind forward, context-parallel ring behind attention; tensor-parallel, expert and pipeline transfers exposed"
+                                 : "overlap: none for the data-parallel reduction and gathers (--no-overlap); context-parallel ring behind attention; tensor-parallel, expert and pipeline transfers exposed");
+  }
+  ps.assumptions.push_back(fmt::format("{} with {}: {} bytes/param of model states, gradients reduced in {} bytes; dropout {}", opt.name, recipe.name,
+                                       format_sig(q.step.bytes_per_param.total(), 4), format_sig(recipe.grad_bytes, 2), f.dropout ? "on" : "off"));
+  if (q.memory.reserve_bytes > 0) ps.assumptions.push_back(fmt::format("memory reserve {} per GPU (--reserve)", format_si(q.memory.reserve_bytes, "B", 3)));
+  return ps;
+}
+
+std::string nothing_fits_message(const Model& m, const Hardware& hw, const PlanSearch& s) {
+  const Plan& c = *s.closest;
+  const Layout& l = c.layout;
+  const double over = c.memory.total_bytes - c.memory.available_bytes;
+  const std::string what = s.single_layout ? fmt::format("the given layout of {} on {} × {} does not fit in memory: it", m.key, l.gpus(), hw.key)
+                                           : fmt::format("no layout of {} on {} × {} fits in memory ({} valid layouts tried); the closest, tp {} cp {} pp {} dp {} "
+                                                         "micro-batch {} recompute {} ZeRO {},",
+                                                         m.key, l.gpus(), hw.key, s.valid, l.tp, l.cp, l.pp, l.dp, l.micro_batch, recompute_name(l.recompute), l.zero);
+  return fmt::format("{} needs {} per GPU, {} ({}) over the {} available; {}", what, format_si(c.memory.total_bytes, "B", 3),
+                     format_si(over, "B", 3), format_sig(100 * over / c.memory.available_bytes, 3) + "%", format_si(c.memory.available_bytes, "B", 3),
+                     s.single_layout ? "search the other dimensions (leave out --zero, --recompute, --pp ...) or give more --gpus"
+                                     : "give more --gpus, a smaller --seq, or fewer fixed dimensions");
+}
+
+PlanSearch run_plan_search(const Model& m, const PlanSetup& s) {
+  const PlanQuery& q = s.query;
+  if (auto problem = plan_query_problem(m, q)) throw Error(*problem);
+  // A fixed dimension the model cannot take is named before the search says "nothing valid".
+  auto check_alone = [&](Layout l) {
+    if (auto p = plan_layout_problem(m, l, q.step.seq)) throw Error(*p);
+  };
+  if (q.tp) {
+    Layout l;
+    l.tp = *q.tp;
+    check_alone(l);
+  }
+  if (q.pp) {
+    Layout l;
+    l.pp = *q.pp;
+    check_alone(l);
+  }
+  PlanSearch r = search_plans(m, q);
+  if (r.valid == 0) throw Error(r.first_problem.value_or("no layout is valid for these flags"));
+  return r;
+}
+
+}  // namespace napkin::cli
+
+namespace napkin::cli {
+
+PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus, long long global_batch, long long seq, Dtype dtype) {
+  PlanFlags f;
+  f.gpus = std::to_string(gpus);
+  f.global_batch = std::to_string(global_batch);
+  f.seq = std::to_string(seq);
+  f.dtype = std::string(dtype_name(dtype));
+  f.top = "1";
+  const PlanSetup setup = build_plan_setup(m, hw, f);
+  const PlanSearch found = run_plan_search(m, setup);
+  if (found.plans.empty()) throw Error("--mfu predicted: " + nothing_fits_message(m, hw, found), ExitCode::failure);
+  const Plan& p = found.plans.front();
+  const Layout& l = p.layout;
+  PredictedRate r;
+  r.mfu = p.time.mfu;
+  r.tokens_per_s_per_gpu = p.time.tokens_per_s / static_cast<double>(gpus);
+  r.layout = fmt::format("tp {} · cp {} · pp {} · dp {}{}, micro-batch {}{}, sequence parallel {}, recompute {}, ZeRO {}", l.tp, l.cp, l.pp, l.dp,
+                         l.ep > 1 ? fmt::format(" (ep {})", l.ep) : "", l.micro_batch,
+                         l.interleave > 1 ? fmt::format(", interleave {}", l.interleave) : "", l.sequence_parallel ? "yes" : "no",
+                         recompute_name(l.recompute), l.zero);
+  return r;
+}
+
+}  // namespace napkin::cli

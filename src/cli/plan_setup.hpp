@@ -1,0 +1,49 @@
+#pragma once
+// From plan's flag texts, a model and a hardware spec to the query the plan search runs, with
+// the assumptions it rests on. Shared by `napkin plan` and `napkin train --mfu predicted`.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+#include "core/hardware.hpp"
+#include "core/plan_search.hpp"
+
+namespace napkin::cli {
+
+struct PlanFlags {
+  std::string gpus, global_batch, seq, tp, pp, cp, ep, micro_batch, interleave, recompute, zero;
+  std::string top = "3", dtype = "bf16", optimizer = "adamw", precision = "bf16-mixed";
+  std::string node_gpus, scale_up_bw, scale_out_bw, gemm_efficiency, reserve, memory_basis = "datasheet";
+  bool sequence_parallel = false, no_sequence_parallel = false;
+  bool flash_attention = true, dropout = false, allow_cross_node_tp = false, no_overlap = false;
+};
+
+struct PlanSetup {
+  PlanQuery query;
+  Dtype dtype = Dtype::bf16;
+  std::vector<std::string> assumptions;
+  std::vector<std::string> warnings;
+};
+
+// Throws Error naming the flag for anything malformed, and when the hardware spec lacks an
+// interconnect figure the run needs (which flag supplies it).
+PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& f);
+
+// Runs the search and turns "nothing valid" and "nothing fits" into one-line errors naming the
+// flags; returns the search when at least one layout fits (or one fixed layout was evaluated).
+PlanSearch run_plan_search(const Model& m, const PlanSetup& s);
+
+// `napkin train --mfu predicted`: the best plan's token rate for the model on `gpus` × hardware,
+// and the layout it assumed, in words.
+struct PredictedRate {
+  double mfu = 0;                  // the plan's MFU (6·P_active + causal attention)
+  double tokens_per_s_per_gpu = 0;
+  std::string layout;              // "tp 8 · cp 1 · pp 4 · dp 32, micro-batch 1, ..."
+};
+PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus, long long global_batch, long long seq, Dtype dtype);
+
+// The one-line message for a search where nothing fits: the closest layout and by how much.
+std::string nothing_fits_message(const Model& m, const Hardware& hw, const PlanSearch& s);
+
+}  // namespace napkin::cli

@@ -1,0 +1,81 @@
+#include "core/comm.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace napkin {
+
+std::string_view collective_name(Collective c) {
+  switch (c) {
+    case Collective::all_reduce: return "all-reduce";
+    case Collective::reduce_scatter: return "reduce-scatter";
+    case Collective::all_gather: return "all-gather";
+    case Collective::all_to_all: return "all-to-all";
+    case Collective::send_recv: return "send/recv";
+  }
+  return "?";
+}
+
+GroupPlacement place_group(long long stride, long long size, long long domain_gpus) {
+  GroupPlacement g;
+  g.size = std::max(1LL, size);
+  stride = std::max(1LL, stride);
+  domain_gpus = std::max(1LL, domain_gpus);
+  // Members stride apart: a domain of D GPUs holds D/stride of them (all, if the group is
+  // shorter), one when the stride is a domain or more.
+  const long long fit = stride >= domain_gpus ? 1 : domain_gpus / stride;
+  g.per_domain = std::gcd(g.size, std::min(fit, g.size));
+  return g;
+}
+
+double ramped_bytes(double bytes) { return bytes * (1 + collective_half_bandwidth_bytes / (bytes + collective_half_bandwidth_bytes)); }
+
+double scale_up_rate_bytes_per_s(const Network& net, long long peers_in_group) {
+  if (!net.scale_up_mesh) return net.scale_up_bytes_per_s;
+  const double peers = static_cast<double>(std::max(1LL, std::min(peers_in_group, net.domain_gpus - 1)));
+  return net.scale_up_bytes_per_s * peers / static_cast<double>(std::max(1LL, net.domain_gpus - 1));
+}
+
+double bus_bandwidth_bytes_per_s(const Network& net, const GroupPlacement& g) {
+  const double up = scale_up_rate_bytes_per_s(net, g.per_domain - 1) * scale_up_efficiency;
+  if (!g.crosses_domains()) return up;
+  const double out = static_cast<double>(g.per_domain) * net.scale_out_bytes_per_s * scale_out_efficiency;
+  return g.per_domain > 1 ? std::min(up, out) : out;
+}
+
+double collective_time_s(Collective c, double bytes, const GroupPlacement& g, const Network& net) {
+  const double n = static_cast<double>(g.size);
+  if (g.size <= 1 || bytes <= 0) return 0;
+  const bool cross = g.crosses_domains();
+  const double domains = static_cast<double>(g.size / g.per_domain);
+  const double up_lat = net.scale_up_latency_s, out_lat = net.scale_out_latency_s;
+  switch (c) {
+    case Collective::all_reduce:
+    case Collective::reduce_scatter:
+    case Collective::all_gather: {
+      const double factor = c == Collective::all_reduce ? 2 * (n - 1) / n : (n - 1) / n;
+      // NCCL ring: 2(n−1) steps for all-reduce, n−1 otherwise; the steps that leave a
+      // domain pay the network's latency (tuning.cc: nsteps − nInterSteps intra, nInterSteps inter).
+      const double steps = c == Collective::all_reduce ? 2 * (n - 1) : n - 1;
+      const double inter = cross ? (c == Collective::all_reduce ? 2 * (domains - 1) : domains - 1) : 0;
+      const double latency = collective_base_latency_s + (steps - inter) * up_lat + inter * out_lat;
+      return latency + factor * ramped_bytes(bytes) / bus_bandwidth_bytes_per_s(net, g);
+    }
+    case Collective::all_to_all: {
+      // Each rank keeps 1/n of its data and sends the rest, all pairs at once: the part for
+      // its own domain over the scale-up link, the part for other domains over its own NIC.
+      const double k = static_cast<double>(g.per_domain);
+      const double sized = ramped_bytes(bytes);
+      const double inside = k > 1 ? sized * (k - 1) / n / (scale_up_rate_bytes_per_s(net, g.per_domain - 1) * scale_up_efficiency) : 0;
+      const double outside = cross ? sized * (n - k) / n / (net.scale_out_bytes_per_s * scale_out_efficiency) : 0;
+      return collective_base_latency_s + (cross ? out_lat : up_lat) + std::max(inside, outside);
+    }
+    case Collective::send_recv: {
+      const double bw = cross ? net.scale_out_bytes_per_s * scale_out_efficiency : scale_up_rate_bytes_per_s(net, 1) * scale_up_efficiency;
+      return collective_base_latency_s + (cross ? out_lat : up_lat) + ramped_bytes(bytes) / bw;
+    }
+  }
+  return 0;
+}
+
+}  // namespace napkin

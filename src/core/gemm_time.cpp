@@ -1,0 +1,74 @@
+#include "core/gemm_time.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace napkin {
+
+std::optional<double> mamf_fraction(std::string_view key, Dtype dtype) {
+  // Efficiency column of the MAMF table (BF16; FP8 where measured), by napkin's hardware keys.
+  struct Row {
+    std::string_view key;
+    double bf16, fp8;  // 0: not measured
+  };
+  static constexpr Row rows[] = {
+      {"a100-sxm-80gb", 0.869, 0}, {"a100-sxm-40gb", 0.869, 0}, {"a100-pcie-80gb", 0.811, 0}, {"a100-pcie-40gb", 0.811, 0},
+      {"h100-sxm", 0.803, 0.709},  {"h200-sxm", 0.803, 0.734},  {"b200", 0.776, 0.763},        {"gb200", 0.729, 0.723},
+      {"mi300x", 0.514, 0},        {"gaudi2", 0.969, 0.955},    {"gaudi3", 0.741, 0.769},
+  };
+  for (const Row& r : rows) {
+    if (r.key != key) continue;
+    const double f = dtype == Dtype::fp8 ? r.fp8 : (dtype == Dtype::bf16 || dtype == Dtype::fp16) ? r.bf16 : 0;
+    if (f > 0) return f;
+  }
+  return std::nullopt;
+}
+
+double gemm_peak_efficiency(std::string_view hardware_key, Dtype dtype) {
+  if (auto f = mamf_fraction(hardware_key, dtype)) return *f * gemm_over_mamf;
+  return gemm_peak_efficiency_unknown;
+}
+
+double GemmTimeModel::curve_time_s(long long m, long long n, long long k) const {
+  const double M = static_cast<double>(m), N = static_cast<double>(n), K = static_cast<double>(k);
+  const double flops = 2 * M * N * K;
+  const double bytes = (M * K + K * N + M * N) * value_bytes;
+  const double compute = flops / (peak_flops_per_s * peak_efficiency);
+  const double memory = bytes / (memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
+  return std::max(compute, memory) + gemm_launch_s;
+}
+
+double GemmTimeModel::time_s(long long m, long long n, long long k) const {
+  switch (kind) {
+    case Kind::fraction:
+      return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / (peak_flops_per_s * fraction);
+    case Kind::measured:
+      for (const MeasuredGemm& g : measured)
+        if (g.m == m && g.n == n && g.k == k) return g.time_s;
+      return curve_time_s(m, n, k) * measured_over_curve;
+    case Kind::curve:
+      break;
+  }
+  return curve_time_s(m, n, k);
+}
+
+GemmTimeModel measured_gemm_model(GemmTimeModel base, std::vector<MeasuredGemm> measured, std::string source) {
+  if (measured.empty()) throw Error("--gemm-efficiency: " + source + " has no timed products (run 'napkin calibrate' without --dry-run)");
+  std::vector<double> ratios;
+  for (const MeasuredGemm& g : measured) {
+    if (!(g.time_s > 0) || !std::isfinite(g.time_s) || g.m < 1 || g.n < 1 || g.k < 1)
+      throw Error("--gemm-efficiency: " + source + " has a product with a non-positive shape or time");
+    ratios.push_back(g.time_s / base.curve_time_s(g.m, g.n, g.k));
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const std::size_t mid = ratios.size() / 2;
+  base.measured_over_curve = ratios.size() % 2 ? ratios[mid] : (ratios[mid - 1] + ratios[mid]) / 2;
+  base.kind = GemmTimeModel::Kind::measured;
+  base.measured = std::move(measured);
+  base.source = std::move(source);
+  return base;
+}
+
+}  // namespace napkin

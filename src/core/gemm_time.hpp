@@ -1,0 +1,72 @@
+#pragma once
+// How long one matrix product takes on one GPU (docs/METHODOLOGY.md §6.2). Three sources, in
+// the order a user would trust them:
+//   measured — `napkin calibrate --json` times of the model's own shapes (exact shapes used
+//              as measured; other shapes get the default curve scaled by the median ratio
+//              measured / curve over the measured shapes);
+//   fraction — one efficiency F for every product: time = FLOPs / (peak · F);
+//   curve    — the default: a roofline with a per-launch cost,
+//              time = max(FLOPs / (peak · peak_efficiency),
+//                         bytes / (bandwidth · memory_bandwidth_efficiency)) + gemm_launch_s,
+//              bytes = (m·k + k·n + m·n) · value bytes (A and B read once, C written once).
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/dtype.hpp"
+
+namespace napkin {
+
+// The best matmul throughput found by a shape search, as a fraction of the dense peak: Stas
+// Bekman's "Maximum Achievable Matmul FLOPS" (MAMF) table, ml-engineering
+// compute/accelerator/README.md (mamf-finder.py, mean of 100 iterations, torch 2.5-2.10). nullopt
+// for a part or dtype the table does not list.
+std::optional<double> mamf_fraction(std::string_view hardware_key, Dtype dtype);
+// Large training-sized products reach a little less than the best shape: A100-SXM4-80GB fp16
+// cuBLASLt at 8192³, 16384³ and 6144×12288×12288 runs 253.7, 256.5 and 250.8 TFLOP/s (Azure ND A100
+// v4, samuel-bohman/AI-benchmarking-guide) against its MAMF of 271.2: 0.935, 0.946, 0.925; mean 0.935.
+inline constexpr double gemm_over_mamf = 0.935;
+// For a part without a MAMF: the median MAMF fraction of the table's twelve BF16 rows (0.781) × 0.935.
+inline constexpr double gemm_peak_efficiency_unknown = 0.73;
+// The curve's compute-bound efficiency for a part: MAMF × gemm_over_mamf (A100 SXM: 0.869 × 0.935 =
+// 0.81; H100 SXM: 0.803 × 0.935 = 0.75), or gemm_peak_efficiency_unknown.
+double gemm_peak_efficiency(std::string_view hardware_key, Dtype dtype);
+
+// Fraction of the datasheet memory bandwidth a streaming copy reaches: A100-SXM4-80GB 1.61 of
+// 2.039 TB/s (0.790), H100 SXM 2.90 of 3.35 TB/s (0.866) (STREAM copy, Azure ND A100 v4 / ND H100
+// v5, samuel-bohman/AI-benchmarking-guide). Mean: 0.83.
+inline constexpr double memory_bandwidth_efficiency = 0.83;
+// What a small product costs beyond its roofline time (wave and tile quantization, the tail of
+// the last wave): 1024³ fp16 on A100 takes 18.0 µs against 8.4 µs at 0.81 of peak (9.6 µs more);
+// 1024³ fp8 on H100 7.8 µs against 1.3 µs (6.5 µs more) (same sources). Mean: 8 µs.
+inline constexpr double gemm_launch_s = 8e-6;
+
+struct MeasuredGemm {
+  long long m = 0, n = 0, k = 0;
+  double time_s = 0;  // one product of the shape
+};
+
+struct GemmTimeModel {
+  enum class Kind { curve, fraction, measured };
+  Kind kind = Kind::curve;
+  double peak_flops_per_s = 0;            // dense, for the dtype
+  double memory_bandwidth_bytes_per_s = 0;
+  double value_bytes = 2;                 // operand size (bf16)
+  double peak_efficiency = 0.81;          // compute-bound fraction of peak (gemm_peak_efficiency)
+  double fraction = 0;                    // Kind::fraction
+  std::vector<MeasuredGemm> measured;     // Kind::measured
+  double measured_over_curve = 1;         // median of measured / curve over `measured`
+  std::string source;                     // for the report: "default curve", "--gemm-efficiency 0.7", a path
+
+  // Seconds for one product of shape m×n×k (one member of a batch).
+  double time_s(long long m, long long n, long long k) const;
+  // The roofline curve alone, whatever the kind.
+  double curve_time_s(long long m, long long n, long long k) const;
+};
+
+// Builds Kind::measured from calibrate's timed shapes; computes measured_over_curve.
+// Throws Error when the list is empty or a time is not positive.
+GemmTimeModel measured_gemm_model(GemmTimeModel base, std::vector<MeasuredGemm> measured, std::string source);
+
+}  // namespace napkin

@@ -1,0 +1,164 @@
+#include "core/plan_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "core/error.hpp"
+
+namespace napkin {
+namespace {
+
+std::vector<long long> divisors(long long n) {
+  std::vector<long long> small, large;
+  for (long long i = 1; i * i <= n; ++i) {
+    if (n % i != 0) continue;
+    small.push_back(i);
+    if (i != n / i) large.push_back(n / i);
+  }
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;
+}
+
+template <typename T>
+std::vector<T> either(const std::optional<T>& fixed, std::vector<T> all) {
+  if (fixed) return {*fixed};
+  return all;
+}
+
+// The values of one dimension: the given one, else every divisor of `n`.
+std::vector<long long> choices(const std::optional<long long>& fixed, long long n) {
+  if (fixed) return {*fixed};
+  return divisors(n);
+}
+
+bool faster(const Plan& a, const Plan& b) {
+  if (a.time.step_time_s != b.time.step_time_s) return a.time.step_time_s < b.time.step_time_s;
+  return a.memory.total_bytes < b.memory.total_bytes;  // same speed: the one with more headroom
+}
+
+}  // namespace
+
+std::optional<std::string> plan_query_problem(const Model& m, const PlanQuery& q) {
+  if (q.gpus < 1) return "--gpus must be at least 1";
+  // The given degrees must multiply to a divisor of the GPU count.
+  long long product = 1;
+  std::string names;
+  for (const auto& [v, flag] : {std::pair{q.tp, "--tp"}, std::pair{q.cp, "--cp"}, std::pair{q.pp, "--pp"}}) {
+    if (!v) continue;
+    if (*v < 1) return std::string(flag) + " must be at least 1";
+    product *= *v;
+    names += (names.empty() ? "" : " × ") + std::string(flag);
+    if (q.gpus % product != 0) {
+      const bool one = names.find(" × ") == std::string::npos;
+      return names + (one ? " " : " = ") + std::to_string(product) + " does not divide --gpus " + std::to_string(q.gpus);
+    }
+  }
+  if (q.ep && *q.ep > 1 && !m.moe)
+    return "--ep " + std::to_string(*q.ep) + " needs a mixture-of-experts model; " + m.key + " has no experts";
+  return std::nullopt;
+}
+
+// Keeps the `keep` fastest plans seen, fastest first, one per split of the GPUs (tp, cp, pp, ep):
+// the best micro-batch, interleaving, sequence parallelism, recomputation and ZeRO stage of each,
+// so that the list compares real alternatives rather than near-copies of the winner.
+void keep_best(std::vector<Plan>& best, Plan&& p, std::size_t keep) {
+  const auto same_split = [&p](const Plan& b) {
+    const Layout &x = p.layout, &y = b.layout;
+    return x.tp == y.tp && x.cp == y.cp && x.pp == y.pp && x.ep == y.ep;
+  };
+  const auto it = std::find_if(best.begin(), best.end(), same_split);
+  if (it != best.end()) {
+    if (!faster(p, *it)) return;
+    best.erase(it);
+  }
+  if (best.size() == keep && !faster(p, best.back())) return;
+  best.insert(std::upper_bound(best.begin(), best.end(), p, faster), std::move(p));
+  if (best.size() > keep) best.pop_back();
+}
+
+PlanSearch search_plans(const Model& m, const PlanQuery& q) {
+  if (auto problem = plan_query_problem(m, q)) throw Error(*problem);
+  const long long domain = q.step.net.domain_gpus;
+  const bool moe = m.moe.has_value();
+  PlanSearch out;
+  out.single_layout = q.tp && q.cp && q.pp && q.micro_batch && (!moe || q.ep) && q.sequence_parallel && q.recompute && q.zero &&
+                      (q.interleave || *q.pp == 1);
+  const std::size_t keep = std::max<std::size_t>(q.top, 1);
+  std::optional<Plan> closest;
+  // Layer costs depend only on (tp, cp, ep, micro-batch, sequence parallelism).
+  std::map<std::tuple<long long, long long, long long, long long, bool>, LayerCost> costs;
+  // With flash attention, selective recomputation is what the kernel already does (it recomputes
+  // the scores in its backward): the same time and memory as none, so it is not searched.
+  const std::vector<Recompute> policies = q.step.flash_attention ? std::vector<Recompute>{Recompute::none, Recompute::full}
+                                                                 : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full};
+
+  for (long long tp : choices(q.tp, q.gpus)) {
+    for (long long cp : choices(q.cp, q.gpus / tp)) {
+      if (!q.allow_cross_node_tp && tp * cp > domain && !(q.tp && q.cp)) continue;
+      for (long long pp : choices(q.pp, q.gpus / (tp * cp))) {
+        if (q.gpus % (tp * cp * pp) != 0) continue;
+        const long long dp = q.gpus / (tp * cp * pp);
+        if (pp > m.layers && !q.pp) continue;
+        const long long per_replica = q.step.global_batch % dp == 0 ? q.step.global_batch / dp : 0;
+        const std::vector<long long> bs = per_replica ? choices(q.micro_batch, per_replica) : choices(q.micro_batch, 1);
+        for (long long b : bs) {
+          const long long micro_batches = per_replica && per_replica % b == 0 ? per_replica / b : 0;
+          const long long max_v = pp > 1 && m.layers % pp == 0 ? m.layers / pp : 1;
+          for (long long v : choices(q.interleave, max_v)) {
+            // Searched, not given: skip the combinations Megatron refuses without building a message.
+            if (!q.interleave && v > 1 && (micro_batches == 0 || micro_batches % pp != 0)) continue;
+            for (long long ep : moe ? choices(q.ep, m.moe->experts) : std::vector<long long>{1}) {
+              if (!q.ep && (dp * cp) % ep != 0) continue;
+              for (bool sp : either<bool>(q.sequence_parallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})) {
+                if (!q.sequence_parallel && sp && (q.step.seq / cp) % tp != 0) continue;
+                for (Recompute rc : either<Recompute>(q.recompute, policies)) {
+                  for (int zero : either<int>(q.zero, {0, 1, 2, 3})) {
+                    if (!q.zero && zero > 0 && dp * cp == 1) continue;
+                    Layout l;
+                    l.tp = tp, l.cp = cp, l.pp = pp, l.dp = dp, l.ep = ep, l.micro_batch = b, l.interleave = v;
+                    l.sequence_parallel = sp, l.recompute = rc, l.zero = zero;
+                    ++out.candidates;
+                    std::optional<std::string> problem = plan_layout_problem(m, l, q.step.seq);
+                    if (!problem) problem = batch_problem(l, q.step.global_batch);
+                    if (!problem && cp > 1 && !q.step.flash_attention)
+                      problem = "--cp " + std::to_string(cp) + " needs flash attention";
+                    if (!problem && !q.allow_cross_node_tp && tp * cp > domain)
+                      problem = "--tp × --cp = " + std::to_string(tp * cp) + " exceeds the " + std::to_string(domain) +
+                                " GPUs of a scale-up domain (--allow-cross-node-tp to allow it)";
+                    if (problem) {
+                      if (!out.first_problem) out.first_problem = problem;
+                      continue;
+                    }
+                    ++out.valid;
+                    // Memory first: a layout that does not fit is priced only if it is the closest yet.
+                    PlanMemory mem = plan_memory(m, l, q.memory, micro_batches);
+                    if (!mem.fits && closest && mem.total_bytes >= closest->memory.total_bytes) continue;
+                    const auto key = std::make_tuple(tp, cp, ep, b, sp);
+                    auto it = costs.find(key);
+                    if (it == costs.end()) it = costs.emplace(key, layer_cost(m, l, q.step)).first;
+                    Plan p;
+                    p.layout = l;
+                    p.time = step_time(m, l, q.step, it->second);
+                    p.memory = std::move(mem);
+                    if (p.memory.fits) {
+                      ++out.fitting;
+                      keep_best(out.plans, std::move(p), keep);
+                    } else {
+                      closest = std::move(p);
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  if (out.plans.empty()) out.closest = std::move(closest);
+  return out;
+}
+
+}  // namespace napkin

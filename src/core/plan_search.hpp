@@ -1,0 +1,53 @@
+#pragma once
+// napkin plan's search: every valid layout of a model on N GPUs (docs/METHODOLOGY.md §6.6), each
+// priced by step_time() and checked by the memory model, the ones that fit sorted by predicted
+// step time. Only a loop: the arithmetic lives in step_time and memory_per_gpu.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/layout.hpp"
+#include "core/plan_memory.hpp"
+#include "core/step_time.hpp"
+
+namespace napkin {
+
+// The dimensions the user fixed; the rest are searched.
+struct PlanQuery {
+  long long gpus = 0;
+  std::optional<long long> tp, cp, pp, ep, micro_batch, interleave;
+  std::optional<bool> sequence_parallel;
+  std::optional<Recompute> recompute;
+  std::optional<int> zero;
+  bool allow_cross_node_tp = false;  // tp·cp may exceed the scale-up domain
+  std::size_t top = 3;
+  StepSetup step;
+  MemorySetup memory;  // optimizer, recipe, seq, flash, capacity and reserve; micro_batches set per layout
+};
+
+struct Plan {
+  Layout layout;
+  StepTime time;
+  PlanMemory memory;
+};
+
+struct PlanSearch {
+  std::vector<Plan> plans;            // fitting layouts, fastest first, at most `top`, one per (tp, cp, pp, ep)
+  long long candidates = 0;           // combinations enumerated
+  long long valid = 0;                // that the model, batch and network allow
+  long long fitting = 0;              // that also fit in memory
+  std::optional<Plan> closest;        // nothing fits: the valid layout needing the least memory
+  std::optional<std::string> first_problem;  // nothing valid: why the first candidate was refused
+  bool single_layout = false;         // every dimension was given
+};
+
+// Why the fixed dimensions cannot be laid out on the GPUs at all (a degree, or the product of the
+// given ones, that does not divide --gpus; --ep on a dense model), naming the flags; else nullopt.
+std::optional<std::string> plan_query_problem(const Model& m, const PlanQuery& q);
+
+// Throws Error for a query that cannot be searched (no GPUs, a fixed dimension that does not
+// divide them). A layout that is invalid or does not fit is counted, not thrown.
+PlanSearch search_plans(const Model& m, const PlanQuery& q);
+
+}  // namespace napkin

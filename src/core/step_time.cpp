@@ -1,0 +1,347 @@
+#include "core/step_time.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/step_gemms.hpp"
+#include "core/training.hpp"
+
+namespace napkin {
+namespace {
+
+constexpr double fp32_bytes = 4;
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool ends_with(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.substr(s.size() - p.size()) == p; }
+
+bool is_backward(std::string_view name) {
+  for (std::string_view suffix : {".dgrad", ".wgrad", ".dq", ".dk", ".dp", ".dv"})
+    if (ends_with(name, suffix)) return true;
+  return false;
+}
+
+double d(long long v) { return static_cast<double>(v); }
+
+// KV heads on one tensor-parallel rank: split while tp divides them, else one replicated.
+double kv_heads_local(const Model& m, long long tp) {
+  if (m.mla) return d(m.heads / tp);  // MLA materializes K and V per head
+  return m.kv_heads % tp == 0 ? d(m.kv_heads / tp) : 1.0;
+}
+
+double qk_head_dim(const Model& m) { return m.mla ? d(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim) : d(m.head_dim); }
+double v_head_dim(const Model& m) { return m.mla ? d(m.mla->v_head_dim) : d(m.head_dim); }
+
+long long moe_layer_count(const Model& m) { return m.moe ? m.layers - m.moe->dense_layers : 0; }
+
+}  // namespace
+
+double CommTerm::wire_bytes() const {
+  const double n = d(group.size);
+  if (group.size <= 1) return 0;
+  const double factor = collective == Collective::all_reduce ? 2 * (n - 1) / n : collective == Collective::send_recv ? 1 : (n - 1) / n;
+  return calls * bytes * factor;
+}
+
+std::optional<std::string> batch_problem(const Layout& l, long long global_batch) {
+  const long long per_step = l.dp * l.micro_batch;
+  if (global_batch < 1) return "--global-batch must be at least 1, found " + std::to_string(global_batch);
+  if (global_batch % per_step != 0)
+    return "--global-batch " + std::to_string(global_batch) + " is not divisible by dp × micro-batch = " + std::to_string(l.dp) +
+           " × " + std::to_string(l.micro_batch) + " = " + std::to_string(per_step);
+  const long long m = global_batch / per_step;
+  if (l.interleave > 1 && m % l.pp != 0)
+    return "--interleave " + std::to_string(l.interleave) + " needs the " + std::to_string(m) +
+           " micro-batches per step to be a multiple of --pp " + std::to_string(l.pp) + " (Megatron's interleaved schedule)";
+  return std::nullopt;
+}
+
+LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
+  if (l.cp > 1 && !s.flash_attention)
+    throw Error("--cp " + std::to_string(l.cp) + " needs flash attention (ring attention passes K and V blocks between flash kernels); drop --no-flash-attention");
+  LayerCost c;
+  const long long tp = l.tp;
+  const double B = s.activation_bytes, h = d(m.d_model), L = d(m.layers);
+  const long long local_seq = s.seq / l.cp;
+  c.tokens = d(l.micro_batch) * d(local_seq);
+  const double T = c.tokens;
+  const double heads_local = d(m.heads / tp);
+
+  // Matrix products of one micro-batch on this GPU (calibrate's list: same shapes).
+  const std::vector<Gemm> gemms = step_gemms(m, StepConfig{l.micro_batch, local_seq, tp});
+  double attn_fwd_gemm = 0, attn_bwd_gemm = 0;
+  for (const Gemm& g : gemms) {
+    const bool backward = is_backward(g.name);
+    long long gm = g.m, gk = g.k;
+    double calls = d(g.count) * d(g.batch);
+    // Expert parallelism: each GPU runs experts/ep experts on the tokens of ep ranks, so the
+    // token dimension grows ep-fold (k for the weight gradient, m otherwise) and the count shrinks.
+    if (l.ep > 1 && starts_with(g.name, "moe.expert.")) {
+      if (ends_with(g.name, ".wgrad")) gk *= l.ep;
+      else gm *= l.ep;
+      calls /= d(l.ep);
+    }
+    // The dense product's time: a non-flash kernel computes the masked half too.
+    const double t = calls * s.gemm.time_s(gm, g.n, gk);
+    if (starts_with(g.name, "attn.scores") || starts_with(g.name, "attn.context")) {
+      (backward ? attn_bwd_gemm : attn_fwd_gemm) += t;
+    } else if (starts_with(g.name, "lm_head")) {
+      (backward ? c.head_bwd_s : c.head_fwd_s) += t;
+    } else {
+      (backward ? c.gemm_bwd_s : c.gemm_fwd_s) += t;
+      if (!backward) c.gemm_fwd_flops += g.flops * (calls / (d(g.count) * d(g.batch)));
+    }
+  }
+  c.gemm_fwd_s /= L;
+  c.gemm_bwd_s /= L;
+  c.gemm_fwd_flops /= L;
+
+  const double bw = s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency;
+  // Attention core: useful (causal) forward FLOPs of s/cp queries against all s keys.
+  c.attention_fwd_flops = d(l.micro_batch) * heads_local * d(local_seq) * d(s.seq) * (qk_head_dim(m) + v_head_dim(m));
+  if (s.flash_attention) {
+    const double rate = s.peak_flops_per_s * flash_attention_efficiency;
+    c.attention_fwd_s = c.attention_fwd_flops / rate;
+    c.attention_bwd_s = flash_backward_over_forward * c.attention_fwd_flops / rate;
+  } else {
+    // Scaled-masked softmax reads and writes a·s scores per token; dropout on the
+    // probabilities reads, writes, and stores a 1-byte mask.
+    const double scores = heads_local * d(s.seq) * T;
+    const double bytes = 2 * B * scores + (s.dropout ? (2 * B + 1) * scores : 0);
+    c.attention_core_memory_fwd_s = bytes / bw;
+    c.attention_fwd_s = attn_fwd_gemm / L + c.attention_core_memory_fwd_s;
+    c.attention_bwd_s = attn_bwd_gemm / L + memory_bound_backward_over_forward * c.attention_core_memory_fwd_s;
+  }
+
+  // Elementwise work per layer, forward. h-wide tensors are replicated on every tensor-parallel
+  // rank unless sequence parallelism splits them (Korthikanti et al. 2022 §4.2.2).
+  const double h_tokens = l.sequence_parallel ? T / d(tp) : T;
+  const double mask = s.dropout ? 1 : 0;
+  // Two norms (read + write) and two residual adds (read two, write one), each add with its
+  // dropout mask.
+  double bytes = (2 * 2 * B + 2 * (3 * B + mask)) * h_tokens * h;
+  if (m.positions == Positions::rotary || m.mla) {
+    const double rope_dim = m.mla ? d(m.mla->qk_rope_head_dim) : d(m.head_dim);
+    bytes += 2 * B * T * (heads_local + (m.mla ? 1.0 : kv_heads_local(m, tp))) * rope_dim;
+  }
+  const double per_f = m.mlp == MlpKind::swiglu ? 3 : 2;  // GeLU reads and writes f; SwiGLU reads 2f, writes f
+  const long long moe_layers = moe_layer_count(m);
+  const double dense_act = per_f * B * T * d(m.d_ff) / d(tp);
+  double moe_act = 0;
+  if (m.moe) {
+    const MoeSpec& e = *m.moe;
+    const double k = d(e.experts_per_token);
+    moe_act = (k + d(e.shared_experts)) * per_f * B * T * d(e.d_ff_expert) / d(tp)
+              + 4 * B * k * h_tokens * h              // permute and unpermute the top-k copies
+              + 2 * fp32_bytes * T * d(e.experts);    // router softmax
+  }
+  bytes += (d(m.layers - moe_layers) * dense_act + d(moe_layers) * moe_act) / L;
+  c.memory_fwd_bytes = bytes;
+  c.memory_fwd_s = bytes / bw;
+  c.memory_bwd_s = memory_bound_backward_over_forward * c.memory_fwd_s;
+
+  // Final norm, and the cross entropy over vocab-parallel logits: written in the activation
+  // dtype, softmax read and written in fp32.
+  const double vocab_local = std::ceil(d(m.vocab) / d(tp));
+  const double head_bytes = 2 * B * h_tokens * h + (B + 2 * fp32_bytes) * T * vocab_local;
+  c.head_memory_s = (1 + memory_bound_backward_over_forward) * head_bytes / bw;
+  return c;
+}
+
+StepTime step_time(const Model& m, const Layout& l, const StepSetup& s) { return step_time(m, l, s, layer_cost(m, l, s)); }
+
+StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const LayerCost& c) {
+  if (auto problem = batch_problem(l, s.global_batch)) throw Error(*problem);
+  StepTime r;
+  r.layer = c;
+  const double mb = d(s.global_batch / (l.dp * l.micro_batch));
+  r.micro_batches = s.global_batch / (l.dp * l.micro_batch);
+  const double B = s.activation_bytes, h = d(m.d_model), L = d(m.layers);
+  const Network& net = s.net;
+
+  // Communication per micro-batch.
+  const double recompute_full = l.recompute == Recompute::full ? 1 : 0;
+  // The slowest stage: Megatron's split (stage_layers) gives the first stages of an uneven split
+  // one layer more; the last stage also runs the LM head.
+  const StageLayers first = stage_layers(m, l, 0), last = stage_layers(m, l, l.pp - 1);
+  const double layer_s = c.gemm_fwd_s + c.gemm_bwd_s + c.attention_fwd_s + c.attention_bwd_s + c.memory_fwd_s + c.memory_bwd_s;
+  const double head_s = c.head_fwd_s + c.head_bwd_s + c.head_memory_s;
+  const bool last_is_slowest = d(last.layers) * layer_s + head_s >= d(first.layers) * layer_s;
+  const StageLayers& slowest = last_is_slowest ? last : first;
+  const double layers = d(slowest.layers);
+  r.stage_layers = slowest.layers;
+  r.head_on_slowest = last_is_slowest;
+  const double moe_layers_here = d(slowest.moe_layers);
+
+  if (l.tp > 1) {
+    // Megatron: two all-reduces of the layer's b·s·h output forward (attention and MLP), two
+    // of the input gradient backward, two more when full recomputation replays the forward.
+    // Sequence parallelism swaps each for a reduce-scatter + all-gather of the same bytes.
+    r.tp.group = place_group(1, l.tp, net.domain_gpus);
+    r.tp.bytes = c.tokens * h * B;
+    r.tp.collective = l.sequence_parallel ? Collective::reduce_scatter : Collective::all_reduce;
+    r.tp.time_per_call_s = l.sequence_parallel ? collective_time_s(Collective::reduce_scatter, r.tp.bytes, r.tp.group, net) +
+                                                     collective_time_s(Collective::all_gather, r.tp.bytes, r.tp.group, net)
+                                               : collective_time_s(Collective::all_reduce, r.tp.bytes, r.tp.group, net);
+    r.tp.calls = layers * (4 + 2 * recompute_full);
+  }
+  double cp_fwd_exposed = 0, cp_bwd_exposed = 0;
+  if (l.cp > 1) {
+    // Ring attention (Megatron/TE context parallelism): cp−1 steps each passing this rank's K
+    // and V blocks forward; backward passes K, V and their gradients. Overlapped with the
+    // attention kernel of the block in hand.
+    r.cp.group = place_group(l.tp, l.cp, net.domain_gpus);
+    r.cp.collective = Collective::send_recv;
+    r.cp.bytes = c.tokens * kv_heads_local(m, l.tp) * (qk_head_dim(m) + v_head_dim(m)) * B;
+    r.cp.time_per_call_s = collective_time_s(Collective::send_recv, r.cp.bytes, r.cp.group, net);
+    const double steps = d(l.cp - 1);
+    r.cp.calls = layers * steps * (3 + recompute_full);
+    cp_fwd_exposed = std::max(0.0, steps * r.cp.time_per_call_s - c.attention_fwd_s);
+    cp_bwd_exposed = std::max(0.0, 2 * steps * r.cp.time_per_call_s - c.attention_bwd_s);
+    r.cp_exposed_s = layers * ((1 + recompute_full) * cp_fwd_exposed + cp_bwd_exposed);
+  }
+  if (l.ep > 1 && m.moe) {
+    // Token dispatch and combine, forward and backward (+ forward again under full recompute):
+    // each all-to-all moves the top-k copies of this rank's tokens.
+    r.ep.group = place_group(l.tp, l.ep, net.domain_gpus);
+    r.ep.collective = Collective::all_to_all;
+    const double tokens = l.sequence_parallel ? c.tokens / d(l.tp) : c.tokens;
+    r.ep.bytes = tokens * d(m.moe->experts_per_token) * h * B;
+    r.ep.time_per_call_s = collective_time_s(Collective::all_to_all, r.ep.bytes, r.ep.group, net);
+    r.ep.calls = moe_layers_here * (4 + 2 * recompute_full);
+  }
+  if (l.pp > 1) {
+    // Activations forward and gradients backward at each stage boundary, each tensor-parallel
+    // rank sending its 1/t slice (Narayanan et al. 2021 §4.1 scatter/gather); interleaving
+    // crosses v times as many boundaries.
+    r.pp.group = place_group(l.tp * l.cp * l.dp, l.pp, net.domain_gpus);
+    r.pp.collective = Collective::send_recv;
+    r.pp.bytes = c.tokens * h * B / d(l.tp);
+    r.pp.time_per_call_s = collective_time_s(Collective::send_recv, r.pp.bytes, r.pp.group, net);
+    r.pp.calls = 2 * d(l.interleave);
+  }
+
+  // Parameters on the slowest stage of one tensor-parallel rank; experts split over ep too.
+  const ParamCount pc = count_params(m);
+  double expert_params = 0;
+  if (m.moe) expert_params = d(m.moe->experts) * mlp_params(m, m.moe->d_ff_expert) * d(moe_layer_count(m));
+  const double layer_params = pc.total - pc.embedding - pc.lm_head - expert_params;
+  double edge = l.pp == 1 ? pc.embedding + pc.lm_head : (last_is_slowest ? std::max(pc.lm_head, pc.embedding) : pc.embedding);
+  const double dense_here = (layer_params * layers / L + edge) / d(l.tp);
+  const double expert_here = expert_params * layers / L / d(l.tp * l.ep);
+  r.params_per_gpu = dense_here + expert_here;
+
+  const BytesPerParam& bpp = s.bytes_per_param;
+  const long long zero_ranks = l.dp * l.cp;
+  const long long expert_ranks = zero_ranks / l.ep;
+  const GroupPlacement dp_group = place_group(l.tp, zero_ranks, net.domain_gpus);
+  const GroupPlacement ep_dp_group = place_group(l.tp * l.ep, expert_ranks, net.domain_gpus);
+  auto coll = [&](Collective k, double bytes, const GroupPlacement& g, double calls) {
+    CommTerm t;
+    t.collective = k, t.bytes = bytes, t.group = g, t.calls = calls;
+    t.time_per_call_s = collective_time_s(k, bytes, g, net);
+    return t;
+  };
+  const double fwd_compute = layers * (c.gemm_fwd_s + c.attention_fwd_s + c.memory_fwd_s);
+  const double bwd_compute = layers * (c.gemm_bwd_s + c.attention_bwd_s + c.memory_bwd_s);
+  // Bytes sent per step in the parts of overlapped collectives that hide behind compute.
+  double hidden_wire_bytes = 0;
+  if (r.cp.total_s() > 0) hidden_wire_bytes += mb * r.cp.wire_bytes() * (1 - r.cp_exposed_s / r.cp.total_s());
+  if (l.zero == 3) {
+    // ZeRO-3 / FSDP: every micro-batch gathers the weights for forward and again for backward
+    // and reduce-scatters the gradients (Rajbhandari et al. 2020 §7.2.2: 3× the model, 1.5× the
+    // all-reduce), prefetched behind that pass's compute.
+    r.dp_params = coll(Collective::all_gather, dense_here * bpp.weights, dp_group, 2 * mb);
+    r.dp_grads = coll(Collective::reduce_scatter, dense_here * s.grad_reduce_bytes, dp_group, mb);
+    r.expert_params = coll(Collective::all_gather, expert_here * bpp.weights, ep_dp_group, 2 * mb);
+    r.expert_grads = coll(Collective::reduce_scatter, expert_here * s.grad_reduce_bytes, ep_dp_group, mb);
+    const double ag = r.dp_params.time_per_call_s + r.expert_params.time_per_call_s;
+    const double rs = r.dp_grads.time_per_call_s + r.expert_grads.time_per_call_s;
+    r.zero3_exposed_s = std::max(0.0, ag - fwd_compute) + std::max(0.0, ag + rs - bwd_compute);
+    r.dp_total_s = r.dp_params.total_s() + r.dp_grads.total_s() + r.expert_params.total_s() + r.expert_grads.total_s();
+    const double per_mb = 2 * ag + rs;
+    if (per_mb > 0)
+      hidden_wire_bytes += (r.dp_params.wire_bytes() + r.dp_grads.wire_bytes() + r.expert_params.wire_bytes() + r.expert_grads.wire_bytes()) *
+                           (1 - r.zero3_exposed_s / per_mb);
+  } else {
+    // ZeRO 0: one all-reduce of the gradients per step. ZeRO 1-2: reduce-scatter the gradients,
+    // all-gather the updated weights (the same bytes on the wire; ZeRO §7.2.1).
+    const Collective grads = l.zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+    r.dp_grads = coll(grads, dense_here * s.grad_reduce_bytes, dp_group, 1);
+    r.expert_grads = coll(grads, expert_here * s.grad_reduce_bytes, ep_dp_group, 1);
+    if (l.zero > 0) {
+      r.dp_params = coll(Collective::all_gather, dense_here * bpp.weights, dp_group, 1);
+      r.expert_params = coll(Collective::all_gather, expert_here * bpp.weights, ep_dp_group, 1);
+    }
+    const double grad_s = r.dp_grads.total_s() + r.expert_grads.total_s();
+    const double param_s = r.dp_params.total_s() + r.expert_params.total_s();
+    r.dp_total_s = grad_s + param_s;
+    // Overlapped: the reduction hides behind the last micro-batch's backward, the gather
+    // behind the first micro-batch's forward of the next step.
+    const double grad_exposed = s.overlap_grad_reduce ? std::max(0.0, grad_s - bwd_compute) : grad_s;
+    const double param_exposed = s.overlap_param_gather ? std::max(0.0, param_s - fwd_compute) : param_s;
+    r.dp_exposed_s = grad_exposed + param_exposed;
+    if (grad_s > 0) hidden_wire_bytes += (r.dp_grads.wire_bytes() + r.expert_grads.wire_bytes()) * (1 - grad_exposed / grad_s);
+    if (param_s > 0) hidden_wire_bytes += (r.dp_params.wire_bytes() + r.expert_params.wire_bytes()) * (1 - param_exposed / param_s);
+  }
+
+  // Per micro-batch on the slowest stage.
+  r.matmul_s = layers * (c.gemm_fwd_s + c.gemm_bwd_s) + (last_is_slowest ? c.head_fwd_s + c.head_bwd_s : 0);
+  r.attention_s = layers * (c.attention_fwd_s + c.attention_bwd_s);
+  r.memory_bound_s = layers * (c.memory_fwd_s + c.memory_bwd_s) + (last_is_slowest ? c.head_memory_s : 0);
+  if (!s.fused_grad_accumulation) {
+    r.grad_accumulation_s = r.params_per_gpu * (s.activation_bytes + 2 * bpp.grads) /
+                            (s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
+    r.memory_bound_s += r.grad_accumulation_s;
+  }
+  if (l.recompute == Recompute::full) r.recompute_s = fwd_compute;
+  // Selective recomputation replays the attention core (Korthikanti §4.2); flash attention
+  // already recomputes its scores inside its backward kernel, so there is nothing to replay.
+  if (l.recompute == Recompute::selective && !s.flash_attention) r.recompute_s = layers * c.attention_fwd_s;
+  r.microbatch_s = r.matmul_s + r.attention_s + r.memory_bound_s + r.recompute_s + r.tp.total_s() + r.cp_exposed_s +
+                   r.ep.total_s() + r.pp.total_s() + r.zero3_exposed_s;
+
+  // Per step. 1F1B and interleaved 1F1B idle (p−1)/v micro-batch times in the warm-up and
+  // cool-down: a bubble of (p−1)/(m·v) of the ideal m micro-batches (Narayanan et al. 2021 §2.2).
+  r.bubble_s = d(l.pp - 1) / d(l.interleave) * r.microbatch_s;
+  r.overlap_contention_s =
+      overlapped_comm_hbm_passes * hidden_wire_bytes / (s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
+  // The optimizer reads gradients, master weights and states, writes the states and master
+  // weights back and the working weights out; ZeRO ≥ 1 updates 1/(dp·cp) of them per GPU.
+  double moved = bpp.grads + 2 * bpp.master + 2 * bpp.optimizer + bpp.weights + (bpp.master == 0 ? bpp.weights : 0);
+  const double updated = l.zero >= 1 ? dense_here / d(zero_ranks) + expert_here / d(expert_ranks) : r.params_per_gpu;
+  r.optimizer_s = updated * moved / (s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
+
+  r.terms = {
+      {"matmul_s", "matrix products", mb * r.matmul_s},
+      {"attention_s", "attention", mb * r.attention_s},
+      {"memory_bound_s", "memory-bound work", mb * r.memory_bound_s},
+      {"recompute_s", "recomputation", mb * r.recompute_s},
+      {"tp_comm_s", "tensor-parallel communication", mb * r.tp.total_s()},
+      {"cp_comm_s", "context-parallel communication (exposed)", mb * r.cp_exposed_s},
+      {"ep_comm_s", "expert all-to-all", mb * r.ep.total_s()},
+      {"pp_comm_s", "pipeline send/recv", mb * r.pp.total_s()},
+      {"zero3_comm_s", "ZeRO-3 gathers (exposed)", mb * r.zero3_exposed_s},
+      {"bubble_s", "pipeline bubble", r.bubble_s},
+      {"dp_comm_s", "data-parallel communication (exposed)", r.dp_exposed_s},
+      {"overlap_s", "HBM traffic of hidden communication", r.overlap_contention_s},
+      {"optimizer_s", "optimizer step", r.optimizer_s},
+  };
+  r.step_time_s = 0;
+  for (const StepTerm& t : r.terms) r.step_time_s += t.seconds;
+
+  r.tokens_per_step = d(s.global_batch) * d(s.seq);
+  r.tokens_per_s = r.tokens_per_step / r.step_time_s;
+  const double attention = attention_flops_per_token(m, d(s.seq), true);
+  r.model_flops_per_step = r.tokens_per_step * (6 * pc.active + attention);
+  if (l.recompute == Recompute::full)
+    r.recompute_flops_per_step = r.tokens_per_step * (2 * (pc.active - pc.embedding - pc.lm_head) + attention / 3);
+  if (l.recompute == Recompute::selective && !s.flash_attention) r.recompute_flops_per_step = r.tokens_per_step * attention / 3;
+  const double cluster = d(l.gpus()) * s.peak_flops_per_s * r.step_time_s;
+  r.mfu = r.model_flops_per_step / cluster;
+  r.hfu = (r.model_flops_per_step + r.recompute_flops_per_step) / cluster;
+  return r;
+}
+
+}  // namespace napkin

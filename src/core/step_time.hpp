@@ -1,0 +1,134 @@
+#pragma once
+// How long one training step takes under a layout, term by term (docs/METHODOLOGY.md §6):
+// per GPU and per micro-batch on the slowest pipeline stage — matrix products, attention,
+// memory-bound work, recomputation, tensor/context/expert/pipeline communication — then per
+// step: m micro-batches, the pipeline bubble (p−1)/(m·v) of that ideal time, the exposed part
+// of the data-parallel gradient reduction, and the optimizer step. Pure arithmetic.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/comm.hpp"
+#include "core/gemm_time.hpp"
+#include "core/layout.hpp"
+#include "core/memory.hpp"
+#include "core/model.hpp"
+
+namespace napkin {
+
+// FlashAttention-2 forward + backward on A100 reaches about 0.6 of the dense peak at head size
+// 128 (Dao 2023, "FlashAttention-2", §4.1 Figure 5: 176-203 TFLOP/s of 312, causal and not, seq
+// 2k-16k); FlashAttention-3 on H100 about the same fraction of 989 (Shah et al. 2024 §4.1).
+// Counted in FlashAttention's own FLOPs: backward = 2.5 × forward (it recomputes Q·Kᵀ).
+inline constexpr double flash_attention_efficiency = 0.6;
+inline constexpr double flash_backward_over_forward = 2.5;
+// Elementwise kernels: a backward pass moves about twice the forward's bytes (it reads the
+// incoming gradient and the saved input, and writes the outgoing gradient).
+inline constexpr double memory_bound_backward_over_forward = 2.0;
+// Communication hidden behind compute is not free: NCCL moves each byte through HBM two or three
+// times (stored, read back, and read from or written to the user's buffer; NCCL maintainer in
+// NVIDIA/nccl#1428, on kernels slowing 1.8x while an all-gather ran beside them), taking that
+// bandwidth from the compute it overlaps. napkin charges 3 × the bytes each GPU sends in the
+// hidden part of a collective at the memory-bound rate.
+inline constexpr double overlapped_comm_hbm_passes = 3.0;
+
+// Everything a step's time depends on besides the model and the layout.
+struct StepSetup {
+  long long global_batch = 0;  // sequences per optimizer step, over all data-parallel replicas
+  long long seq = 0;           // tokens per sequence
+  bool flash_attention = true;
+  bool dropout = false;        // dropout masks and their elementwise kernels (GPT-2/3 era)
+  double activation_bytes = 2; // bytes per activation value (bf16)
+  BytesPerParam bytes_per_param;    // unsharded model-state bytes (precision recipe × optimizer)
+  double grad_reduce_bytes = 2;     // bytes per gradient value the data-parallel reduction sends
+  // Megatron-LM --overlap-grad-reduce / --overlap-param-gather: the data-parallel reduction
+  // runs during the last micro-batch's backward, the ZeRO parameter all-gather during the
+  // first micro-batch's forward. Off: both wait for the step's compute.
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
+  // Megatron-LM --gradient-accumulation-fusion (the default with Transformer Engine): the
+  // weight-gradient product accumulates into the gradient buffer in place. Off (Megatron
+  // before late 2021, DeepSpeed): every micro-batch adds the fresh gradient into the buffer,
+  // reading it and the buffer and writing the buffer back.
+  bool fused_grad_accumulation = true;
+  double peak_flops_per_s = 0;               // dense, for the dtype
+  double memory_bandwidth_bytes_per_s = 0;
+  GemmTimeModel gemm;
+  Network net;
+};
+
+// The cost of one average transformer layer on one GPU for one micro-batch, which depends only
+// on (tp, cp, micro-batch, sequence parallelism): a plan search computes it once per such
+// tuple and reuses it for every pp, dp, zero and recompute.
+struct LayerCost {
+  double gemm_fwd_s = 0, gemm_bwd_s = 0;          // linear layers
+  double attention_fwd_s = 0, attention_bwd_s = 0;  // the attention core (flash kernel, or QKᵀ, PV and softmax)
+  double attention_core_memory_fwd_s = 0;         // of attention_fwd_s: softmax and dropout over the scores (no flash)
+  double memory_fwd_s = 0, memory_bwd_s = 0;      // norms, residuals, activation functions, rotary, dropout
+  double head_fwd_s = 0, head_bwd_s = 0;          // LM head products (last stage)
+  double head_memory_s = 0;                       // final norm and cross entropy, forward + backward (last stage)
+  double memory_fwd_bytes = 0;                    // per layer, for --explain
+  double gemm_fwd_flops = 0;                      // per layer, linear products
+  double attention_fwd_flops = 0;                 // per layer, useful (causal) attention FLOPs
+  double tokens = 0;                              // b · s / cp on this GPU
+};
+
+LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s);
+
+// One communication term: `calls` collectives of `bytes` each per micro-batch (or per step).
+struct CommTerm {
+  Collective collective = Collective::all_reduce;
+  double bytes = 0;
+  double calls = 0;
+  GroupPlacement group;
+  double time_per_call_s = 0;
+  double total_s() const { return calls * time_per_call_s; }
+  // Bytes each GPU sends in all `calls`: bytes × the collective's bus-bandwidth factor.
+  double wire_bytes() const;
+};
+
+// One line of the breakdown; the terms add up to the step time.
+struct StepTerm {
+  std::string_view key;   // JSON key: "matmul_s", "tp_comm_s", ...
+  std::string_view name;  // "matrix products"
+  double seconds = 0;     // per step
+};
+
+struct StepTime {
+  long long micro_batches = 0;  // per step per pipeline: B / (dp · b)
+  long long stage_layers = 0;   // layers on the slowest stage
+  bool head_on_slowest = true;  // the slowest stage is the last, with the LM head
+  LayerCost layer;
+  // Per micro-batch on the slowest stage.
+  double matmul_s = 0, attention_s = 0, memory_bound_s = 0, recompute_s = 0;  // LM head in matmul and memory
+  CommTerm tp, cp, ep, pp;      // per micro-batch (cp: before overlap)
+  double cp_exposed_s = 0;      // cp after hiding behind the attention kernels
+  double zero3_exposed_s = 0;   // ZeRO-3 gathers not hidden behind the micro-batch's compute
+  double grad_accumulation_s = 0;  // of memory_bound_s: unfused gradient accumulation
+  double overlap_contention_s = 0; // per step: HBM traffic of the communication hidden behind compute
+  double microbatch_s = 0;
+  // Per step.
+  double bubble_s = 0;
+  CommTerm dp_grads, dp_params, expert_grads, expert_params;  // data-parallel, once per step (ZeRO-3: per micro-batch)
+  double dp_total_s = 0, dp_exposed_s = 0;
+  double optimizer_s = 0;
+  double step_time_s = 0;
+  double params_per_gpu = 0;        // on the slowest stage, before ZeRO sharding
+  double tokens_per_step = 0;
+  double tokens_per_s = 0;
+  double model_flops_per_step = 0;  // 6·P_active + causal attention per token (napkin train's count)
+  double recompute_flops_per_step = 0;
+  double mfu = 0, hfu = 0;
+  std::vector<StepTerm> terms;      // the breakdown, adding up to step_time_s
+};
+
+// Throws Error when the global batch does not split into dp × micro-batch, or context
+// parallelism is asked for without flash attention. The layout itself must be valid
+// (layout_problem).
+StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const LayerCost& cost);
+StepTime step_time(const Model& m, const Layout& l, const StepSetup& s);
+
+// Why the global batch does not fit the layout, naming the flag, or nullopt.
+std::optional<std::string> batch_problem(const Layout& l, long long global_batch);
+
+}  // namespace napkin

@@ -1,0 +1,101 @@
+#include "report/model_toml.hpp"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <sstream>
+
+#include "report/model_names.hpp"
+
+namespace napkin {
+namespace {
+
+// A TOML basic string, escaped by toml++ itself.
+std::string quoted(const std::string& s) {
+  std::ostringstream os;
+  os << toml::value<std::string>(s);
+  return os.str();
+}
+
+
+class Writer {
+ public:
+  explicit Writer(const std::vector<std::pair<std::string, std::string>>& d) : derivations_(d) {}
+  void line(const std::string& prefix, const std::string& key, const std::string& value) {
+    std::string text = key + " = " + value;
+    for (const auto& [k, how] : derivations_)
+      if (k == prefix + key) text = fmt::format("{:<28}# {}", text + " ", how);
+    out_ += text + "\n";
+  }
+  void raw(const std::string& s) { out_ += s; }
+  std::string str() const { return out_; }
+
+ private:
+  const std::vector<std::pair<std::string, std::string>>& derivations_;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string model_toml(const Model& m, const std::vector<std::pair<std::string, std::string>>& derivations,
+                       const std::vector<std::string>& header) {
+  Writer w(derivations);
+  for (const auto& h : header) w.raw("# " + h + "\n");
+  auto num = [](long long v) { return std::to_string(v); };
+  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  w.line("", "name", quoted(m.name));
+  w.line("", "source", quoted(m.source));
+  w.line("", "layers", num(m.layers));
+  w.line("", "d_model", num(m.d_model));
+  w.line("", "heads", num(m.heads));
+  w.line("", "kv_heads", num(m.kv_heads));
+  w.line("", "head_dim", num(m.head_dim));
+  w.line("", "d_ff", num(m.d_ff));
+  w.line("", "mlp", quoted(mlp_name(m.mlp)));
+  w.line("", "vocab", num(m.vocab));
+  w.line("", "context", num(m.context));
+  if (m.seq_len > 0) {
+    w.line("", "seq_len", num(m.seq_len));
+    w.line("", "seq_len_source", quoted(m.seq_len_source));
+  } else {
+    w.raw("# seq_len = ?  (the pre-training sequence length is not in config.json; add it with seq_len_source\n"
+          "#               so `napkin train` counts attention at it rather than at the context)\n");
+  }
+  w.line("", "tied_embeddings", flag(m.tied_embeddings));
+  w.line("", "positions", quoted(positions_name(m.positions)));
+  if (m.positions == Positions::rotary && m.rotary_fraction < 1) w.line("", "rotary_fraction", fmt::format("{}", m.rotary_fraction));
+  w.line("", "bias", quoted(bias_name(m.bias)));
+  if (m.lm_head_bias) w.line("", "lm_head_bias", "true");
+  w.line("", "norm", quoted(norm_name(m.norm)));
+  if (m.block == BlockKind::parallel) w.line("", "block", quoted(block_name(m.block)));
+  if (m.norms_per_layer != 2 || m.block == BlockKind::parallel) w.line("", "norms_per_layer", num(m.norms_per_layer));
+  if (m.qk_norm != QkNorm::none) w.line("", "qk_norm", quoted(qk_norm_name(m.qk_norm)));
+  if (m.sliding_window > 0) {
+    w.line("", "sliding_window", num(m.sliding_window));
+    w.line("", "sliding_window_layers", m.windowed_layers == m.layers ? quoted("all") : num(m.windowed_layers));
+  }
+  if (m.moe) {
+    const MoeSpec& e = *m.moe;
+    w.raw("\n[moe]\n");
+    w.line("moe.", "experts", num(e.experts));
+    w.line("moe.", "experts_per_token", num(e.experts_per_token));
+    w.line("moe.", "shared_experts", num(e.shared_experts));
+    w.line("moe.", "d_ff_expert", num(e.d_ff_expert));
+    if (e.shared_experts > 0) w.line("moe.", "d_ff_shared", num(shared_expert_width(e)));
+    if (e.shared_expert_gate) w.line("moe.", "shared_expert_gate", "true");
+    if (e.router_bias) w.line("moe.", "router_bias", "true");
+    w.line("moe.", "dense_layers", num(e.dense_layers));
+  }
+  if (m.mla) {
+    const MlaSpec& a = *m.mla;
+    w.raw("\n[mla]\n");
+    w.line("mla.", "q_lora_rank", num(a.q_lora_rank));
+    w.line("mla.", "kv_lora_rank", num(a.kv_lora_rank));
+    w.line("mla.", "qk_nope_head_dim", num(a.qk_nope_head_dim));
+    w.line("mla.", "qk_rope_head_dim", num(a.qk_rope_head_dim));
+    w.line("mla.", "v_head_dim", num(a.v_head_dim));
+  }
+  return w.str();
+}
+
+}  // namespace napkin

@@ -1,0 +1,304 @@
+#include "report/plan_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "report/format.hpp"
+#include "report/table.hpp"
+
+namespace napkin {
+namespace {
+
+std::string secs(double s) {
+  if (s == 0) return "0";
+  if (s < 1e-3) return format_sig(s * 1e6, 3) + " µs";
+  if (s < 1) return format_sig(s * 1e3, 3) + " ms";
+  return format_sig(s, 4) + " s";
+}
+
+std::string pct(double f) { return format_sig(100 * f, 3) + "%"; }
+
+std::string gb(double bytes) { return format_si(bytes, "B", 3); }
+
+std::string yes(bool b) { return b ? "yes" : "no"; }
+
+std::string layout_line(const Layout& l) {
+  std::string s = fmt::format("tp {} · cp {} · pp {} · dp {}", l.tp, l.cp, l.pp, l.dp);
+  if (l.ep > 1) s += fmt::format(" (ep {})", l.ep);
+  s += fmt::format(", micro-batch {}", l.micro_batch);
+  if (l.interleave > 1) s += fmt::format(", interleave {}", l.interleave);
+  s += fmt::format(", sequence parallel {}, recompute {}, ZeRO {}", yes(l.sequence_parallel), recompute_name(l.recompute), l.zero);
+  return s;
+}
+
+std::string header(const PlanReport& r) {
+  const PlanQuery& q = r.query;
+  return fmt::format("napkin plan: {} ({}) on {} × {}, global batch {} × {} tokens = {} tokens per step\n", r.model.key, r.model.name,
+                     r.gpus, r.hardware_key, q.step.global_batch, q.step.seq,
+                     format_count(static_cast<double>(q.step.global_batch) * static_cast<double>(q.step.seq)));
+}
+
+Table plans_table(const std::vector<Plan>& plans, bool moe, const std::optional<double>& tokens, long long gpus) {
+  Table t;
+  t.header = {"#", "tp", "cp", "pp", "dp"};
+  if (moe) t.header.push_back("ep");
+  for (const char* h : {"mbs", "v", "sp", "recompute", "zero", "step", "tokens/s", "MFU", "HFU", "memory/GPU"}) t.header.emplace_back(h);
+  if (tokens) t.header.emplace_back("days");
+  t.align.assign(t.header.size(), Align::right);
+  t.align[moe ? 9 : 8] = Align::left;  // sp
+  t.align[moe ? 10 : 9] = Align::left;  // recompute
+  int i = 0;
+  for (const Plan& p : plans) {
+    const Layout& l = p.layout;
+    std::vector<std::string> row = {std::to_string(++i), std::to_string(l.tp), std::to_string(l.cp), std::to_string(l.pp), std::to_string(l.dp)};
+    if (moe) row.push_back(std::to_string(l.ep));
+    row.insert(row.end(), {std::to_string(l.micro_batch), std::to_string(l.interleave), yes(l.sequence_parallel),
+                           std::string(recompute_name(l.recompute)), std::to_string(l.zero), secs(p.time.step_time_s),
+                           format_si(p.time.tokens_per_s, "", 4), pct(p.time.mfu), pct(p.time.hfu), gb(p.memory.total_bytes)});
+    if (tokens) row.push_back(format_sig(plan_duration(p, gpus, *tokens).days, 4));
+    t.add(std::move(row));
+  }
+  return t;
+}
+
+Table breakdown_table(const std::vector<Plan>& plans) {
+  Table t;
+  t.header = {"per step"};
+  for (std::size_t i = 0; i < plans.size(); ++i) t.header.push_back(fmt::format("plan {}", i + 1));
+  t.align.assign(t.header.size(), Align::right);
+  t.align[0] = Align::left;
+  const auto& terms = plans.front().time.terms;
+  for (std::size_t k = 0; k < terms.size(); ++k) {
+    bool any = false;
+    for (const Plan& p : plans) any = any || p.time.terms[k].seconds > 0;
+    if (!any) continue;
+    std::vector<std::string> row = {std::string(terms[k].name)};
+    for (const Plan& p : plans)
+      row.push_back(fmt::format("{} {:>6}", secs(p.time.terms[k].seconds), pct(p.time.terms[k].seconds / p.time.step_time_s)));
+    t.add(std::move(row));
+  }
+  std::vector<std::string> total = {"step"};
+  for (const Plan& p : plans) total.push_back(fmt::format("{} {:>6}", secs(p.time.step_time_s), "100%"));
+  t.add(std::move(total));
+  return t;
+}
+
+}  // namespace
+
+PlanDuration plan_duration(const Plan& p, long long gpus, double tokens) {
+  const double seconds = tokens / p.time.tokens_per_s;
+  return {seconds / 86400.0, seconds * static_cast<double>(gpus) / 3600.0};
+}
+
+std::string why_best(const std::vector<Plan>& plans) {
+  if (plans.size() < 2) return {};
+  const StepTime& a = plans[0].time;
+  const StepTime& b = plans[1].time;
+  struct Diff {
+    std::string_view name;
+    double delta;
+  };
+  std::vector<Diff> diffs;
+  for (std::size_t k = 0; k < a.terms.size(); ++k) {
+    const double d = a.terms[k].seconds - b.terms[k].seconds;
+    if (std::fabs(d) > 1e-3 * b.step_time_s) diffs.push_back({a.terms[k].name, d});
+  }
+  std::sort(diffs.begin(), diffs.end(), [](const Diff& x, const Diff& y) { return std::fabs(x.delta) > std::fabs(y.delta); });
+  if (diffs.size() > 3) diffs.resize(3);
+  std::string out = fmt::format("plan 1 is {} faster than plan 2 ({} vs {} per step)", pct(1 - a.step_time_s / b.step_time_s),
+                                secs(a.step_time_s), secs(b.step_time_s));
+  if (diffs.empty()) return out + ": the same terms within 0.1%; it holds less memory per GPU";
+  out += ": ";
+  for (std::size_t i = 0; i < diffs.size(); ++i)
+    out += fmt::format("{}{} {}{}", i ? ", " : "", diffs[i].name, diffs[i].delta < 0 ? "−" : "+", secs(std::fabs(diffs[i].delta)));
+  return out;
+}
+
+std::string plan_text(const PlanReport& r) {
+  const PlanSearch& s = r.search;
+  std::string out = header(r);
+  const bool moe = r.model.moe.has_value();
+  if (s.single_layout) {
+    const Plan& p = s.plans.empty() ? *s.closest : s.plans.front();
+    out += fmt::format("one layout (every dimension given): {}\n", p.memory.fits ? "fits" : "DOES NOT FIT");
+    out += "\n" + plans_table({p}, moe, r.tokens, r.gpus).render() + "\n" + breakdown_table({p}).render();
+  } else {
+    out += fmt::format("searched {} layouts: {} valid, {} fit in memory; the best {}, one per split of tp × cp × pp{}:\n\n", s.candidates,
+                       s.valid, s.fitting, s.plans.size(), r.model.moe ? " × ep" : "");
+    out += plans_table(s.plans, moe, r.tokens, r.gpus).render() + "\n" + breakdown_table(s.plans).render();
+    if (const std::string why = why_best(s.plans); !why.empty()) out += "\n" + why + ".\n";
+  }
+  const Plan& best = s.plans.empty() ? *s.closest : s.plans.front();
+  if (best.layout.pp > 1 && r.model.layers % best.layout.pp != 0 && best.layout.interleave == 1)
+    out += fmt::format("note: plan 1 splits {} layers unevenly over {} stages: the first {} hold {} layers, the others {}.\n", r.model.layers,
+                       best.layout.pp, r.model.layers % best.layout.pp, r.model.layers / best.layout.pp + 1, r.model.layers / best.layout.pp);
+  if (best.layout.zero == 3) {
+    const double hidden = best.time.dp_total_s - static_cast<double>(best.time.micro_batches) * best.time.zero3_exposed_s;
+    out += fmt::format("note: plan 1 hides {} of ZeRO-3 gathers and reductions per step behind compute; ZeRO-3 at scale is the part of "
+                       "napkin's model published runs confirm least (docs/validation/README.md).\n",
+                       secs(std::max(0.0, hidden)));
+  }
+  out += fmt::format("\nmemory, most loaded GPU ({}): {} model states + {} activations = {} of {} available\n", best.memory.stage_reason,
+                     gb(best.memory.model_states_bytes), gb(best.memory.activations_bytes), gb(best.memory.total_bytes),
+                     gb(best.memory.available_bytes));
+  if (r.tokens) {
+    const PlanDuration d = plan_duration(best, r.gpus, *r.tokens);
+    out += fmt::format("training {} tokens with plan 1: {} ({} days), {} GPU-hours\n", format_count(*r.tokens), format_duration(d.days * 86400),
+                       format_sig(d.days, 4), format_count(d.gpu_hours));
+  }
+  out += "\nassumptions:\n";
+  for (const std::string& a : r.assumptions) out += "  " + a + "\n";
+  return out;
+}
+
+std::string plan_explain(const PlanReport& r) {
+  const Plan& p = r.search.plans.empty() ? *r.search.closest : r.search.plans.front();
+  const StepTime& t = p.time;
+  const LayerCost& c = t.layer;
+  const StepSetup& s = r.query.step;
+  const Layout& l = p.layout;
+  const double peak = s.peak_flops_per_s;
+  std::string o = header(r);
+  o += fmt::format("plan: {}\n\n", layout_line(l));
+  o += fmt::format("micro-batches per step   m = B / (dp · b) = {} / ({} · {}) = {}\n", s.global_batch, l.dp, l.micro_batch, t.micro_batches);
+  o += fmt::format("tokens per micro-batch   T = b · s / cp = {} · {} / {} = {}\n", l.micro_batch, s.seq, l.cp, format_sig(c.tokens, 6));
+  o += fmt::format("slowest pipeline stage   {} layers{}\n\n", t.stage_layers, t.head_on_slowest ? " + the LM head" : "");
+
+  o += "one layer, one micro-batch, on one GPU:\n";
+  const double gemm_eff = c.gemm_fwd_flops / (c.gemm_fwd_s * peak);
+  o += fmt::format("  matrix products    {} FLOP forward in {} ({} of the {} peak; {}), backward {}\n",
+                   format_sci(c.gemm_fwd_flops, 4), secs(c.gemm_fwd_s), pct(gemm_eff), format_si(peak, "FLOP/s"), s.gemm.source, secs(c.gemm_bwd_s));
+  if (s.flash_attention)
+    o += fmt::format("  attention (flash)  {} useful FLOP forward / ({} × {}) = {}; backward {} × = {}\n", format_sci(c.attention_fwd_flops, 4),
+                     format_si(peak, "FLOP/s"), flash_attention_efficiency, secs(c.attention_fwd_s), flash_backward_over_forward, secs(c.attention_bwd_s));
+  else
+    o += fmt::format("  attention          Q·Kᵀ and P·V as dense products + softmax{} over the scores: forward {}, backward {}\n",
+                     s.dropout ? " and dropout" : "", secs(c.attention_fwd_s), secs(c.attention_bwd_s));
+  o += fmt::format("  memory-bound       {} moved forward / ({} × {}) = {}; backward {}× = {}\n", gb(c.memory_fwd_bytes),
+                   format_si(s.memory_bandwidth_bytes_per_s, "B/s"), memory_bandwidth_efficiency, secs(c.memory_fwd_s),
+                   memory_bound_backward_over_forward, secs(c.memory_bwd_s));
+  o += "\nper micro-batch on the slowest stage:\n";
+  KeyValues kv;
+  kv.value_align = Align::right;
+  kv.add("matrix products", secs(t.matmul_s));
+  kv.add("attention", secs(t.attention_s));
+  kv.add("memory-bound", secs(t.memory_bound_s), t.grad_accumulation_s > 0 ? "incl. unfused gradient accumulation " + secs(t.grad_accumulation_s) : "");
+  if (t.recompute_s > 0) kv.add("recomputation", secs(t.recompute_s), std::string(recompute_name(l.recompute)) + ": the forward again");
+  auto comm = [&](const char* name, const CommTerm& ct, const std::string& note) {
+    if (ct.calls <= 0) return;
+    const double busbw = bus_bandwidth_bytes_per_s(s.net, ct.group);
+    const std::string what = &ct == &t.tp && l.sequence_parallel ? "reduce-scatter + all-gather" : std::string(collective_name(ct.collective));
+    kv.add(name, secs(ct.total_s()),
+           fmt::format("{} × {} of {} over {} GPUs ({}), bus bandwidth {}: {} each{}", format_sig(ct.calls, 4), what,
+                       gb(ct.bytes), ct.group.size,
+                       ct.group.crosses_domains() ? fmt::format("{} per scale-up domain", ct.group.per_domain) : "inside one scale-up domain",
+                       format_si(busbw, "B/s", 3), secs(ct.time_per_call_s), note));
+  };
+  comm("tensor parallel", t.tp, "");
+  comm("context parallel", t.cp, fmt::format("; exposed after overlap {}", secs(t.cp_exposed_s)));
+  comm("expert all-to-all", t.ep, "");
+  comm("pipeline", t.pp, "");
+  if (t.zero3_exposed_s > 0) kv.add("ZeRO-3 gathers", secs(t.zero3_exposed_s), "exposed beyond the compute they overlap");
+  kv.add("micro-batch", secs(t.microbatch_s), "the sum");
+  o += kv.render();
+
+  o += "\nper step:\n";
+  KeyValues st;
+  st.value_align = Align::right;
+  st.add("m micro-batches", secs(static_cast<double>(t.micro_batches) * t.microbatch_s), fmt::format("{} × {}", t.micro_batches, secs(t.microbatch_s)));
+  st.add("pipeline bubble", secs(t.bubble_s), fmt::format("(p − 1)/v = ({} − 1)/{} micro-batches: (p−1)/(m·v) = {} of the ideal", l.pp, l.interleave,
+                                                        pct(static_cast<double>(l.pp - 1) / static_cast<double>(t.micro_batches * l.interleave))));
+  const std::string overlap = s.overlap_grad_reduce ? "overlapped with the last micro-batch's backward" : "not overlapped";
+  st.add("data parallel", secs(t.dp_exposed_s), fmt::format("{} in all over {} GPUs, {}", secs(t.dp_total_s), l.dp * l.cp, l.zero == 3 ? "per micro-batch (ZeRO-3)" : overlap));
+  if (t.overlap_contention_s > 0)
+    st.add("hidden comm. HBM traffic", secs(t.overlap_contention_s),
+           fmt::format("{} passes of the bytes sent while hidden, at {} × {}", overlapped_comm_hbm_passes,
+                       format_si(s.memory_bandwidth_bytes_per_s, "B/s"), memory_bandwidth_efficiency));
+  st.add("optimizer step", secs(t.optimizer_s), fmt::format("{} parameters per GPU{}", format_count(t.params_per_gpu), l.zero >= 1 ? fmt::format(", 1/{} updated here (ZeRO)", l.dp * l.cp) : ""));
+  st.add("step", secs(t.step_time_s));
+  o += st.render();
+
+  const double cluster = static_cast<double>(r.gpus) * peak * t.step_time_s;
+  o += fmt::format("\ntokens/s = B · s / step = {} / {} = {}\n", format_count(t.tokens_per_step), secs(t.step_time_s), format_si(t.tokens_per_s, "", 4));
+  o += fmt::format("MFU = tokens · (6·P_active + causal attention) / (N · peak · step) = {} / ({} · {} · {}) = {}\n",
+                   format_sci(t.model_flops_per_step, 4), r.gpus, format_si(peak, "FLOP/s"), secs(t.step_time_s), pct(t.model_flops_per_step / cluster));
+  if (t.recompute_flops_per_step > 0)
+    o += fmt::format("HFU = (model + recomputed FLOPs) / (N · peak · step) = ({} + {}) / {} = {}\n", format_sci(t.model_flops_per_step, 4),
+                     format_sci(t.recompute_flops_per_step, 4), format_sci(cluster, 4), pct(t.hfu));
+  else
+    o += "HFU = MFU (nothing is recomputed)\n";
+  o += fmt::format("memory: {} model states + {} activations = {} of {} ({}){}\n", gb(p.memory.model_states_bytes), gb(p.memory.activations_bytes),
+                   gb(p.memory.total_bytes), gb(p.memory.available_bytes), p.memory.stage_reason, p.memory.fits ? "" : ": DOES NOT FIT");
+  if (r.tokens) {
+    const PlanDuration d = plan_duration(p, r.gpus, *r.tokens);
+    o += fmt::format("days = {} tokens / {} tokens/s / 86400 = {}; GPU-hours = {} · days · 24 = {}\n", format_count(*r.tokens),
+                     format_si(t.tokens_per_s, "", 4), format_sig(d.days, 4), r.gpus, format_count(d.gpu_hours));
+  }
+  o += "\nassumptions:\n";
+  for (const std::string& a : r.assumptions) o += "  " + a + "\n";
+  return o;
+}
+
+nlohmann::json plan_json(const Plan& p, long long gpus, const std::optional<double>& tokens) {
+  const Layout& l = p.layout;
+  nlohmann::json j{{"tp", l.tp},
+                   {"pp", l.pp},
+                   {"dp", l.dp},
+                   {"cp", l.cp},
+                   {"ep", l.ep},
+                   {"micro_batch", l.micro_batch},
+                   {"interleave", l.interleave},
+                   {"sequence_parallel", l.sequence_parallel},
+                   {"recompute", std::string(recompute_name(l.recompute))},
+                   {"zero", l.zero},
+                   {"micro_batches", p.time.micro_batches},
+                   {"step_time_s", p.time.step_time_s},
+                   {"tokens_per_s", p.time.tokens_per_s},
+                   {"mfu", p.time.mfu},
+                   {"hfu", p.time.hfu},
+                   {"memory_per_gpu_bytes", p.memory.total_bytes},
+                   {"model_states_bytes", p.memory.model_states_bytes},
+                   {"activations_bytes", p.memory.activations_bytes},
+                   {"available_bytes", p.memory.available_bytes},
+                   {"fits", p.memory.fits}};
+  nlohmann::json b = nlohmann::json::object();
+  for (const StepTerm& t : p.time.terms) b[std::string(t.key)] = t.seconds;
+  j["breakdown"] = b;
+  if (tokens) {
+    const PlanDuration d = plan_duration(p, gpus, *tokens);
+    j["days"] = d.days;
+    j["gpu_hours"] = d.gpu_hours;
+  }
+  return j;
+}
+
+nlohmann::json plan_json(const PlanReport& r) {
+  const PlanQuery& q = r.query;
+  nlohmann::json j{{"model", r.model.key},
+                   {"hardware", r.hardware_key},
+                   {"gpus", r.gpus},
+                   {"global_batch", q.step.global_batch},
+                   {"seq_len", q.step.seq},
+                   {"dtype", std::string(dtype_name(r.dtype))},
+                   {"peak_flops_per_s", q.step.peak_flops_per_s},
+                   {"optimizer", r.optimizer},
+                   {"precision", r.precision},
+                   {"flash_attention", q.step.flash_attention},
+                   {"layouts_searched", r.search.candidates},
+                   {"layouts_valid", r.search.valid},
+                   {"layouts_fitting", r.search.fitting}};
+  if (r.tokens) j["tokens"] = *r.tokens;
+  nlohmann::json plans = nlohmann::json::array();
+  for (const Plan& p : r.search.plans) plans.push_back(plan_json(p, r.gpus, r.tokens));
+  // One layout given and it does not fit: still reported, with fits = false.
+  if (r.search.plans.empty() && r.search.closest && r.search.single_layout) plans.push_back(plan_json(*r.search.closest, r.gpus, r.tokens));
+  j["plans"] = plans;
+  if (r.search.plans.empty() && r.search.closest) j["closest"] = plan_json(*r.search.closest, r.gpus, r.tokens);
+  j["assumptions"] = r.assumptions;
+  j["warnings"] = r.warnings;
+  return j;
+}
+
+}  // namespace napkin

@@ -1,0 +1,389 @@
+#include "spec/hf_config.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "core/error.hpp"
+#include "core/suggest.hpp"
+#include "spec/hf_reader.hpp"
+
+namespace napkin {
+namespace {
+
+using json = nlohmann::json;
+
+// Families whose config uses the Llama names (hidden_size, num_hidden_layers, ...).
+void read_llama_like(HfReader& r, Model& m, long long default_head_dim = 0) {
+  m.layers = r.count("num_hidden_layers", "layers", "the number of layers");
+  m.d_model = r.count("hidden_size", "d_model", "the model width");
+  m.heads = r.count("num_attention_heads", "heads", "the number of attention heads");
+  m.kv_heads = r.count_or("num_key_value_heads", "kv_heads", m.heads, "absent: multi-head attention, as transformers does");
+  if (default_head_dim > 0)
+    m.head_dim = r.count_or("head_dim", "head_dim", default_head_dim, "absent: the configuration class's default " + std::to_string(default_head_dim));
+  else if (r.has("head_dim"))
+    m.head_dim = r.count("head_dim", "head_dim", "the head size");
+  else
+    m.head_dim = r.divide(m.d_model, m.heads, "head_dim", "hidden_size / num_attention_heads");
+  m.vocab = r.count("vocab_size", "vocab", "the vocabulary size");
+  m.context = r.count("max_position_embeddings", "context", "the longest sequence");
+  m.positions = Positions::rotary;
+  m.norm = NormKind::rmsnorm;
+}
+
+// Gated MLP, activation named by hidden_act: SiLU -> swiglu, GELU -> geglu.
+void read_gated_mlp(HfReader& r, Model& m, const char* act_key = "hidden_act") {
+  m.d_ff = r.count("intermediate_size", "d_ff", "the MLP width");
+  const std::string act = r.string_or(act_key, "silu");
+  m.mlp = act.rfind("gelu", 0) == 0 ? MlpKind::geglu : MlpKind::swiglu;
+  r.derive("mlp", std::string("gated MLP (gate, up, down) with ") + act_key + " " + act);
+}
+
+// attention_bias (q, k, v and o) and mlp_bias, both false unless the config says otherwise.
+void read_llama_bias(HfReader& r, Model& m) {
+  const bool attn = r.flag_or("attention_bias", false, "bias");
+  const bool mlp = r.flag_or("mlp_bias", false, "bias");
+  m.bias = attn && mlp ? BiasKind::all : attn ? BiasKind::attention : mlp ? BiasKind::mlp : BiasKind::none;
+}
+
+// Mistral-style sliding_window: a number applies to every layer, null or absent to none.
+void read_window_all(HfReader& r, Model& m) {
+  if (auto w = r.opt_count("sliding_window", "sliding_window")) {
+    m.sliding_window = *w, m.windowed_layers = m.layers;
+    r.derive("sliding_window", "sliding_window, on every layer");
+  }
+}
+
+// Qwen2/Qwen3: the window applies only when use_sliding_window is true, from layer
+// max_window_layers on (Qwen2Attention: layer_idx >= max_window_layers).
+void read_window_qwen(HfReader& r, Model& m) {
+  if (!r.flag_or("use_sliding_window", false, "sliding_window")) return;
+  m.sliding_window = r.count("sliding_window", "sliding_window", "the window size, since use_sliding_window is true");
+  const long long from = r.count_or("max_window_layers", "sliding_window_layers", m.layers, "absent: no layer windowed");
+  m.windowed_layers = from >= m.layers ? 0 : m.layers - from;
+  r.derive("sliding_window_layers", "num_hidden_layers - max_window_layers");
+  if (m.windowed_layers == 0) m.sliding_window = 0;
+}
+
+// MoE layers everywhere, or dense first: mlp_only_layers must be 0..k-1 and decoder_sparse_step 1.
+long long read_dense_first(HfReader& r, long long layers) {
+  if (r.count_or("decoder_sparse_step", "moe", 1, "absent: every layer is MoE") != 1)
+    r.fail("decoder_sparse_step", "napkin needs 1 (every layer MoE, or dense layers first via mlp_only_layers)");
+  long long dense = 0;
+  for (long long layer : r.int_list("mlp_only_layers")) {
+    if (layer != dense) r.fail("mlp_only_layers", "napkin needs the dense layers to be the first ones, 0, 1, ..., k-1");
+    ++dense;
+  }
+  if (dense >= layers) r.fail("mlp_only_layers", "lists every layer; napkin needs at least one MoE layer");
+  return dense;
+}
+
+void read_qwen_moe(HfReader& r, Model& m, bool shared) {
+  MoeSpec e;
+  e.experts = r.count("num_experts", "moe.experts", "the number of routed experts");
+  e.experts_per_token = r.count("num_experts_per_tok", "moe.experts_per_token", "the top-k");
+  e.d_ff_expert = r.count("moe_intermediate_size", "moe.d_ff_expert", "each expert's width");
+  if (shared) {
+    // Qwen2MoeSparseMoeBlock: one shared expert of shared_expert_intermediate_size and a
+    // d_model -> 1 sigmoid gate on its output.
+    e.shared_experts = 1;
+    e.d_ff_shared = r.count("shared_expert_intermediate_size", "moe.d_ff_shared", "the shared expert's width");
+    e.shared_expert_gate = true;
+    r.derive("moe.shared_experts", "Qwen2-MoE has one shared expert, with a d_model -> 1 gate (shared_expert_gate)");
+  }
+  e.dense_layers = read_dense_first(r, m.layers);
+  if (e.experts_per_token > e.experts) r.fail("num_experts_per_tok", "exceeds num_experts");
+  m.moe = e;
+}
+
+void read_deepseek(HfReader& r, Model& m, bool v3) {
+  read_llama_like(r, m);
+  read_gated_mlp(r, m);
+  if (r.flag_or("attention_bias", false, "bias")) r.fail("attention_bias", "napkin's MLA has no biases; napkin needs false");
+  MlaSpec a;
+  a.q_lora_rank = r.opt_count("q_lora_rank", "mla.q_lora_rank").value_or(0);
+  r.derive("mla.q_lora_rank", r.has("q_lora_rank") ? "q_lora_rank" : "q_lora_rank null: q is one full projection (DeepSeek-V2-Lite)");
+  a.kv_lora_rank = r.count("kv_lora_rank", "mla.kv_lora_rank", "the kv latent rank");
+  a.qk_nope_head_dim = r.count("qk_nope_head_dim", "mla.qk_nope_head_dim", "the non-rotary q/k head size");
+  a.qk_rope_head_dim = r.count("qk_rope_head_dim", "mla.qk_rope_head_dim", "the rotary q/k head size");
+  a.v_head_dim = r.count("v_head_dim", "mla.v_head_dim", "the value head size");
+  m.mla = a;
+  m.kv_heads = m.heads;  // MLA has no KV-head grouping; num_key_value_heads is unused
+  m.head_dim = a.qk_nope_head_dim + a.qk_rope_head_dim;
+  r.derive("head_dim", "qk_nope_head_dim + qk_rope_head_dim (MLA; num_key_value_heads unused)");
+  MoeSpec e;
+  e.experts = r.count("n_routed_experts", "moe.experts", "the number of routed experts");
+  e.experts_per_token = r.count("num_experts_per_tok", "moe.experts_per_token", "the top-k");
+  e.d_ff_expert = r.count("moe_intermediate_size", "moe.d_ff_expert", "each expert's width");
+  e.shared_experts = r.count_or("n_shared_experts", "moe.shared_experts", 0, "absent: none");
+  e.dense_layers = r.count_or("first_k_dense_replace", "moe.dense_layers", 0, "absent: no dense layer");
+  if (r.count_or("moe_layer_freq", "moe", 1, "absent: every layer after the dense ones") != 1)
+    r.fail("moe_layer_freq", "napkin needs 1 (every layer after first_k_dense_replace is MoE)");
+  // noaux_tc routing (DeepSeek-V3 §2.1.2) keeps a per-expert bias, e_score_correction_bias.
+  const std::string topk = r.string_or("topk_method", v3 ? "noaux_tc" : "greedy");
+  e.router_bias = topk == "noaux_tc";
+  r.derive("moe.router_bias", "topk_method " + topk + (e.router_bias ? ": e_score_correction_bias per expert" : ": no router bias"));
+  if (e.dense_layers >= m.layers) r.fail("first_k_dense_replace", "napkin needs fewer dense layers than num_hidden_layers");
+  m.moe = e;
+  if (v3 && r.opt_count("num_nextn_predict_layers"))
+    r.note("num_nextn_predict_layers: the multi-token-prediction module the checkpoint also stores is not counted (transformers does not load it)");
+}
+
+void read_falcon(HfReader& r, Model& m, const std::string& model_type) {
+  // Falcon's config went through three sets of names: RWConfig's n_layer/n_head/n_head_kv
+  // (model_type "RefinedWeb", Falcon 40B/180B; "RefinedWebModel", Falcon 7B) and FalconConfig's.
+  const bool rw40 = model_type == "RefinedWeb", rw7 = model_type == "RefinedWebModel";
+  m.layers = r.count(r.has("n_layer") ? "n_layer" : "num_hidden_layers", "layers", "the number of layers");
+  m.d_model = r.count(r.has("n_embed") ? "n_embed" : "hidden_size", "d_model", "the model width");
+  m.heads = r.count(r.has("n_head") ? "n_head" : "num_attention_heads", "heads", "the number of attention heads");
+  m.head_dim = r.divide(m.d_model, m.heads, "head_dim", "hidden_size / num_attention_heads");
+  m.vocab = r.count("vocab_size", "vocab", "the vocabulary size");
+  const bool new_arch = rw40 || r.flag_or("new_decoder_architecture", false, "kv_heads");
+  if (new_arch) {
+    m.kv_heads = r.count(r.has("n_head_kv") ? "n_head_kv" : "num_kv_heads", "kv_heads", "the KV heads of the new decoder architecture");
+    m.block = BlockKind::parallel;
+    m.norms_per_layer = r.count_or("num_ln_in_parallel_attn", "norms_per_layer", 2, "absent: ln_attn and ln_mlp, one per branch");
+  } else {
+    const bool mq = r.flag_or("multi_query", true, "kv_heads");
+    m.kv_heads = mq ? 1 : m.heads;
+    r.derive("kv_heads", mq ? "multi_query: one KV head" : "multi_query false: multi-head");
+    m.block = r.flag_or("parallel_attn", true, "block") ? BlockKind::parallel : BlockKind::sequential;
+    m.norms_per_layer = m.block == BlockKind::parallel ? 1 : 2;
+    r.derive("norms_per_layer", m.block == BlockKind::parallel ? "parallel_attn: one input_layernorm shared by both branches"
+                                                             : "sequential: input_layernorm and post_attention_layernorm");
+  }
+  if (rw7) r.derive("block", "RefinedWebModel (Falcon 7B): parallel_attn");
+  m.d_ff = r.count_or("ffn_hidden_size", "d_ff", 4 * m.d_model, "absent: 4 × hidden_size");
+  m.mlp = MlpKind::gelu;
+  m.norm = NormKind::layernorm;
+  m.bias = r.flag_or("bias", false, "bias") ? BiasKind::all : BiasKind::none;
+  m.positions = r.flag_or("alibi", false, "positions") ? Positions::alibi : Positions::rotary;
+  m.context = r.count_or("max_position_embeddings", "context", 2048, "absent: FalconConfig's default 2048");
+  m.tied_embeddings = r.flag_or("tie_word_embeddings", true, "tied_embeddings");
+}
+
+void read_family(HfReader& r, Model& m, const std::string& family, const std::string& model_type) {
+  if (family == "gpt2" || family == "gptj") {
+    m.layers = r.count("n_layer", "layers", "the number of layers");
+    m.d_model = r.count("n_embd", "d_model", "the model width");
+    m.heads = r.count("n_head", "heads", "the number of attention heads");
+    m.kv_heads = m.heads;
+    m.head_dim = r.divide(m.d_model, m.heads, "head_dim", "n_embd / n_head");
+    m.d_ff = r.opt_count("n_inner", "d_ff").value_or(4 * m.d_model);
+    r.derive("d_ff", r.has("n_inner") ? "n_inner" : "n_inner null: 4 × n_embd");
+    m.vocab = r.count("vocab_size", "vocab", "the vocabulary size");
+    m.context = r.count("n_positions", "context", "the position table's length");
+    m.mlp = MlpKind::gelu;
+    m.norm = NormKind::layernorm;
+    if (family == "gpt2") {
+      m.positions = Positions::learned, m.bias = BiasKind::all;
+      m.tied_embeddings = r.flag_or("tie_word_embeddings", true, "tied_embeddings");
+    } else {
+      // GPTJBlock: one ln_1 feeds attention and MLP in parallel; no q/k/v/out biases; the
+      // MLP and the LM head have biases.
+      m.positions = Positions::rotary, m.bias = BiasKind::mlp, m.lm_head_bias = true;
+      m.block = BlockKind::parallel, m.norms_per_layer = 1;
+      r.derive("block", "GPT-J: attention and MLP in parallel from one ln_1");
+      r.derive("lm_head_bias", "GPT-J's lm_head has a bias");
+      if (auto rd = r.opt_count("rotary_dim", "head_dim")) {
+        if (*rd > m.head_dim) r.fail("rotary_dim", "exceeds the head size (" + std::to_string(m.head_dim) + ")");
+        m.rotary_fraction = static_cast<double>(*rd) / static_cast<double>(m.head_dim);
+      }
+      r.derive("rotary_fraction", "rotary_dim / head_dim (no parameters)");
+      m.tied_embeddings = r.flag_or("tie_word_embeddings", false, "tied_embeddings");
+    }
+    return;
+  }
+  if (family == "gpt_neox") {
+    read_llama_like(r, m);
+    m.kv_heads = m.heads;
+    m.d_ff = r.count("intermediate_size", "d_ff", "the MLP width");
+    m.mlp = MlpKind::gelu, m.norm = NormKind::layernorm;
+    m.bias = r.flag_or("attention_bias", true, "bias") ? BiasKind::all : BiasKind::mlp;
+    m.block = r.flag_or("use_parallel_residual", true, "block") ? BlockKind::parallel : BlockKind::sequential;
+    r.derive("norms_per_layer", "input_layernorm and post_attention_layernorm (both kept in the parallel form)");
+    m.rotary_fraction = r.opt_number("rotary_pct").value_or(0.25);
+    if (m.rotary_fraction > 1) r.fail("rotary_pct", "must lie in (0, 1]");
+    r.derive("rotary_fraction", r.has("rotary_pct") ? "rotary_pct (no parameters)" : "rotary_pct absent: GPTNeoXConfig's 0.25 (no parameters)");
+    m.tied_embeddings = r.flag_or("tie_word_embeddings", false, "tied_embeddings");
+    return;
+  }
+  if (family == "falcon") return read_falcon(r, m, model_type);
+  if (family == "deepseek_v2" || family == "deepseek_v3") {
+    read_deepseek(r, m, family == "deepseek_v3");
+    m.tied_embeddings = r.flag_or("tie_word_embeddings", false, "tied_embeddings");
+    return;
+  }
+  if (family == "starcoder2") {
+    read_llama_like(r, m);
+    m.d_ff = r.count("intermediate_size", "d_ff", "the MLP width");
+    m.mlp = MlpKind::gelu, m.norm = NormKind::layernorm;  // c_fc, c_proj; LayerNorm with bias
+    m.bias = r.flag_or("use_bias", true, "bias") ? BiasKind::all : BiasKind::none;
+    read_window_all(r, m);
+    // Starcoder2Config leaves tie_word_embeddings to PretrainedConfig, whose default is true;
+    // bigcode/starcoder2-3b and -7b omit the key and store no separate head.
+    m.tied_embeddings = r.flag_or("tie_word_embeddings", true, "tied_embeddings");
+    return;
+  }
+  // The Llama-shaped families.
+  const bool gemma = family == "gemma" || family == "gemma2";
+  read_llama_like(r, m, gemma ? 256 : family == "qwen3" || family == "qwen3_moe" ? 128 : 0);
+  read_gated_mlp(r, m, gemma && r.has("hidden_activation") ? "hidden_activation" : "hidden_act");
+  m.tied_embeddings = r.flag_or("tie_word_embeddings", gemma, "tied_embeddings");
+  if (family == "qwen2" || family == "qwen2_moe") {
+    m.bias = BiasKind::qkv;
+    r.derive("bias", "Qwen2 has biases on q, k and v only");
+    read_window_qwen(r, m);
+    if (family == "qwen2_moe") read_qwen_moe(r, m, true);
+  } else if (family == "qwen3" || family == "qwen3_moe") {
+    read_llama_bias(r, m);
+    m.qk_norm = QkNorm::per_head;
+    r.derive("qk_norm", "Qwen3 q_norm and k_norm: RMSNorm(head_dim)");
+    read_window_qwen(r, m);
+    if (family == "qwen3_moe") read_qwen_moe(r, m, false);
+  } else if (family == "mixtral") {
+    MoeSpec e;
+    e.experts = r.count("num_local_experts", "moe.experts", "the number of experts");
+    e.experts_per_token = r.count("num_experts_per_tok", "moe.experts_per_token", "the top-k");
+    e.d_ff_expert = m.d_ff;
+    r.derive("moe.d_ff_expert", "intermediate_size (each expert)");
+    m.moe = e;
+    read_window_all(r, m);
+  } else if (family == "mistral") {
+    read_window_all(r, m);
+  } else if (family == "phi3") {
+    r.derive("d_ff", "intermediate_size (gate_up_proj is 2 × this, fused)");
+    read_window_all(r, m);
+    m.rotary_fraction = r.opt_number("partial_rotary_factor").value_or(1.0);
+    if (m.rotary_fraction > 1) r.fail("partial_rotary_factor", "must lie in (0, 1]");
+  } else if (gemma) {
+    read_llama_bias(r, m);
+    if (family == "gemma2") {
+      m.norms_per_layer = 4;
+      r.derive("norms_per_layer", "input, post_attention, pre_feedforward and post_feedforward RMSNorms");
+      m.sliding_window = r.count_or("sliding_window", "sliding_window", 4096, "absent: Gemma2Config's default 4096");
+      m.windowed_layers = (m.layers + 1) / 2;
+      r.derive("sliding_window_layers", "Gemma-2 windows every other layer (0, 2, 4, ...)");
+    }
+  } else if (family == "olmo") {
+    read_llama_bias(r, m);
+    m.norm = NormKind::nonparametric;
+    r.derive("norm", "OlmoLayerNorm has no parameters");
+  } else if (family == "olmo2") {
+    read_llama_bias(r, m);
+    m.qk_norm = QkNorm::full;
+    r.derive("qk_norm", "OLMo-2 q_norm and k_norm: RMSNorm over heads·head_dim and kv_heads·head_dim");
+    r.derive("norms_per_layer", "post_attention_layernorm and post_feedforward_layernorm (OLMo-2 normalises after each block)");
+  } else {
+    read_llama_bias(r, m);  // llama
+  }
+  // A layer_types list (newer transformers) says exactly which layers are windowed.
+  if (const long long windowed = r.count_in_list("layer_types", "sliding_attention"); windowed >= 0 && m.sliding_window > 0) {
+    m.windowed_layers = windowed;
+    r.derive("sliding_window_layers", "layer_types: the sliding_attention entries");
+  }
+}
+
+const std::map<std::string, std::string>& families() {
+  static const std::map<std::string, std::string> f = {
+      {"llama", "llama"}, {"mistral", "mistral"}, {"mixtral", "mixtral"}, {"qwen2", "qwen2"},
+      {"qwen2_moe", "qwen2_moe"}, {"qwen3", "qwen3"}, {"qwen3_moe", "qwen3_moe"}, {"gemma", "gemma"},
+      {"gemma2", "gemma2"}, {"phi3", "phi3"}, {"falcon", "falcon"}, {"RefinedWeb", "falcon"},
+      {"RefinedWebModel", "falcon"}, {"gpt_neox", "gpt_neox"}, {"gptj", "gptj"}, {"gpt2", "gpt2"},
+      {"olmo", "olmo"}, {"olmo2", "olmo2"}, {"deepseek_v2", "deepseek_v2"}, {"deepseek_v3", "deepseek_v3"},
+      {"starcoder2", "starcoder2"}};
+  return f;
+}
+
+// transformers' architecture class names, for a config without model_type.
+const std::map<std::string, std::string>& architectures() {
+  static const std::map<std::string, std::string> a = {
+      {"LlamaForCausalLM", "llama"}, {"MistralForCausalLM", "mistral"}, {"MixtralForCausalLM", "mixtral"},
+      {"Qwen2ForCausalLM", "qwen2"}, {"Qwen2MoeForCausalLM", "qwen2_moe"}, {"Qwen3ForCausalLM", "qwen3"},
+      {"Qwen3MoeForCausalLM", "qwen3_moe"}, {"GemmaForCausalLM", "gemma"}, {"Gemma2ForCausalLM", "gemma2"},
+      {"Phi3ForCausalLM", "phi3"}, {"FalconForCausalLM", "falcon"}, {"RWForCausalLM", "falcon"},
+      {"GPTNeoXForCausalLM", "gpt_neox"}, {"GPTJForCausalLM", "gptj"}, {"GPT2LMHeadModel", "gpt2"},
+      {"OlmoForCausalLM", "olmo"}, {"Olmo2ForCausalLM", "olmo2"}, {"DeepseekV2ForCausalLM", "deepseek_v2"},
+      {"DeepseekV3ForCausalLM", "deepseek_v3"}, {"Starcoder2ForCausalLM", "starcoder2"}};
+  return a;
+}
+
+}  // namespace
+
+const std::vector<std::string>& hf_model_types() {
+  static const std::vector<std::string> types = [] {
+    std::vector<std::string> t;
+    for (const auto& [k, v] : families()) t.push_back(k);
+    return t;
+  }();
+  return types;
+}
+
+bool looks_like_hf_config(std::string_view path) {
+  return path.size() > 5 && path.substr(path.size() - 5) == ".json";
+}
+
+std::optional<std::string> hf_config_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    const std::filesystem::path config = std::filesystem::path(path) / "config.json";
+    if (!std::filesystem::exists(config, ec))
+      throw Error(path + ": a folder given as a model must hold a Hugging Face config.json (or give a .toml spec)");
+    return config.string();
+  }
+  if (looks_like_hf_config(path)) return path;
+  return std::nullopt;
+}
+
+std::string hf_model_key(const std::string& config_path) {
+  const std::filesystem::path p(config_path);
+  if (p.filename() == "config.json" && p.has_parent_path() && !p.parent_path().filename().empty())
+    return p.parent_path().filename().string();
+  return p.stem().string();
+}
+
+HfImport import_hf_config(std::string_view json_text, const std::string& display_path, const std::string& key) {
+  const json j = parse_hf_json(json_text, display_path);
+  HfImport out;
+  std::string model_type;
+  if (j.contains("model_type") && j["model_type"].is_string()) {
+    model_type = j["model_type"].get<std::string>();
+  } else if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
+             j["architectures"][0].is_string()) {
+    const std::string arch = j["architectures"][0].get<std::string>();
+    auto it = architectures().find(arch);
+    if (it == architectures().end())
+      throw Error(display_path + ": architectures: '" + arch + "' is not one napkin maps, and there is no model_type; napkin reads " +
+                  join_names(hf_model_types()));
+    model_type = it->second;
+  } else {
+    throw Error(display_path + ": model_type: missing (and no architectures); napkin needs it to know which keys the config uses");
+  }
+  auto fam = families().find(model_type);
+  if (fam == families().end())
+    throw Error(display_path + ": model_type: '" + model_type + "' is not one napkin maps" + did_you_mean(model_type, hf_model_types()) +
+                "; napkin reads " + join_names(hf_model_types()) + " (or write a napkin TOML spec)");
+  out.model_type = model_type;
+  out.family = fam->second;
+  HfReader r(j, display_path, out);
+  Model& m = out.model;
+  m.key = key;
+  m.origin = display_path;
+  m.source = display_path;
+  m.name = j.contains("_name_or_path") && j["_name_or_path"].is_string() && !j["_name_or_path"].get<std::string>().empty()
+               ? j["_name_or_path"].get<std::string>()
+               : key;
+  read_family(r, m, out.family, model_type);
+  // Whatever the config does not state is fixed by the family's modeling code.
+  for (const char* k : {"mlp", "positions", "bias", "norm", "block", "norms_per_layer", "moe.dense_layers", "moe.shared_experts"}) {
+    const bool said = std::any_of(out.derivations.begin(), out.derivations.end(), [&](const auto& d) { return d.first == k; });
+    if (!said) r.derive(k, "fixed by transformers' " + out.family + " architecture");
+  }
+  if (m.heads % m.kv_heads != 0) r.fail("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(m.heads) + ")");
+  return out;
+}
+
+}  // namespace napkin

@@ -1,0 +1,172 @@
+#include "spec/hf_reader.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "spec/toml_reader.hpp"
+
+namespace napkin {
+namespace {
+
+// Counts napkin accepts from a config: whole numbers that doubles hold exactly.
+constexpr double max_count = 9007199254740992.0;  // 2^53
+
+std::string shown(const nlohmann::json& v) {
+  std::string s = v.dump();
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
+}
+
+// The same bounds as a TOML spec's (spec/toml_reader.hpp), by the napkin field a key becomes.
+long long bound_for(std::string_view napkin_key) {
+  const std::string k(napkin_key);
+  if (k == "layers" || k == "moe.dense_layers" || k == "sliding_window_layers" || k == "norms_per_layer") return bounds::kLayers;
+  if (k == "d_model" || k == "head_dim" || k.rfind("mla.", 0) == 0) return bounds::kWidth;
+  if (k == "d_ff" || k == "moe.d_ff_expert" || k == "moe.d_ff_shared") return bounds::kFfn;
+  if (k == "heads" || k == "kv_heads") return bounds::kHeads;
+  if (k == "vocab") return bounds::kVocab;
+  if (k == "context" || k == "sliding_window") return bounds::kContext;
+  if (k.rfind("moe.", 0) == 0) return bounds::kExperts;
+  return static_cast<long long>(max_count);
+}
+
+}  // namespace
+
+nlohmann::json parse_hf_json(std::string_view text, const std::string& display_path) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is 1-based, the position just past the offending character.
+    const std::size_t at = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    const std::string_view before = text.substr(0, at);
+    const auto line = 1 + std::count(before.begin(), before.end(), '\n');
+    const auto nl = before.rfind('\n');
+    const auto col = at - (nl == std::string_view::npos ? 0 : nl + 1) + 1;
+    std::string what = e.what();
+    if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
+    throw Error(display_path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": not valid JSON (" + what + ")");
+  }
+  if (!j.is_object()) throw Error(display_path + ":1:1: expected a JSON object (a Hugging Face config.json), found " + std::string(j.type_name()));
+  return j;
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+HfReader::HfReader(const nlohmann::json& j, std::string path, HfImport& out) : j_(j), path_(std::move(path)), out_(out) {}
+
+const nlohmann::json* HfReader::find(std::string_view key) const {
+  auto it = j_.find(std::string(key));
+  if (it == j_.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+bool HfReader::has(std::string_view key) const { return find(key) != nullptr; }
+
+void HfReader::fail(std::string_view key, const std::string& message) const {
+  throw Error(path_ + ": " + std::string(key) + ": " + message + " (" + out_.model_type + ")");
+}
+
+void HfReader::derive(std::string_view napkin_key, const std::string& how) {
+  for (auto& [k, v] : out_.derivations)
+    if (k == napkin_key) {
+      if (v.find(how) == std::string::npos) v += "; " + how;
+      return;
+    }
+  out_.derivations.emplace_back(std::string(napkin_key), how);
+}
+
+void HfReader::note(const std::string& text) { out_.notes.push_back(text); }
+
+std::optional<long long> HfReader::opt_count(std::string_view key, std::string_view napkin_key) {
+  const nlohmann::json* v = find(key);
+  if (!v) return std::nullopt;
+  if (!v->is_number()) fail(key, "expected a whole number, found " + shown(*v));
+  const double d = v->get<double>();
+  if (!(d >= 1 && d < max_count && d == std::floor(d))) fail(key, "expected a whole number from 1 to 2^53, found " + shown(*v));
+  return napkin_key.empty() ? static_cast<long long>(d) : bounded(key, napkin_key, static_cast<long long>(d));
+}
+
+long long HfReader::bounded(std::string_view key, std::string_view napkin_key, long long v) const {
+  const long long max = bound_for(napkin_key);
+  if (v > max) fail(key, "is " + std::to_string(v) + ", above napkin's bound of " + std::to_string(max) + " for " + std::string(napkin_key));
+  return v;
+}
+
+long long HfReader::count(std::string_view key, std::string_view napkin_key, std::string_view what) {
+  auto v = opt_count(key);
+  if (!v) fail(key, "missing; napkin needs " + std::string(what));
+  derive(napkin_key, std::string(key));
+  return bounded(key, napkin_key, *v);
+}
+
+long long HfReader::count_or(std::string_view key, std::string_view napkin_key, long long fallback, const std::string& why) {
+  if (auto v = opt_count(key)) {
+    derive(napkin_key, std::string(key));
+    return bounded(key, napkin_key, *v);
+  }
+  derive(napkin_key, std::string(key) + " " + why);
+  return fallback;
+}
+
+std::optional<double> HfReader::opt_number(std::string_view key) {
+  const nlohmann::json* v = find(key);
+  if (!v) return std::nullopt;
+  if (!v->is_number()) fail(key, "expected a number, found " + shown(*v));
+  const double d = v->get<double>();
+  if (!(d > 0 && std::isfinite(d))) fail(key, "expected a positive number, found " + shown(*v));
+  return d;
+}
+
+bool HfReader::flag_or(std::string_view key, bool fallback, std::string_view napkin_key) {
+  const nlohmann::json* v = find(key);
+  if (!v) {
+    derive(napkin_key, std::string(key) + " absent: " + (fallback ? "true" : "false") + " (the transformers configuration class's default)");
+    return fallback;
+  }
+  if (!v->is_boolean()) fail(key, "expected true or false, found " + shown(*v));
+  derive(napkin_key, std::string(key) + " " + (v->get<bool>() ? "true" : "false"));
+  return v->get<bool>();
+}
+
+std::string HfReader::string_or(std::string_view key, const std::string& fallback) {
+  const nlohmann::json* v = find(key);
+  if (!v) return fallback;
+  if (!v->is_string()) fail(key, "expected a string, found " + shown(*v));
+  return v->get<std::string>();
+}
+
+std::vector<long long> HfReader::int_list(std::string_view key) {
+  std::vector<long long> out;
+  const nlohmann::json* v = find(key);
+  if (!v) return out;
+  if (!v->is_array()) fail(key, "expected a list of layer numbers, found " + shown(*v));
+  for (const auto& x : *v) {
+    if (!x.is_number_integer() || x.get<long long>() < 0) fail(key, "expected layer numbers ≥ 0, found " + shown(x));
+    out.push_back(x.get<long long>());
+  }
+  return out;
+}
+
+long long HfReader::count_in_list(std::string_view key, std::string_view value) {
+  const nlohmann::json* v = find(key);
+  if (!v) return -1;
+  if (!v->is_array()) fail(key, "expected a list, found " + shown(*v));
+  long long n = 0;
+  for (const auto& x : *v)
+    if (x.is_string() && x.get<std::string>() == value) ++n;
+  return n;
+}
+
+long long HfReader::divide(long long a, long long b, std::string_view napkin_key, std::string_view how) {
+  if (a % b != 0) fail(napkin_key, "is not given and " + std::string(how) + " is not a whole number; napkin needs head_dim");
+  derive(napkin_key, std::string(how));
+  return a / b;
+}
+
+}  // namespace napkin

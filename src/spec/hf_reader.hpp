@@ -1,0 +1,50 @@
+#pragma once
+// Strict reads from a parsed config.json for spec/hf_config.cpp: every read names its key
+// and what napkin needs it for, and records how each napkin field was derived.
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spec/hf_config.hpp"
+
+namespace napkin {
+
+// The whole document; a syntax error is Error("file:line:col: message").
+nlohmann::json parse_hf_json(std::string_view text, const std::string& display_path);
+
+std::string join_names(const std::vector<std::string>& names);
+
+class HfReader {
+ public:
+  HfReader(const nlohmann::json& j, std::string path, HfImport& out);
+
+  bool has(std::string_view key) const;  // present and not null
+  // A required whole number ≥ 1; `what` says what napkin needs it for.
+  long long count(std::string_view key, std::string_view napkin_key, std::string_view what);
+  // The same, or `fallback` when absent (a default the transformers class documents: `why`).
+  long long count_or(std::string_view key, std::string_view napkin_key, long long fallback, const std::string& why);
+  // Optional; bounded like `napkin_key` when one is given.
+  std::optional<long long> opt_count(std::string_view key, std::string_view napkin_key = {});
+  std::optional<double> opt_number(std::string_view key);  // positive, finite
+  bool flag_or(std::string_view key, bool fallback, std::string_view napkin_key);
+  std::string string_or(std::string_view key, const std::string& fallback);
+  std::vector<long long> int_list(std::string_view key);  // absent or null: empty
+  long long count_in_list(std::string_view key, std::string_view value);  // -1 when absent
+  long long divide(long long a, long long b, std::string_view napkin_key, std::string_view how);
+
+  void derive(std::string_view napkin_key, const std::string& how);
+  void note(const std::string& text);
+  [[noreturn]] void fail(std::string_view key, const std::string& message) const;
+
+ private:
+  const nlohmann::json* find(std::string_view key) const;
+  long long bounded(std::string_view key, std::string_view napkin_key, long long v) const;
+  const nlohmann::json& j_;
+  std::string path_;
+  HfImport& out_;
+};
+
+}  // namespace napkin

@@ -1,0 +1,244 @@
+// napkin plan, run as a user would: the search, one given layout, JSON keys, and every bad-input
+// path (one line naming the flag, exit 2; a layout that does not fit: exit 1).
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+
+#include "cli_helpers.hpp"
+
+using napkin::test::run_napkin;
+
+namespace {
+
+const std::string llama70 = "plan --model llama3-70b --hardware h100-sxm --gpus 1024 --global-batch 1024 --seq 8192";
+
+nlohmann::json json_of(const std::string& args, int exit_code = 0) {
+  const auto r = run_napkin(args + " --json");
+  REQUIRE_MESSAGE(r.exit_code == exit_code, r.err);
+  return nlohmann::json::parse(r.out);
+}
+
+void check_bad(const std::string& args, const std::string& needle, int exit_code = 2) {
+  const auto r = run_napkin(args);
+  CHECK(r.exit_code == exit_code);
+  CHECK(r.err.find("napkin: error: ") == 0);
+  CHECK_MESSAGE(r.err.find(needle) != std::string::npos, r.err);
+  const bool one_line = r.err.find('\n') == r.err.size() - 1;
+  const bool usage_hint = r.err.find("Run 'napkin --help'") != std::string::npos;
+  CHECK((one_line || usage_hint));
+}
+
+double sum_breakdown(const nlohmann::json& plan) {
+  double s = 0;
+  for (const auto& [k, v] : plan["breakdown"].items()) s += v.get<double>();
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("plan searches layouts and lists the best first, with every key scripts rely on") {
+  const auto j = json_of(llama70 + " --top 5");
+  REQUIRE(j["plans"].is_array());
+  REQUIRE(j["plans"].size() == 5);
+  CHECK(j["gpus"].is_number_integer());
+  CHECK(j["global_batch"] == 1024);
+  CHECK(j["seq_len"] == 8192);
+  double previous = 0;
+  for (const auto& p : j["plans"]) {
+    for (const char* key : {"tp", "pp", "dp", "cp", "ep", "micro_batch", "interleave", "zero", "micro_batches"}) {
+      INFO(key);
+      CHECK(p[key].is_number_integer());
+    }
+    for (const char* key : {"step_time_s", "tokens_per_s", "mfu", "hfu", "memory_per_gpu_bytes", "model_states_bytes", "activations_bytes"}) {
+      INFO(key);
+      CHECK(p[key].is_number());
+    }
+    CHECK(p["sequence_parallel"].is_boolean());
+    CHECK(p["recompute"].is_string());
+    CHECK(p["fits"] == true);
+    // tp · cp · pp · dp = 1024 GPUs; tp · cp within the 8-GPU NVLink domain.
+    CHECK(p["tp"].get<long long>() * p["cp"].get<long long>() * p["pp"].get<long long>() * p["dp"].get<long long>() == 1024);
+    CHECK(p["tp"].get<long long>() * p["cp"].get<long long>() <= 8);
+    // B = dp × micro-batch × micro-batches.
+    CHECK(p["dp"].get<long long>() * p["micro_batch"].get<long long>() * p["micro_batches"].get<long long>() == 1024);
+    // The breakdown adds up to the step; 1024 × 8192 tokens per step.
+    const double step = p["step_time_s"].get<double>();
+    CHECK(sum_breakdown(p) == doctest::Approx(step).epsilon(1e-9));
+    CHECK(p["tokens_per_s"].get<double>() == doctest::Approx(1024.0 * 8192 / step));
+    // MFU from the token rate: Llama 3 70B has 70.554B parameters (napkin models show; Meta's
+    // config: 80 layers, d 8192, 64 heads of 128, 8 KV heads, d_ff 28672, vocab 128256, untied):
+    // embedding and head 2 · 128256 · 8192 = 2.1014e9; per layer attention 2·8192·8192 + 2·8192·1024
+    // = 150,994,944, MLP 3·8192·28672 = 704,643,072, norms 2·8192; final norm 8192.
+    // P = 2,101,346,304 + 80 · 855,654,400 + 8,192 = 70,553,706,496.
+    // Causal attention per token 3·L·H·s·(128 + 128) = 3·80·64·8192·256 = 32,212,254,720.
+    const double flops_per_token = 6 * 70553706496.0 + 32212254720.0;
+    CHECK(p["mfu"].get<double>() == doctest::Approx(p["tokens_per_s"].get<double>() * flops_per_token / (1024 * 989.5e12)).epsilon(1e-6));
+    CHECK(p["mfu"].get<double>() > 0.2);
+    CHECK(p["mfu"].get<double>() < 0.8);
+    CHECK(p["hfu"].get<double>() >= p["mfu"].get<double>());
+    CHECK(p["memory_per_gpu_bytes"].get<double>() <= 80e9);
+    CHECK(step >= previous);
+    previous = step;
+  }
+  // One plan per split of the GPUs: no two share tp, cp and pp.
+  for (std::size_t a = 0; a < j["plans"].size(); ++a)
+    for (std::size_t b = a + 1; b < j["plans"].size(); ++b) {
+      const auto &x = j["plans"][a], &y = j["plans"][b];
+      CHECK_FALSE((x["tp"] == y["tp"] && x["cp"] == y["cp"] && x["pp"] == y["pp"]));
+    }
+  CHECK(j["layouts_fitting"].get<long long>() <= j["layouts_valid"].get<long long>());
+  CHECK(j["layouts_valid"].get<long long>() <= j["layouts_searched"].get<long long>());
+
+  const auto text = run_napkin(llama70);
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("the best 3, one per split of tp × cp × pp:") != std::string::npos);
+  CHECK(text.out.find("plan 1 is ") != std::string::npos);  // why the best beats the next
+  CHECK(text.out.find("matrix products") != std::string::npos);
+  CHECK(text.out.find("assumptions:") != std::string::npos);
+}
+
+TEST_CASE("every dimension given: that one layout, and --explain shows its arithmetic") {
+  const std::string fixed = llama70 + " --tp 8 --pp 4 --cp 1 --micro-batch 1 --interleave 5 --sequence-parallel --recompute none --zero 1";
+  const auto j = json_of(fixed);
+  REQUIRE(j["plans"].size() == 1);
+  const auto& p = j["plans"][0];
+  CHECK(p["tp"] == 8);
+  CHECK(p["pp"] == 4);
+  CHECK(p["dp"] == 32);
+  CHECK(p["micro_batches"] == 32);  // 1024 / (32 · 1)
+  CHECK(p["interleave"] == 5);
+  CHECK(p["zero"] == 1);
+  CHECK(p["sequence_parallel"] == true);
+  // Bubble (p − 1)/v micro-batch times: 3/5 of one micro-batch, and 32 micro-batches per step.
+  const double bubble = p["breakdown"]["bubble_s"].get<double>();
+  CHECK(bubble > 0);
+  const auto e = run_napkin(fixed + " --explain");
+  REQUIRE(e.exit_code == 0);
+  for (const char* s : {"m = B / (dp · b) = 1024 / (32 · 1) = 32", "T = b · s / cp = 1 · 8192 / 1 = 8192", "pipeline bubble", "MFU = ",
+                        "tensor parallel", "80 × reduce-scatter + all-gather of 134 MB over 8 GPUs"})
+    CHECK_MESSAGE(e.out.find(s) != std::string::npos, s);
+
+  // --tokens: days = tokens / (tokens/s) / 86400.
+  const auto d = json_of(fixed + " --tokens 15T");
+  CHECK(d["plans"][0]["days"].get<double>() == doctest::Approx(15e12 / d["plans"][0]["tokens_per_s"].get<double>() / 86400));
+  CHECK(d["plans"][0]["gpu_hours"].get<double>() == doctest::Approx(d["plans"][0]["days"].get<double>() * 24 * 1024));
+}
+
+TEST_CASE("a given layout that does not fit: its numbers, fits = false, exit 1") {
+  // Llama 3 70B on 8 GPUs, tp 8, no sharding, no recompute: 16 bytes × 70.6B / 8 = 141 GB of
+  // model states per GPU alone.
+  const std::string args =
+      "plan --model llama3-70b --hardware h100-sxm --gpus 8 --global-batch 8 --seq 8192 --tp 8 --pp 1 --cp 1 --micro-batch 1 "
+      "--sequence-parallel --recompute none --zero 0";
+  const auto j = json_of(args, 1);
+  REQUIRE(j["plans"].size() == 1);
+  CHECK(j["plans"][0]["fits"] == false);
+  CHECK(j["plans"][0]["model_states_bytes"].get<double>() > 16 * 70e9 / 8);
+  const auto t = run_napkin(args);
+  CHECK(t.exit_code == 1);
+  CHECK(t.out.find("DOES NOT FIT") != std::string::npos);
+  CHECK(t.err.find("napkin: error: the given layout of llama3-70b on 8 × h100-sxm does not fit in memory") == 0);
+}
+
+TEST_CASE("network figures: flags override the spec, and a slower network is slower") {
+  const std::string fixed = llama70 + " --tp 8 --pp 4 --cp 1 --micro-batch 1 --interleave 5 --sequence-parallel --recompute none --zero 1";
+  const auto base = json_of(fixed);
+  const auto slow = json_of(fixed + " --scale-out-bw 100Gb/s");
+  CHECK(slow["plans"][0]["step_time_s"].get<double>() > base["plans"][0]["step_time_s"].get<double>());
+  // The same bandwidth in bytes: 12.5GB/s = 100Gb/s.
+  const auto bytes = json_of(fixed + " --scale-out-bw 12.5GB/s");
+  CHECK(bytes["plans"][0]["step_time_s"].get<double>() == doctest::Approx(slow["plans"][0]["step_time_s"].get<double>()));
+  // Matrix products at a flat 0.5 of peak instead of the curve (0.75 for an H100): slower.
+  const auto half = json_of(fixed + " --gemm-efficiency 0.5");
+  CHECK(half["plans"][0]["breakdown"]["matmul_s"].get<double>() > base["plans"][0]["breakdown"]["matmul_s"].get<double>());
+}
+
+TEST_CASE("--gemm-efficiency reads calibrate's JSON") {
+  napkin::test::TempDir dir("napkin_plan_gemm");
+  const std::string path = (dir / "cal.json").string();
+  // One measured shape, twice as slow as it would be at peak: only that exact shape uses it.
+  std::ofstream(path) << R"({"products": [{"name": "x", "m": 8192, "n": 8192, "k": 8192, "time_per_product_s": 0.01}]})";
+  const auto j = json_of(llama70 + " --tp 8 --pp 4 --cp 1 --micro-batch 1 --interleave 5 --sequence-parallel --recompute none --zero 1 --gemm-efficiency " + path);
+  CHECK(j["plans"][0]["step_time_s"].get<double>() > 0);
+  std::ofstream(dir / "bad.json") << "{\"products\": []}";
+  check_bad(llama70 + " --gemm-efficiency " + (dir / "bad.json").string(), "has no timed products");
+  std::ofstream(dir / "junk.json") << "not json";
+  check_bad(llama70 + " --gemm-efficiency " + (dir / "junk.json").string(), "is not JSON");
+  check_bad(llama70 + " --gemm-efficiency " + (dir / "missing.json").string(), "neither a fraction");
+}
+
+TEST_CASE("bad input: one line naming the flag") {
+  check_bad("plan --hardware h100-sxm --gpus 8 --global-batch 8", "--model is required");
+  check_bad("plan --model llama3-70b --global-batch 8", "--gpus is required");
+  check_bad("plan --model llama3-70b --gpus 8", "--global-batch is required");
+  // A layout that does not multiply to N.
+  check_bad(llama70 + " --tp 3", "--tp 3 does not divide --gpus 1024");
+  check_bad(llama70 + " --tp 8 --pp 4 --cp 64", "--tp × --cp × --pp = 2048 does not divide --gpus 1024");
+  check_bad("plan --model llama3-70b --gpus 1000 --global-batch 1000 --seq 8192 --tp 8 --pp 4", "--tp × --pp = 32 does not divide --gpus 1000");
+  // tp that does not divide the heads (Llama 3 70B: 64).
+  check_bad("plan --model llama3-70b --gpus 960 --global-batch 960 --seq 8192 --tp 5", "--tp 5 does not divide the 64 attention heads");
+  // A global batch that does not split over dp × micro-batch: tp 8 on 1024 GPUs is dp 128.
+  check_bad("plan --model llama3-70b --gpus 1024 --global-batch 100 --seq 8192 --tp 8 --pp 1 --cp 1",
+            "--global-batch 100 is not divisible by dp × micro-batch = 128 × 1");
+  // Expert parallelism on a dense model.
+  check_bad(llama70 + " --ep 2", "--ep 2 needs a mixture-of-experts model; llama3-70b has no experts");
+  // Units: Gb/s and GB/s differ by 8, so a bare number is refused.
+  check_bad(llama70 + " --scale-out-bw 400", "--scale-out-bw: '400' has no unit");
+  check_bad(llama70 + " --zero 4", "--zero must be 0, 1, 2 or 3");
+  check_bad(llama70 + " --recompute ful", "did you mean 'full'");
+  check_bad(llama70 + " --micro-batch 0", "--micro-batch must be at least 1");
+  check_bad(llama70 + " --tokens -5", "--tokens");
+  check_bad(llama70 + " --sequence-parallel --no-sequence-parallel", "excludes");
+}
+
+TEST_CASE("no layout fits: the closest one and by how much, exit 1") {
+  // 405B on 8 GPUs: even ZeRO-3 leaves 16 × 405.9B / 8 = 812 GB of states per GPU.
+  const auto r = run_napkin("plan --model llama3.1-405b --hardware h100-sxm --gpus 8 --global-batch 8 --seq 8192");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("napkin: error: no layout of llama3.1-405b on 8 × h100-sxm fits in memory") == 0);
+  CHECK(r.err.find("the closest") != std::string::npos);
+  CHECK(r.err.find(" over the ") != std::string::npos);
+  CHECK(r.err.find('\n') == r.err.size() - 1);
+}
+
+TEST_CASE("hardware without interconnect figures: refuse and name the flags") {
+  napkin::test::TempDir dir("napkin_plan_hw");
+  const std::string path = (dir / "card.toml").string();
+  std::ofstream(path) << "name = \"Card\"\nvendor = \"V\"\nmemory_bytes = \"80GB\"\nmemory_bandwidth_bytes_per_s = \"2TB\"\n"
+                         "tensor_figures_quoted_sparse = false\nsource = \"s\"\n[dense_tflops]\nbf16 = 100\n";
+  const std::string args = "plan --model llama3-8b --hardware " + path + " --gpus 16 --global-batch 16 --seq 4096";
+  check_bad(args, "--node-gpus");
+  check_bad(args, "--scale-up-bw");
+  check_bad(args, "--scale-out-bw");
+  // Given as flags, it plans.
+  const auto j = json_of(args + " --node-gpus 8 --scale-up-bw 450GB/s --scale-out-bw 400Gb/s");
+  CHECK(j["plans"].size() >= 1);
+  // One GPU needs no network at all.
+  CHECK(run_napkin("plan --model gpt2 --hardware " + path + " --gpus 1 --global-batch 8 --seq 1024").exit_code == 0);
+}
+
+TEST_CASE("train --mfu predicted: the best plan's token rate, and the layout it assumed") {
+  const auto plan = json_of(llama70 + " --top 1");
+  const double tokens_per_s = plan["plans"][0]["tokens_per_s"].get<double>();
+  const auto r = run_napkin("train --model llama3-70b --hardware h100-sxm --tokens 15T --gpus 1024 --mfu predicted --global-batch 1024 --seq 8192 --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  // days = 15e12 tokens / (the plan's tokens/s) / 86400, whatever FLOP count train uses.
+  CHECK(j["days"].get<double>() == doctest::Approx(15e12 / tokens_per_s / 86400).epsilon(1e-6));
+  // train counts 6·P per token (its default --flops-model 6pd): MFU = tokens/s · 6 · 70,553,706,496 /
+  // (1024 · 989.5e12).
+  CHECK(j["mfu"].get<double>() == doctest::Approx(tokens_per_s * 6 * 70553706496.0 / (1024 * 989.5e12)).epsilon(1e-6));
+  const std::string source = j["mfu_source"].get<std::string>();
+  CHECK(source.find("predicted by napkin plan") == 0);
+  CHECK(source.find("tp " + std::to_string(plan["plans"][0]["tp"].get<int>())) != std::string::npos);
+
+  const std::string base = "train --model llama3-70b --tokens 15T --mfu predicted";
+  check_bad(base + " --global-batch 1024", "--mfu predicted needs --gpus");
+  check_bad(base + " --gpus 1024", "--mfu predicted needs --global-batch");
+  check_bad("train --params 70B --tokens 15T --gpus 8 --mfu predicted --global-batch 8", "--mfu predicted needs --model");
+  check_bad("train --model llama3-70b --tokens 15T --gpus 8 --global-batch 8", "--global-batch only matters with --mfu predicted");
+  // Nothing fits: the plan's message, exit 1.
+  check_bad("train --model llama3.1-405b --tokens 15T --gpus 8 --mfu predicted --global-batch 8 --seq 8192", "--mfu predicted: no layout", 1);
+}

@@ -1,0 +1,303 @@
+// Hugging Face config.json -> Model: real config files (tests/data/hf/, provenance in
+// tests/data/hf/README.md) against the exact totals of their checkpoints; the import's TOML
+// round trip; and the errors for configs napkin cannot read.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <unistd.h>
+
+#include "core/error.hpp"
+#include "report/model_toml.hpp"
+#include "spec/hf_config.hpp"
+#include "spec/registry.hpp"
+#include "spec/spec_loader.hpp"
+
+using namespace napkin;
+
+namespace {
+
+const std::string kData = std::string(NAPKIN_SOURCE_DIR) + "/tests/data/hf/";
+
+struct Expected {
+  const char* dir;            // under tests/data/hf/
+  double total;               // the checkpoint's exact parameter count
+  const char* arithmetic;     // how that count comes from the source
+};
+
+// Real config.json files, copied unchanged, each next to the model.safetensors.index.json
+// (or pytorch_model.bin.index.json) of the same checkpoint, whose metadata.total_size in
+// bytes divided by the bytes per value is the exact count (sources: tests/data/hf/README.md).
+const Expected kReal[] = {
+    {"gemma-2b", 5012344832.0 / 2, "total_size 5,012,344,832 B / 2 (bf16)"},
+    {"mithoon-2b", 5228683776.0 / 2, "total_size 5,228,683,776 B / 2 (fp16); Gemma-2 2B fine-tune"},
+    {"llama-3.2-3b", 6425499648.0 / 2, "total_size 6,425,499,648 B / 2 (bf16); tied head stored once"},
+    {"llama-2-7b-codellama-ci", 13477240832.0 / 2, "total_size 13,477,240,832 B / 2 (fp16); vocab 32025"},
+    {"mistral-7b-kamila", 28966928384.0 / 4, "total_size 28,966,928,384 B / 4 (fp32) = Mistral-7B-v0.1's 7,241,732,096"},
+    {"devstral-small-2507", 23572403200.0, "index metadata total_parameters 23,572,403,200 (= total_size 47,144,806,400 B / 2)"},
+    {"wizardlm-2-8x22b", 281241268224.0 / 2, "total_size 281,241,268,224 B / 2 (bf16)"},
+    {"dolphin-2.5-mixtral-8x7b", 93405618176.0 / 2, "total_size 93,405,618,176 B / 2 (bf16); vocab 32002"},
+    {"cogito-v1-preview-qwen-14b", 29531895808.0 / 2, "total_size 29,531,895,808 B / 2 (bf16); vocab 151665"},
+    {"qwen3-1.7b", 3441149952.0 / 2, "total_size 3,441,149,952 B / 2 (bf16); tied head stored once"},
+    {"chocolatine-3b-phi3", 7642159104.0 / 2, "total_size 7,642,159,104 B / 2 (bf16) = Phi-3-mini's 3,821,079,552"},
+    // Falcon 40B and RedPajama: the index counts more than parameters; the tests below say what.
+    {"falcon-40b", 83671941120.0 / 2 - 65024.0 * 8192, "total_size 83,671,941,120 B / 2 less the tied head stored twice"},
+    {"redpajama-incite-7b-base", (13731385408.0 - 32 * 524418.0) / 2, "total_size less 32 layers' buffers, / 2 (fp16)"},
+    // The shared-expert model: a full fine-tune of Qwen/Qwen1.5-MoE-A2.7B, same shapes; the
+    // base model's index total_size is 28,631,568,384 B (bf16) = 14,315,784,192.
+    {"qwen1.5-moe-a2.7b-wikihow", 14315784192.0, "Qwen/Qwen1.5-MoE-A2.7B: total_size 28,631,568,384 B / 2"},
+    // bigcode/starcoder2-3b is a single model.safetensors; hand count, tied head:
+    // embedding 49152·3072 = 150,994,944; per layer q,o 2·(3072² + 3072) = 18,880,512,
+    // k,v 2·(3072·256 + 256) = 1,573,376, MLP 2·3072·12288 + 12288 + 3072 = 75,512,832,
+    // two layernorms 12,288: 95,979,008 × 30 = 2,879,370,240; final norm 6,144.
+    {"starcoder2-3b", 150994944.0 + 2879370240.0 + 6144, "hand count (one model.safetensors, no index)"},
+};
+
+// Configs not copied from a checkpoint (tests/data/hf/README.md says how each was made);
+// they exercise the families napkin maps but do not count as real-file evidence.
+const Expected kTranscribed[] = {
+    {"transcribed/qwen1.5-moe-a2.7b", 14315784192.0, "Qwen/Qwen1.5-MoE-A2.7B total_size 28,631,568,384 B / 2"},
+    {"transcribed/deepseek-v2-lite", 31412968448.0 / 2, "deepseek-ai/DeepSeek-V2-Lite total_size 31,412,968,448 B / 2"},
+    {"transcribed/olmo-2-1124-7b", 7298617344.0, "allenai/OLMo-2-1124-7B safetensors total (F32) 7,298,617,344"},
+    {"transcribed/gemma-2-27b", 26047480320.0 + 256000.0 * 4608, "Gemma 2 report Table 2 non-embedding + 256000·4608 tied"},
+    // GPT-2 by hand: see test_params.cpp "GPT-2 124M by hand".
+    {"transcribed/gpt2", 124439808.0, "hand count; 124M (openai/gpt-2 README)"},
+    // GPT-J by hand: wte 50400·4096 = 206,438,400; head 206,438,400 + 50,400 bias; per layer
+    // attention 4·4096² = 67,108,864, MLP 2·4096·16384 + 16384 + 4096 = 134,238,208, ln_1 8,192:
+    // 201,355,264 × 28 = 5,637,947,392; ln_f 8,192.
+    {"transcribed/gpt-j-6b", 206438400.0 + 206488800.0 + 5637947392.0 + 8192, "hand count"},
+    // StarCoder2 7B by hand: embedding 49152·4608 = 226,492,416 (tied); per layer
+    // q,o 2·(4608² + 4608), k,v 2·(4608·512 + 512), MLP 2·4608·18432 + 18432 + 4608,
+    // norms 4·4608: 217,106,944 × 32 = 6,947,422,208; final norm 9,216.
+    {"transcribed/starcoder2-7b", 226492416.0 + 6947422208.0 + 9216, "hand count"},
+    {"reconstructed/qwen3-30b-a3b", 61064245248.0 / 2, "Qwen/Qwen3-30B-A3B total_size 61,064,245,248 B / 2"},
+    {"reconstructed/olmo-7b-hf", 6888095744.0, "allenai/OLMo-7B safetensors total 6,888,095,744"},
+    // DeepSeek-V3's checkpoint is fp8 with scales and holds the MTP module, so its total_size
+    // gives no count; the paper's 671B main model.
+    {"reconstructed/deepseek-v3", 671026419200.0, "671B (arXiv:2412.19437); napkin's shipped spec"},
+};
+
+HfImport load(const std::string& dir) {
+  const std::string path = kData + dir + "/config.json";
+  std::ifstream in(path);
+  REQUIRE(in);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return import_hf_config(text, path, hf_model_key(path));
+}
+
+std::string error_of(const std::string& json_text) {
+  try {
+    import_hf_config(json_text, "c/config.json", "c");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::bad_input);
+    return e.what();
+  }
+  FAIL("no error for " << json_text);
+  return {};
+}
+
+const char* kLlama = R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8,
+  "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 32)";
+
+}  // namespace
+
+TEST_CASE("real config.json files count exactly what their checkpoints hold") {
+  for (const auto& e : kReal) {
+    CAPTURE(e.dir);
+    CAPTURE(e.arithmetic);
+    CHECK(count_params(load(e.dir).model).total == e.total);
+  }
+  CHECK(std::size(kReal) >= 12);
+}
+
+TEST_CASE("transcribed and reconstructed configs of the other families") {
+  for (const auto& e : kTranscribed) {
+    CAPTURE(e.dir);
+    CAPTURE(e.arithmetic);
+    CHECK(count_params(load(e.dir).model).total == e.total);
+  }
+  // Every family napkin maps is exercised by one file or another.
+  std::set<std::string> seen;
+  for (const auto& e : kReal) seen.insert(load(e.dir).family);
+  for (const auto& e : kTranscribed) seen.insert(load(e.dir).family);
+  for (const char* f : {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "phi3",
+                        "falcon", "gpt_neox", "gptj", "gpt2", "olmo", "olmo2", "deepseek_v2", "deepseek_v3", "starcoder2"}) {
+    CAPTURE(f);
+    CHECK(seen.count(f) == 1);
+  }
+}
+
+TEST_CASE("checkpoints that count more than parameters: both figures") {
+  // Falcon 40B ties its LM head to the embedding, but the pytorch_model.bin index lists
+  // lm_head.weight and transformer.word_embeddings.weight both, so its total_size holds the
+  // 65024 × 8192 matrix twice: 83,671,941,120 B / 2 = 41,835,970,560 = 41,303,293,952 + 532,676,608.
+  const ParamCount f = count_params(load("falcon-40b").model);
+  CHECK(f.total == 41303293952.0);
+  CHECK(f.total + f.embedding == 83671941120.0 / 2);
+  CHECK(f.lm_head == 0);
+  // RedPajama-INCITE 7B's index also sizes each layer's buffers: the causal mask
+  // attention.bias (2048² bools, which transformers sized at 1/8 byte: 524,288 B), masked_bias
+  // (one fp16, 2 B) and rotary_emb.inv_freq (64 fp16, 128 B): 524,418 B per layer.
+  const ParamCount r = count_params(load("redpajama-incite-7b-base").model);
+  CHECK(r.total * 2 + 32 * (2048.0 * 2048 / 8 + 2 + 64 * 2) == 13731385408.0);
+  // Its non-embedding count equals Pythia 6.9B's, the same architecture: 6,444,163,072
+  // (Biderman et al. 2023, arXiv:2304.01373, Table 1).
+  CHECK(r.non_embedding() == 6444163072.0);
+}
+
+TEST_CASE("what the families' configs say is read as the architecture") {
+  const Model gemma = load("gemma-2b").model;  // head_dim 256 given; tie_word_embeddings absent -> tied
+  CHECK(gemma.head_dim == 256);
+  CHECK(gemma.mlp == MlpKind::geglu);
+  CHECK(gemma.tied_embeddings);
+  const Model g2 = load("mithoon-2b").model;  // Gemma-2: four norms, windows on 13 of 26 layers
+  CHECK(g2.norms_per_layer == 4);
+  CHECK(g2.sliding_window == 4096);
+  CHECK(g2.windowed_layers == 13);
+  const Model falcon = load("falcon-40b").model;
+  CHECK(falcon.block == BlockKind::parallel);
+  CHECK(falcon.kv_heads == 8);
+  CHECK(falcon.norms_per_layer == 2);
+  const Model neox = load("redpajama-incite-7b-base").model;  // use_parallel_residual false
+  CHECK(neox.block == BlockKind::sequential);
+  CHECK(neox.bias == BiasKind::all);
+  const Model q3 = load("qwen3-1.7b").model;
+  CHECK(q3.qk_norm == QkNorm::per_head);
+  CHECK(q3.tied_embeddings);
+  const Model qm = load("qwen1.5-moe-a2.7b-wikihow").model;
+  REQUIRE(qm.moe);
+  CHECK(qm.moe->d_ff_shared == 5632);
+  CHECK(qm.moe->d_ff_expert == 1408);
+  CHECK(qm.moe->shared_expert_gate);
+  CHECK(qm.bias == BiasKind::qkv);
+  const Model dev = load("devstral-small-2507").model;  // head_dim 128 ≠ 5120 / 32
+  CHECK(dev.head_dim == 128);
+  CHECK(dev.sliding_window == 0);  // "sliding_window": null
+  const Model gptj = load("transcribed/gpt-j-6b").model;
+  CHECK(gptj.rotary_fraction == 0.25);  // rotary_dim 64 of head_dim 256
+  CHECK(gptj.lm_head_bias);
+  CHECK(gptj.norms_per_layer == 1);
+  const Model ds = load("reconstructed/deepseek-v3").model;
+  REQUIRE(ds.moe);
+  CHECK(ds.moe->router_bias);
+  CHECK(ds.moe->dense_layers == 3);
+  const Model olmo2 = load("transcribed/olmo-2-1124-7b").model;
+  CHECK(olmo2.qk_norm == QkNorm::full);
+  // The name is the folder holding config.json.
+  CHECK(load("gemma-2b").model.key == "gemma-2b");
+  CHECK(hf_model_key("x/y/config.json") == "y");
+  CHECK(hf_model_key("my-model.json") == "my-model");
+}
+
+TEST_CASE("models import: the TOML loads back to the same model") {
+  std::vector<std::string> dirs;
+  for (const auto& e : kReal) dirs.push_back(e.dir);
+  for (const auto& e : kTranscribed) dirs.push_back(e.dir);
+  for (const auto& dir : dirs) {
+    CAPTURE(dir);
+    const HfImport hf = load(dir);
+    const std::string toml = model_toml(hf.model, hf.derivations, {"test"});
+    const Model back = parse_model(toml, "imported.toml", hf.model.key);
+    const ParamCount a = count_params(hf.model), b = count_params(back);
+    CHECK(a.total == b.total);
+    CHECK(a.active == b.active);
+    CHECK(back.sliding_window == hf.model.sliding_window);
+    CHECK(back.windowed_layers == hf.model.windowed_layers);
+    CHECK(back.rotary_fraction == hf.model.rotary_fraction);
+  }
+  // A derived field carries its derivation as a comment.
+  const HfImport hf = load("gemma-2b");
+  const std::string toml = model_toml(hf.model, hf.derivations, {});
+  CHECK(toml.find("tied_embeddings = true") != std::string::npos);
+  CHECK(toml.find("tie_word_embeddings absent: true") != std::string::npos);
+  CHECK(toml.find("# num_hidden_layers") != std::string::npos);
+}
+
+TEST_CASE("configs napkin cannot read: one line naming the file, the key and the need") {
+  const std::string llama = kLlama;
+  CHECK(count_params(import_hf_config(llama + "}", "c/config.json", "c").model).total > 0);
+  // a missing key that changes the count
+  CHECK(error_of(R"({"model_type": "llama", "hidden_size": 64})") ==
+        "c/config.json: num_hidden_layers: missing; napkin needs the number of layers (llama)");
+  // an unknown model_type, with the closest known one
+  const std::string unknown = error_of(R"({"model_type": "lama"})");
+  CHECK(unknown.rfind("c/config.json: model_type: 'lama' is not one napkin maps", 0) == 0);
+  CHECK(unknown.find("did you mean 'llama'") != std::string::npos);
+  CHECK(error_of(R"({"architectures": ["BertModel"]})").find("architectures: 'BertModel'") != std::string::npos);
+  CHECK(error_of(R"({"hidden_size": 4})").find("model_type: missing") != std::string::npos);
+  // architectures alone is enough for a known class
+  const std::string by_class = R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64, "num_hidden_layers": 2,
+    "num_attention_heads": 8, "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 32})";
+  CHECK(import_hf_config(by_class, "c", "c").family == "llama");
+  // wrong types and values
+  CHECK(error_of(llama + R"(, "num_key_value_heads": "8"})").find("num_key_value_heads: expected a whole number") != std::string::npos);
+  CHECK(error_of(llama + R"(, "num_key_value_heads": 3})").find("num_key_value_heads: must divide num_attention_heads") != std::string::npos);
+  CHECK(error_of(llama + R"(, "tie_word_embeddings": 1})").find("tie_word_embeddings: expected true or false") != std::string::npos);
+  auto with_width = [&](const std::string& w) {
+    std::string t = llama + "}";
+    return t.replace(t.find("\"hidden_size\": 64"), 17, "\"hidden_size\": " + w);
+  };
+  CHECK(error_of(with_width("64.5")).find("hidden_size: expected a whole number from 1") != std::string::npos);
+  CHECK(error_of(with_width("1e300")).find("hidden_size: expected a whole number from 1 to 2^53") != std::string::npos);
+  CHECK(error_of(with_width("0")).find("hidden_size: expected a whole number from 1") != std::string::npos);
+  // JSON syntax: line and column
+  CHECK(error_of("{\n  \"model_type\": \"llama\",\n  oops\n}").rfind("c/config.json:3:3: not valid JSON", 0) == 0);
+  CHECK(error_of("[1, 2]").rfind("c/config.json:1:1: expected a JSON object", 0) == 0);
+  // MoE layouts napkin's spec cannot say
+  const std::string moe = R"({"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 8,
+    "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 32, "num_experts": 4,
+    "num_experts_per_tok": 2, "moe_intermediate_size": 16)";
+  CHECK(import_hf_config(moe + R"(, "mlp_only_layers": [0, 1]})", "c", "c").model.moe->dense_layers == 2);
+  CHECK(error_of(moe + R"(, "mlp_only_layers": [1]})").find("mlp_only_layers: napkin needs the dense layers to be the first") != std::string::npos);
+  CHECK(error_of(moe + R"(, "decoder_sparse_step": 2})").find("decoder_sparse_step: napkin needs 1") != std::string::npos);
+  CHECK(error_of(moe + R"(, "num_experts_per_tok": 5})").find("num_experts_per_tok: exceeds num_experts") != std::string::npos);
+}
+
+TEST_CASE("the registry reads a config.json, or a folder holding one, wherever a model is named") {
+  const SpecRegistry specs = SpecRegistry::builtin_only();
+  CHECK(specs.model(kData + "gemma-2b").key == "gemma-2b");
+  CHECK(specs.model(kData + "gemma-2b/config.json").layers == 18);
+  CHECK(looks_like_path("config.json"));
+  const auto dir = std::filesystem::temp_directory_path() / ("napkin_hf_empty_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  CHECK_THROWS_WITH_AS(specs.model(dir.string()), doctest::Contains("must hold a Hugging Face config.json"), Error);
+  std::filesystem::remove_all(dir);
+}
+
+// Through the real binary, as a user runs it.
+#include "cli_helpers.hpp"
+#include <nlohmann/json.hpp>
+
+TEST_CASE("napkin models show / import / train with a config.json") {
+  using napkin::test::run_napkin;
+  const std::string dir = kData + "qwen1.5-moe-a2.7b-wikihow";
+  const auto show = run_napkin("models show '" + dir + "' --json");
+  REQUIRE(show.exit_code == 0);
+  const auto j = nlohmann::json::parse(show.out);
+  CHECK(j["params"] == 14315784192LL);  // an integer in JSON, as every count
+  CHECK(j["moe"]["d_ff_shared"] == 5632);
+  CHECK(j["moe"]["shared_expert_gate"] == true);
+  // import, then read the TOML back through the binary
+  const auto imp = run_napkin("models import '" + dir + "/config.json'");
+  REQUIRE(imp.exit_code == 0);
+  CHECK(imp.out.find("d_ff_shared = 5632") != std::string::npos);
+  const auto toml = std::filesystem::temp_directory_path() / ("napkin_hf_import_" + std::to_string(::getpid()) + ".toml");
+  std::ofstream(toml) << imp.out;
+  const auto back = run_napkin("models show '" + toml.string() + "' --json");
+  std::filesystem::remove(toml);
+  REQUIRE(back.exit_code == 0);
+  CHECK(nlohmann::json::parse(back.out)["params"] == 14315784192LL);
+  // --model takes the folder in train
+  const auto train = run_napkin("train --model '" + dir + "' --tokens 1T --gpus 8 --json");
+  REQUIRE(train.exit_code == 0);
+  CHECK(nlohmann::json::parse(train.out)["params"].get<double>() == doctest::Approx(2689173504.0));
+  // errors: exit 2, one line naming the file
+  const auto bad = run_napkin("models import '" + std::string(NAPKIN_SOURCE_DIR) + "/models/gpt2.toml'");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("models import reads a Hugging Face config.json") != std::string::npos);
+  const auto missing = run_napkin("models show '" + kData + "no-such-model/config.json'");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("no-such-model/config.json") != std::string::npos);
+}

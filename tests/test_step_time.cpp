@@ -1,0 +1,244 @@
+// The step-time model on a toy model small enough to add up by hand; every expected number is
+// derived in the comment next to it, never taken from the code's own output.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/step_time.hpp"
+
+using namespace napkin;
+
+namespace {
+// doctest's Approx adds 1 to the scale of its tolerance, which makes every value under 1e-5 "equal";
+// these times are microseconds, so compare relatively.
+doctest::Approx near(double v) { return doctest::Approx(v).scale(0); }
+}  // namespace
+
+namespace {
+
+// 2 layers, h = 64, 4 heads of 16 (no GQA), d_ff 256 GeLU, vocab 128, learned positions over a
+// 32-token context, untied, no biases, no norm parameters.
+// Parameters: embedding 128·64 + 32·64 = 10,240; LM head 8,192; per layer attention 4·64² =
+// 16,384 and MLP 2·64·256 = 32,768; total 10,240 + 8,192 + 2·49,152 = 116,736.
+Model toy() {
+  Model m;
+  m.key = "toy";
+  m.layers = 2, m.d_model = 64, m.heads = 4, m.kv_heads = 4, m.head_dim = 16, m.d_ff = 256;
+  m.mlp = MlpKind::gelu, m.vocab = 128, m.context = 32, m.tied_embeddings = false;
+  m.positions = Positions::learned, m.bias = BiasKind::none, m.norm = NormKind::nonparametric;
+  return m;
+}
+
+// 100 TFLOP/s, 1 TB/s, every product at half the peak; AdamW with bf16-mixed (2 + 2 + 4 + 8
+// bytes per parameter); 300 GB/s scale-up, 25 GB/s scale-out, 8 GPUs per domain.
+StepSetup setup() {
+  StepSetup s;
+  s.global_batch = 4;
+  s.seq = 32;
+  s.flash_attention = true;
+  s.dropout = false;
+  s.activation_bytes = 2;
+  s.bytes_per_param = BytesPerParam{2, 2, 4, 8, 2};
+  s.grad_reduce_bytes = 2;
+  s.peak_flops_per_s = 100e12;
+  s.memory_bandwidth_bytes_per_s = 1e12;
+  s.gemm.kind = GemmTimeModel::Kind::fraction;
+  s.gemm.fraction = 0.5;
+  s.gemm.peak_flops_per_s = 100e12;
+  s.gemm.memory_bandwidth_bytes_per_s = 1e12;
+  s.net.domain_gpus = 8;
+  s.net.scale_up_bytes_per_s = 300e9;
+  s.net.scale_out_bytes_per_s = 25e9;
+  return s;
+}
+
+double term(const StepTime& t, std::string_view key) {
+  for (const StepTerm& x : t.terms)
+    if (x.key == key) return x.seconds;
+  FAIL("no term " << key);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("one GPU, two micro-batches of 2 × 32 tokens, every term by hand") {
+  Layout l;
+  l.micro_batch = 2;  // B = 4 sequences over dp 1: m = 2 micro-batches of T = 64 tokens
+  const StepTime t = step_time(toy(), l, setup());
+  CHECK(t.micro_batches == 2);
+
+  // Products. Per layer forward 2·T·(4h² + 2hf) = 2·64·(16,384 + 32,768) = 6,291,456 FLOPs, ×3
+  // with backward, ×2 layers = 37,748,736; LM head 3·2·64·64·128 = 3,145,728. At 0.5 × 100
+  // TFLOP/s: 8.17889e-7 s per micro-batch, 1.635779e-6 s per step.
+  CHECK(term(t, "matmul_s") == near(1.635779e-6).epsilon(1e-5));
+
+  // Flash attention: forward b·a·s²·(d_qk + d_v) = 2·4·32·32·32 = 262,144 useful FLOPs per
+  // layer, backward 2.5 × that, at 0.6 × peak: 3.5·262,144 / 6e13 = 1.529173e-8 s per layer,
+  // × 2 layers × 2 micro-batches = 6.116693e-8.
+  CHECK(term(t, "attention_s") == near(6.116693e-8).epsilon(1e-5));
+
+  // Memory-bound, per layer forward: two norms 2·2·B·T·h and two residual adds 2·3·B·T·h = 10·2·64·64
+  // = 81,920 bytes, GeLU 2·B·T·f = 65,536: 147,456; ×3 with backward, ×2 layers = 884,736.
+  // Head: final norm 2·B·T·h = 16,384 and cross entropy (B + 8)·T·V = 81,920, ×3 = 294,912.
+  // 1,179,648 bytes per micro-batch at 0.83 TB/s = 1.421263e-6 s; per step 2.842525e-6.
+  CHECK(term(t, "memory_bound_s") == near(2.842525e-6).epsilon(1e-5));
+
+  // Optimizer: 116,736 parameters × (2 grads + 2·4 master + 2·8 states + 2 weights = 28 bytes)
+  // = 3,268,608 bytes at 0.83 TB/s = 3.938082e-6 s.
+  CHECK(term(t, "optimizer_s") == near(3.938082e-6).epsilon(1e-5));
+
+  // Nothing to communicate, no pipeline.
+  for (auto key : {"tp_comm_s", "cp_comm_s", "ep_comm_s", "pp_comm_s", "zero3_comm_s", "bubble_s", "dp_comm_s", "recompute_s"})
+    CHECK(term(t, key) == 0);
+
+  // Step: 1.635779e-6 + 6.116693e-8 + 2.842525e-6 + 3.938082e-6 = 8.477553e-6 s.
+  CHECK(t.step_time_s == near(8.477553e-6).epsilon(1e-5));
+  // 128 tokens; model FLOPs per token 6·116,736 + causal attention 3·L·H·s·(d_qk + d_v) =
+  // 700,416 + 3·2·4·32·32 = 724,992; MFU = 128·724,992 / (100e12 · 8.477553e-6) = 0.109463.
+  CHECK(t.tokens_per_s == near(128 / 8.477553e-6).epsilon(1e-5));
+  CHECK(t.mfu == near(0.109463).epsilon(1e-4));
+  CHECK(t.hfu == near(t.mfu));
+}
+
+TEST_CASE("full recomputation replays each layer's forward and counts in HFU, not MFU") {
+  Layout l;
+  l.micro_batch = 2;
+  l.recompute = Recompute::full;
+  const StepTime t = step_time(toy(), l, setup());
+  // Per layer forward: products 6,291,456 / 5e13 = 1.2582912e-7, attention 262,144 / 6e13 =
+  // 4.369067e-9, memory 147,456 / 0.83e12 = 1.776578e-7: 3.0785e-7; × 2 layers × 2 micro-batches
+  // = 1.231400e-6 s.
+  CHECK(term(t, "recompute_s") == near(1.231400e-6).epsilon(1e-4));
+  // Recomputed FLOPs per token: 2·(P − embedding − head) + attention/3 = 2·98,304 + 8,192 = 204,800.
+  CHECK(t.recompute_flops_per_step == near(128.0 * 204800));
+  CHECK(t.hfu / t.mfu == near((724992.0 + 204800) / 724992));
+}
+
+TEST_CASE("pipeline: the slowest stage, point-to-point sends and the bubble") {
+  Layout l;
+  l.pp = 2;
+  l.micro_batch = 1;  // m = 4 micro-batches of T = 32 tokens
+  const StepTime t = step_time(toy(), l, setup());
+  CHECK(t.micro_batches == 4);
+  // Stage 0 holds layer 1, stage 1 layer 2 and the LM head: the last stage is the slowest.
+  CHECK(t.stage_layers == 1);
+  // Each micro-batch sends T·h·B = 32·64·2 = 4,096 bytes forward and the gradient back, inside a
+  // domain: 8.4 + 3.4 µs + 4,096·(1 + 24e6/(24e6 + 4,096)) / (300 · 0.79 = 237 GB/s) = 11.8 µs + 34.56 ns.
+  CHECK(t.pp.bytes == 4096);
+  CHECK(t.pp.calls == 2);
+  CHECK(t.pp.time_per_call_s == near(11.8e-6 + 8191.3 / 237e9).epsilon(1e-5));
+  // Bubble: (p − 1)/v = 1 micro-batch time.
+  CHECK(t.bubble_s == near(t.microbatch_s));
+}
+
+TEST_CASE("tensor parallelism: four all-reduces of b·s·h per layer, six with full recompute") {
+  Layout l;
+  l.tp = 2;
+  l.micro_batch = 2;
+  StepTime t = step_time(toy(), l, setup());
+  // T·h·B = 64·64·2 = 8,192 bytes; 2 layers × 4 = 8 calls per micro-batch.
+  CHECK(t.tp.bytes == 8192);
+  CHECK(t.tp.calls == 8);
+  // all-reduce over 2 in one domain: 8.4 + 2·1·3.4 µs + 2·1/2 · 8,192·(1 + 24e6/(24e6 + 8,192)) / (300 · 0.79 = 237 GB/s).
+  CHECK(t.tp.time_per_call_s == near(15.2e-6 + 16381.2 / 237e9).epsilon(1e-5));
+  CHECK(term(t, "tp_comm_s") == near(2 * 8 * t.tp.time_per_call_s));
+  l.recompute = Recompute::full;
+  CHECK(step_time(toy(), l, setup()).tp.calls == 12);
+  // Sequence parallelism: a reduce-scatter and an all-gather instead of each all-reduce; latency
+  // 2·(8.4 + 3.4) µs, the same bytes on the wire.
+  l.recompute = Recompute::none;
+  l.sequence_parallel = true;
+  t = step_time(toy(), l, setup());
+  CHECK(t.tp.time_per_call_s == near(23.6e-6 + 16381.2 / 237e9).epsilon(1e-5));
+}
+
+TEST_CASE("data parallelism: the gradient all-reduce, overlapped or not") {
+  Layout l;
+  l.dp = 2;
+  l.micro_batch = 2;  // m = 1
+  StepSetup s = setup();
+  s.overlap_grad_reduce = false;
+  const StepTime t = step_time(toy(), l, s);
+  // 116,736 gradients × 2 bytes = 233,472 bytes, all-reduced over 2 GPUs of one domain.
+  CHECK(t.dp_grads.bytes == 233472);
+  CHECK(t.dp_grads.group.size == 2);
+  CHECK(term(t, "dp_comm_s") == near(t.dp_grads.time_per_call_s));
+  // Overlapped, it hides behind the backward of the last micro-batch (about 1e-6 s here,
+  // against some 2e-5 s of communication): only the difference shows.
+  s.overlap_grad_reduce = true;
+  const StepTime o = step_time(toy(), l, s);
+  CHECK(term(o, "dp_comm_s") < term(t, "dp_comm_s"));
+  CHECK(term(o, "dp_comm_s") > 0);
+  // What hides still costs memory bandwidth: 3 passes of the bytes each GPU sends (an all-reduce
+  // over 2 sends 2·(1/2)·233,472 = 233,472 bytes) in the hidden fraction, at 0.83 TB/s.
+  const double hidden = 1 - term(o, "dp_comm_s") / o.dp_grads.time_per_call_s;
+  CHECK(term(o, "overlap_s") == near(3 * 233472 * hidden / 0.83e12));
+  CHECK(term(t, "overlap_s") == 0);  // nothing hidden without overlap
+  // ZeRO-1: reduce-scatter the gradients and all-gather the weights; the optimizer updates half.
+  l.zero = 1;
+  const StepTime z = step_time(toy(), l, s);
+  CHECK(z.dp_params.bytes == 233472);  // bf16 weights: 2 bytes each
+  CHECK(term(z, "optimizer_s") == near(term(t, "optimizer_s") / 2));
+}
+
+TEST_CASE("the breakdown adds up to the step") {
+  Layout l;
+  l.tp = 2, l.pp = 2, l.dp = 2, l.micro_batch = 1, l.zero = 1, l.recompute = Recompute::selective, l.sequence_parallel = true;
+  StepSetup s = setup();
+  s.flash_attention = false;
+  s.dropout = true;
+  s.fused_grad_accumulation = false;
+  const StepTime t = step_time(toy(), l, s);
+  double sum = 0;
+  for (const StepTerm& x : t.terms) sum += x.seconds;
+  CHECK(sum == near(t.step_time_s));
+  CHECK(t.step_time_s == near(2 * t.microbatch_s + t.bubble_s + term(t, "dp_comm_s") + term(t, "optimizer_s")));
+  CHECK(term(t, "recompute_s") > 0);  // selective recomputation without flash attention replays the attention core
+}
+
+TEST_CASE("bad batches and context parallelism without flash attention") {
+  Layout l;
+  l.dp = 3;
+  CHECK(batch_problem(l, 4).value() == "--global-batch 4 is not divisible by dp × micro-batch = 3 × 1 = 3");
+  CHECK_THROWS_WITH_AS(step_time(toy(), l, setup()), "--global-batch 4 is not divisible by dp × micro-batch = 3 × 1 = 3", Error);
+  Layout v;
+  v.pp = 2, v.interleave = 2, v.micro_batch = 1;
+  v.dp = 1;
+  // 4 micro-batches; interleaving needs a multiple of pp: 4 is one. 2 sequences would not be.
+  CHECK_FALSE(batch_problem(v, 4));
+  v.micro_batch = 2;
+  CHECK(batch_problem(v, 2).value().find("--interleave 2 needs the 1 micro-batches") == 0);
+  Layout c;
+  c.cp = 2;
+  StepSetup s = setup();
+  s.flash_attention = false;
+  CHECK_THROWS_WITH_AS(step_time(toy(), c, s), doctest::Contains("--cp 2 needs flash attention"), Error);
+}
+
+TEST_CASE("the default GEMM curve: roofline plus a per-launch cost") {
+  // The compute-bound efficiency: MAMF × 0.935 (A100 SXM 0.869 → 0.8125, H100 SXM 0.803 → 0.7508,
+  // H100 fp8 0.709 → 0.6629), 0.73 for a part the MAMF table does not list.
+  CHECK(gemm_peak_efficiency("a100-sxm-80gb", Dtype::bf16) == near(0.812515));
+  CHECK(gemm_peak_efficiency("h100-sxm", Dtype::bf16) == near(0.750805));
+  CHECK(gemm_peak_efficiency("h100-sxm", Dtype::fp8) == near(0.662915));
+  CHECK(gemm_peak_efficiency("rtx-4090", Dtype::bf16) == near(0.73));
+  CHECK(gemm_peak_efficiency("a100-sxm-80gb", Dtype::tf32) == near(0.73));
+  GemmTimeModel g;
+  g.peak_efficiency = 0.81;
+  g.peak_flops_per_s = 312e12;
+  g.memory_bandwidth_bytes_per_s = 2.039e12;
+  // 8192³: 1.0995e12 FLOPs at 0.81 · 312 TFLOP/s = 4.3507 ms (compute-bound: 3·8192²·2 bytes
+  // = 403 MB at 1.692 TB/s is 0.238 ms), + 8 µs.
+  CHECK(g.time_s(8192, 8192, 8192) == near(1.0995116e12 / (0.81 * 312e12) + 8e-6).epsilon(1e-6));
+  // A skinny product 802816×192×768 is memory-bound: (802816·768 + 768·192 + 802816·192)·2 =
+  // 1,541,701,632 bytes at 0.83 · 2.039 TB/s = 0.911 ms (compute 0.937 ms wins narrowly).
+  CHECK(g.time_s(802816, 192, 768) == near(2.0 * 802816 * 192 * 768 / (0.81 * 312e12) + 8e-6).epsilon(1e-6));
+  CHECK(g.time_s(1 << 20, 16, 16) == near((double(1 << 20) * 16 * 2 + 256 * 2 + double(1 << 20) * 16 * 2) / (0.83 * 2.039e12) + 8e-6).epsilon(1e-6));
+  // Calibrated times: exact shapes as measured; other shapes scaled by the median ratio.
+  const GemmTimeModel m = measured_gemm_model(g, {{8192, 8192, 8192, 2 * g.curve_time_s(8192, 8192, 8192)}}, "cal.json");
+  CHECK(m.time_s(8192, 8192, 8192) == near(2 * g.curve_time_s(8192, 8192, 8192)));
+  CHECK(m.time_s(4096, 4096, 4096) == near(2 * g.curve_time_s(4096, 4096, 4096)));
+  CHECK_THROWS_AS(measured_gemm_model(g, {}, "cal.json"), Error);
+  CHECK_THROWS_AS(measured_gemm_model(g, {{1, 1, 1, 0}}, "cal.json"), Error);
+}
