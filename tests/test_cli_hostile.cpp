@@ -3,6 +3,7 @@
 // line on stderr naming what was wrong, nothing on stdout, and exit status 2: never a hang, a
 // crash, an exception trace or exit 0.
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -137,6 +138,20 @@ TEST_CASE("control characters from arguments and spec strings are escaped in eve
   r = run_napkin("models show " + path + " --json");
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("Evil\\u001b[2J\\u0007Model") != std::string::npos);
+}
+
+TEST_CASE("a file name that is not UTF-8 still gives valid JSON") {
+  // JSON strings must be UTF-8; the byte 0xFF in a spec's file name becomes U+FFFD in its key.
+  const TempDir tmp("napkin_hostile_utf8");
+  const std::string path = (tmp / "x\xff.toml").string();
+  std::ofstream(path) << tiny_model("Tiny");
+  const auto r = run_napkin("train --model '" + path + "' --tokens 1T --gpus 8 --json");
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(r.out)["model"] == "x\xef\xbf\xbd");
+  const auto shown = run_napkin("models show '" + path + "' --json");
+  REQUIRE(shown.exit_code == 0);
+  CHECK(nlohmann::json::parse(shown.out)["display_name"] == "Tiny");
 }
 
 TEST_CASE("long arguments are shortened when echoed") {

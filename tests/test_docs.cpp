@@ -179,3 +179,25 @@ t napkin train --gpus ''
 )sh");
   CHECK(zout == "list (2)\n0 1 2 3\nmessage: N: Number of accelerators\n");
 }
+
+TEST_CASE("tables and notes fit the terminal; --wide and pipes get them whole") {
+  auto widest = [](const std::string& text) {
+    std::size_t widest_line = 0, columns = 0;
+    for (const char c : text) {
+      if (c == '\n') widest_line = std::max(widest_line, columns), columns = 0;
+      else columns += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    }
+    return std::max(widest_line, columns);
+  };
+  // memory --table is 9 number columns: its recipe names wrap at hyphens, and it needs 90.
+  for (const auto& [cmd, columns] : std::vector<std::pair<std::string, std::size_t>>{
+           {"memory --table", 90}, {"hardware show h100-sxm", 80}, {"models show deepseek-v3", 80}, {"hardware list", 80}}) {
+    CAPTURE(cmd);
+    const auto fitted = run_napkin(cmd, "COLUMNS=" + std::to_string(columns));
+    REQUIRE(fitted.exit_code == 0);
+    CHECK(widest(fitted.out) <= columns);
+    const auto wide = run_napkin("--wide " + cmd, "COLUMNS=80");
+    CHECK(wide.out == run_napkin(cmd).out);  // --wide is what a pipe gets
+    CHECK(widest(wide.out) > 80);            // these are wider than 80 unwrapped
+  }
+}

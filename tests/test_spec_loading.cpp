@@ -11,6 +11,7 @@
 
 #include "cli_helpers.hpp"
 #include "core/error.hpp"
+#include "spec/hf_config.hpp"
 #include "spec/registry.hpp"
 #include "spec/spec_loader.hpp"
 #include "spec/toml_reader.hpp"
@@ -295,7 +296,15 @@ TEST_CASE("non-ASCII text: fine in strings and comments, a syntax error elsewher
   CHECK(spec_error("m2 =+\"NVI\xef\xbb\xbd" "A10o\n") == "x.toml:1:10: syntax error: non-ASCII character outside a string or comment");
   // Found by the long fuzzing run: after `2.` (a value, not a dotted key) the quote is not a string.
   CHECK(spec_error("tes = 2...\".tf\xcd\x99\"\n") == "x.toml:1:15: syntax error: non-ASCII character outside a string or comment");
+  // And inside a bare token (`+z[["NV…`) brackets and quotes are part of the token.
+  CHECK(spec_error("me =+z[[\"NV\xef\xbb\xaf\n") == "x.toml:1:12: syntax error: non-ASCII character outside a string or comment");
   // Dotted keys, table headers and arrays of tables still take quoted non-ASCII keys.
   CHECK(error_of([] { parse_toml("a.\"\xc3\xa9\" = 1\n[t.\"\xc3\xa9\"]\n[[u.\"\xc3\xa9\"]]\nv = { w.\"\xc3\xa9\" = [\"\xc3\xa9\"] }\n", "x.toml"); throw Error("parsed"); }) == "parsed");
   CHECK(spec_error("s = \"\"\"\\\xc2\xa7\"\"\"\n") == "x.toml:1:9: syntax error: non-ASCII character after a backslash in a multi-line string");
+}
+
+TEST_CASE("config.json: a number too large for a double is bad input, not a leaked exception") {
+  // Found by tests/fuzz/fuzz_hf_config: nlohmann throws out_of_range (not parse_error) for it.
+  CHECK(error_of([] { import_hf_config("{\"model_type\": \"llama\", \"bos_token_id\": 1e3081}", "m/config.json", "m"); }) ==
+        "m/config.json: not valid JSON for napkin (number overflow parsing '1e3081')");
 }

@@ -200,3 +200,26 @@ TEST_CASE("a table wider than the terminal wraps its text columns, never its num
   numbers.max_width = 10;
   CHECK(numbers.render() == "  123456789012345  123456789012345\n");
 }
+
+TEST_CASE("wrapping breaks after inner hyphens, and headers wider than their numbers wrap first") {
+  CHECK(wrap_words("bf16-mixed-fp32-grads", 11) == std::vector<std::string>{"bf16-mixed-", "fp32-grads"});
+  CHECK(wrap_words("--no-dropout -5", 8) == std::vector<std::string>{"--no-", "dropout", "-5"});  // leading hyphens stay
+  CHECK(longest_piece("bf16-mixed-fp32-grads") == 6);  // "mixed-"
+  // 30 columns less the 8 of the indent leave 22 for the text.
+  CHECK(wrap_paragraph("one two three four five six seven eight nine ten eleven", 30, "  note: ", "        ") ==
+        "  note: one two three four\n        five six seven eight\n        nine ten eleven\n");
+  Table t;
+  t.header = {"optimizer", "fp32", "bf16-mixed-fp32-grads"};
+  t.align = {Align::left, Align::right, Align::right};
+  t.add({"adamw", "16", "18"});
+  t.max_width = 30;
+  // 2 + 9 + 2 + 4 + 2 + 21 = 40 columns: the last header gives the 10 over, 21 -> 11 (it could
+  // give down to its longest part, "mixed-", 6), and wraps at a hyphen.
+  CHECK(t.render() ==
+        "  optimizer  fp32  bf16-mixed-\n"
+        "                    fp32-grads\n"
+        "  ---------  ----  -----------\n"
+        "  adamw        16           18\n");
+  t.max_width = 20;  // cannot fit: the header wraps down to its longest part, "mixed-"
+  CHECK(t.render().find("  adamw        16      18\n") != std::string::npos);
+}

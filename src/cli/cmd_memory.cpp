@@ -40,7 +40,7 @@ int zero_flag(const std::string& text) {
 
 void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   if (o.table) {
-    emit(o.json ? memory_table_json().dump(2) + "\n" : memory_table_text());
+    emit(o.json ? memory_table_json().dump(2) + "\n" : memory_table_text(ctx.columns()));
     return;
   }
   auto given = [&sub](const char* flag) { return sub.count(flag) > 0; };

@@ -43,12 +43,12 @@ void setup_hardware(CLI::App& app, Context& ctx) {
           for (const auto& [k, h] : all) arr.push_back(hardware_json(h));
           emit(arr.dump(2) + "\n");
         } else {
-          emit(hardware_list_text(all));
+          emit(hardware_list_text(all, c.columns()));
         }
       },
       [](Context& c, const std::string& name, bool json) {
         const Hardware h = c.registry().hardware(name);
-        emit(json ? hardware_json(h).dump(2) + "\n" : hardware_show_text(h));
+        emit(json ? hardware_json(h).dump(2) + "\n" : hardware_show_text(h, c.columns()));
       });
 }
 
@@ -64,12 +64,12 @@ void setup_models(CLI::App& app, Context& ctx) {
           for (const auto& [k, m] : all) arr.push_back(model_json(m));
           emit(arr.dump(2) + "\n");
         } else {
-          emit(models_list_text(all));
+          emit(models_list_text(all, c.columns()));
         }
       },
       [](Context& c, const std::string& name, bool json) {
         const Model m = c.registry().model(name);
-        emit(json ? model_json(m).dump(2) + "\n" : model_show_text(m));
+        emit(json ? model_json(m).dump(2) + "\n" : model_show_text(m, c.columns()));
       });
   // napkin models import config.json: the napkin TOML a Hugging Face config amounts to.
   auto path = std::make_shared<std::string>();

@@ -7,6 +7,7 @@
 
 #include "report/format.hpp"
 #include "report/table.hpp"
+#include "report/text.hpp"
 
 namespace napkin {
 namespace {
@@ -323,8 +324,9 @@ const std::vector<std::string>& memory_left_out() {
   return items;
 }
 
-std::string memory_table_text() {
+std::string memory_table_text(std::size_t max_width) {
   Table t;
+  t.max_width = max_width;
   t.header = {"optimizer"};
   t.align = {Align::left};
   for (const auto& r : recipes) t.header.emplace_back(r.name), t.align.push_back(Align::right);
@@ -337,9 +339,11 @@ std::string memory_table_text() {
   out += "\n  recipe                 weights           gradients  master  optimizer states\n";
   for (const auto& r : recipes)
     out += fmt::format("  {:<22} {:<17} {:<10} {:<7} {}\n", r.name, r.weight_dtype, r.grad_dtype, r.master_dtype, r.state_dtype);
-  out += fmt::format("\n  adafactor: factored second moment assumed over square {0}×{0} matrices (2/{0} values/param); "
-                     "adam-8bit: 2 × (1 + 4/{1}) bytes whatever the recipe.\n  Activations are not included.\n",
-                     format_sig(adafactor_assumed_matrix_side, 4), format_sig(adam8bit_block_size, 4));
+  out += "\n" + wrap_paragraph(fmt::format("adafactor: factored second moment assumed over square {0}×{0} matrices (2/{0} "
+                                           "values/param); adam-8bit: 2 × (1 + 4/{1}) bytes whatever the recipe.",
+                                           format_sig(adafactor_assumed_matrix_side, 4), format_sig(adam8bit_block_size, 4)),
+                               max_width, "  ", "  ");
+  out += "  Activations are not included.\n";
   return out;
 }
 

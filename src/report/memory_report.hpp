@@ -14,7 +14,7 @@
 namespace napkin {
 
 // Every optimizer × recipe, unsharded bytes per parameter.
-std::string memory_table_text();
+std::string memory_table_text(std::size_t max_width = 0);  // 0: no limit (cli::Context::columns())
 nlohmann::json memory_table_json();
 
 struct MemoryReport {

@@ -6,6 +6,7 @@
 #include "report/json_count.hpp"
 #include "report/model_names.hpp"
 #include "report/table.hpp"
+#include "report/text.hpp"
 
 namespace napkin {
 namespace {
@@ -17,19 +18,23 @@ std::string tflops(const Hardware& h, Dtype d) {
 
 }  // namespace
 
-std::string hardware_list_text(const std::map<std::string, Hardware>& all) {
+std::string hardware_list_text(const std::map<std::string, Hardware>& all, std::size_t max_width) {
   Table t;
+  t.max_width = max_width;
   t.header = {"name", "accelerator", "memory", "bandwidth", "bf16", "fp8", "fp32", "TDP"};
   t.align = {Align::left, Align::left, Align::right, Align::right, Align::right, Align::right, Align::right, Align::right};
   for (const auto& [key, h] : all)
     t.add({key, h.name, format_si(h.memory_bytes, "B", 3), format_si(h.memory_bandwidth_bytes_per_s, "B/s", 3),
            tflops(h, Dtype::bf16), tflops(h, Dtype::fp8), tflops(h, Dtype::fp32),
            h.tdp_watts ? fmt::format("{} W", format_sig(*h.tdp_watts, 4)) : "-"});
-  return t.render() + "\n  Dense peak TFLOP/s (no 2:4 sparsity). 'napkin hardware show NAME' for every dtype and the source.\n";
+  return t.render() + "\n" +
+         wrap_paragraph("Dense peak TFLOP/s (no 2:4 sparsity). 'napkin hardware show NAME' for every dtype and the source.",
+                        max_width, "  ", "  ");
 }
 
-std::string hardware_show_text(const Hardware& h) {
+std::string hardware_show_text(const Hardware& h, std::size_t max_width) {
   KeyValues kv;
+  kv.max_width = max_width;
   kv.add("name", h.key);
   kv.add("accelerator", h.name);
   kv.add("vendor", h.vendor);
@@ -54,8 +59,9 @@ std::string hardware_show_text(const Hardware& h) {
     t.add({std::string(dtype_name(d)), format_si(flops, unit, 4), sparse ? format_si(2 * flops, unit, 4) : "-"});
   }
   out += fmt::format("\n{}", t.render());  // GCC 12 flags "\n" + string with a false -Wrestrict
-  out += fmt::format("\n  source: {}\n  spec:   {}\n", h.source, h.origin);
-  if (!h.notes.empty()) out += fmt::format("  notes:  {}\n", h.notes);
+  out += "\n" + wrap_paragraph(h.source, max_width, "  source: ", "          ");
+  out += wrap_paragraph(h.origin, max_width, "  spec:   ", "          ");
+  if (!h.notes.empty()) out += wrap_paragraph(h.notes, max_width, "  notes:  ", "          ");
   return out;
 }
 
@@ -77,8 +83,9 @@ nlohmann::json hardware_json(const Hardware& h) {
           {"spec", h.origin}};
 }
 
-std::string models_list_text(const std::map<std::string, Model>& all) {
+std::string models_list_text(const std::map<std::string, Model>& all, std::size_t max_width) {
   Table t;
+  t.max_width = max_width;
   t.header = {"name", "model", "params", "active", "layers", "d_model", "heads", "kv", "d_ff", "vocab", "context"};
   t.align = {Align::left, Align::left};
   for (std::size_t i = 2; i < t.header.size(); ++i) t.align.push_back(Align::right);
@@ -88,12 +95,15 @@ std::string models_list_text(const std::map<std::string, Model>& all) {
            std::to_string(m.d_model), std::to_string(m.heads), std::to_string(m.kv_heads), std::to_string(m.d_ff),
            std::to_string(m.vocab), std::to_string(m.context)});
   }
-  return t.render() + "\n  Parameters are computed from each architecture ('napkin models show NAME' for the breakdown).\n";
+  return t.render() + "\n" +
+         wrap_paragraph("Parameters are computed from each architecture ('napkin models show NAME' for the breakdown).",
+                        max_width, "  ", "  ");
 }
 
-std::string model_show_text(const Model& m) {
+std::string model_show_text(const Model& m, std::size_t max_width) {
   const ParamCount c = count_params(m);
   KeyValues arch;
+  arch.max_width = max_width;
   arch.add("name", m.key);
   arch.add("layers", std::to_string(m.layers));
   arch.add("d_model", std::to_string(m.d_model));
@@ -129,6 +139,7 @@ std::string model_show_text(const Model& m) {
                                 m.mla->qk_nope_head_dim, m.mla->qk_rope_head_dim, m.mla->v_head_dim));
   KeyValues p;
   p.value_align = Align::right;
+  p.max_width = max_width;
   auto row = [&](const char* label, double v) {
     p.add(label, format_count(v), fmt::format("{:>5.1f}%", 100 * v / c.total));
   };
@@ -142,10 +153,11 @@ std::string model_show_text(const Model& m) {
         fmt::format("{:.0f} exactly, {:.1f}% of the total (without embedding and LM head)", c.non_embedding(), 100 * c.non_embedding() / c.total));
   if (m.moe) p.add("active per token", format_count(c.active), fmt::format("{:.0f} exactly", c.active));
   std::string out = fmt::format("{}\n{}\nparameters\n{}", m.name, arch.render(), p.render());
-  out += fmt::format("\n  source:  {}\n", m.source);
-  if (m.seq_len > 0) out += fmt::format("  seq_len: {}\n", m.seq_len_source);
-  out += fmt::format("  spec:    {}\n", m.origin);
-  if (!m.notes.empty()) out += fmt::format("  notes:   {}\n", m.notes);
+  const std::string hang(11, ' ');  // under the text after "  source:  "
+  out += "\n" + wrap_paragraph(m.source, max_width, "  source:  ", hang);
+  if (m.seq_len > 0) out += wrap_paragraph(m.seq_len_source, max_width, "  seq_len: ", hang);
+  out += wrap_paragraph(m.origin, max_width, "  spec:    ", hang);
+  if (!m.notes.empty()) out += wrap_paragraph(m.notes, max_width, "  notes:   ", hang);
   return out;
 }
 

@@ -27,39 +27,56 @@ std::vector<std::size_t> column_widths(const std::vector<std::vector<std::string
   return widths;
 }
 
-// Narrows the widest left-aligned columns, one at a time, until the table fits `max_width` or
-// no text column can give more. Returns the widths to wrap to.
-std::vector<std::size_t> fit(std::vector<std::size_t> widths, const std::vector<Align>& align, std::size_t indent,
-                             std::size_t max_width) {
+// Widths that fit `max_width`, narrowing step by step until the table fits or nothing can give:
+// first headers wider than their column's values wrap (at spaces and hyphens: "bf16-mixed-" over
+// "fp32-grads"), then the widest left-aligned (text) columns wrap, down to kMinWrappedWidth.
+// Values in right-aligned (number) columns are never cut, and text is wrapped only if that makes
+// the table fit.
+std::vector<std::size_t> fit(const std::vector<std::vector<std::string>>& rows, bool has_header,
+                             const std::vector<Align>& align, std::size_t indent, std::size_t max_width) {
+  std::vector<std::size_t> widths = column_widths(rows);
   auto total = [&] {
     std::size_t t = indent;
     for (std::size_t w : widths) t += w;
     return t + 2 * (widths.empty() ? 0 : widths.size() - 1);
   };
-  while (max_width > 0 && total() > max_width) {
+  if (max_width == 0 || total() <= max_width) return widths;
+  if (has_header && !rows.empty()) {
+    const std::vector<std::vector<std::string>> body(rows.begin() + 1, rows.end());
+    std::vector<std::size_t> data = column_widths(body);
+    data.resize(widths.size(), 0);
+    for (std::size_t c = 0; c < widths.size() && c < rows[0].size() && total() > max_width; ++c) {
+      const std::size_t narrowest = std::max(data[c], longest_piece(rows[0][c]));
+      if (narrowest < widths[c]) widths[c] -= std::min(total() - max_width, widths[c] - narrowest);
+    }
+  }
+  const std::vector<std::size_t> headers_wrapped = widths;
+  while (total() > max_width) {
     std::size_t best = widths.size();
     for (std::size_t c = 0; c < widths.size(); ++c) {
       const bool text = c >= align.size() || align[c] == Align::left;
       if (text && widths[c] > kMinWrappedWidth && (best == widths.size() || widths[c] > widths[best])) best = c;
     }
-    if (best == widths.size()) break;  // only numbers left: print wide rather than cut them
-    const std::size_t over = total() - max_width;
-    widths[best] -= std::min(over, widths[best] - kMinWrappedWidth);
+    if (best == widths.size()) break;
+    widths[best] -= std::min(total() - max_width, widths[best] - kMinWrappedWidth);
   }
-  return widths;
+  // Wrapping text that still cannot make the table fit only makes it harder to read: then the
+  // text stays whole (the numbers need the room anyway); wrapped headers are kept, they cost nothing.
+  return total() <= max_width ? widths : headers_wrapped;
 }
 
 std::string render_rows(const std::vector<std::vector<std::string>>& rows, const std::vector<Align>& align,
                         const std::string& indent, bool has_header, std::size_t max_width) {
   const std::vector<std::size_t> natural = column_widths(rows);
-  const std::vector<std::size_t> widths = fit(natural, align, display_width(indent), max_width);
+  const std::vector<std::size_t> widths = fit(rows, has_header, align, display_width(indent), max_width);
   std::string out;
   for (std::size_t r = 0; r < rows.size(); ++r) {
     // Each cell as lines: one unless its column was narrowed.
     std::vector<std::vector<std::string>> cells;
     std::size_t height = 1;
     for (std::size_t c = 0; c < rows[r].size(); ++c) {
-      cells.push_back(widths[c] < natural[c] ? wrap_words(rows[r][c], widths[c]) : std::vector<std::string>{rows[r][c]});
+      const bool too_wide = display_width(rows[r][c]) > widths[c];  // only these wrap; the rest keep their spaces
+      cells.push_back(too_wide ? wrap_words(rows[r][c], widths[c]) : std::vector<std::string>{rows[r][c]});
       height = std::max(height, cells.back().size());
     }
     for (std::size_t l = 0; l < height; ++l) {

@@ -96,37 +96,87 @@ static std::size_t byte_offset(std::string_view text, std::size_t columns) {
   return i;
 }
 
+// One piece of a paragraph for wrapping: a word, or the part of a hyphenated word up to and
+// including a hyphen ("bf16-", "mixed"). `joined` when it continues the previous piece directly
+// (no space between them).
+struct Piece {
+  std::string_view text;
+  bool joined = false;
+};
+
+static std::vector<Piece> pieces_of(std::string_view para) {
+  std::vector<Piece> out;
+  bool after_space = true;
+  std::size_t i = 0;
+  while (i < para.size()) {
+    if (para[i] == ' ') {
+      after_space = true;
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < para.size() && para[end] != ' ') {
+      // Break after an inner hyphen: one with a non-hyphen on each side.
+      if (para[end] == '-' && end > i && para[end - 1] != '-' && end + 1 < para.size() && para[end + 1] != '-' &&
+          para[end + 1] != ' ') {
+        ++end;
+        break;
+      }
+      ++end;
+    }
+    out.push_back({para.substr(i, end - i), !after_space});
+    after_space = false;
+    i = end;
+  }
+  return out;
+}
+
+std::size_t longest_piece(std::string_view text) {
+  std::size_t longest = 0;
+  for (const Piece& p : pieces_of(text)) longest = std::max(longest, display_width(p.text));
+  return longest;
+}
+
 std::vector<std::string> wrap_words(std::string_view text, std::size_t width) {
   std::vector<std::string> lines;
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t end = std::min(text.find('\n', start), text.size());
-    std::string_view para = text.substr(start, end - start);
     std::string line;
-    while (!para.empty()) {
-      const std::size_t space = para.find(' ');
-      std::string_view word = para.substr(0, space);
-      para = space == std::string_view::npos ? std::string_view() : para.substr(space + 1);
-      if (word.empty()) continue;
-      if (width > 0 && !line.empty() && display_width(line) + 1 + display_width(word) > width) {
+    for (Piece piece : pieces_of(text.substr(start, end - start))) {
+      const std::size_t glue = piece.joined || line.empty() ? 0 : 1;
+      if (width > 0 && !line.empty() && display_width(line) + glue + display_width(piece.text) > width) {
         lines.push_back(std::move(line));
         line.clear();
+      } else if (glue) {
+        line += ' ';
       }
-      while (width > 0 && display_width(word) > width) {  // a word wider than the column: cut it
+      while (width > 0 && display_width(piece.text) > width) {  // wider than the column: cut it
         if (!line.empty()) lines.push_back(std::move(line)), line.clear();
-        const std::size_t cut = byte_offset(word, width);
-        lines.emplace_back(word.substr(0, cut));
-        word.remove_prefix(cut);
+        const std::size_t cut = byte_offset(piece.text, width);
+        lines.emplace_back(piece.text.substr(0, cut));
+        piece.text.remove_prefix(cut);
       }
-      if (word.empty()) continue;
-      if (!line.empty()) line += ' ';
-      line.append(word);
+      line.append(piece.text);
     }
     lines.push_back(std::move(line));
     if (end == text.size()) break;
     start = end + 1;
   }
   return lines;
+}
+
+std::string wrap_paragraph(std::string_view text, std::size_t width, std::string_view first, std::string_view rest) {
+  const std::size_t indent = std::max(display_width(first), display_width(rest));
+  const std::size_t room = width > indent + 20 ? width - indent : 0;  // never narrower than 20
+  std::string out;
+  const std::vector<std::string> lines = wrap_words(text, room);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    out.append(i == 0 ? first : rest);
+    out += lines[i];
+    out += '\n';
+  }
+  return out;
 }
 
 }  // namespace napkin

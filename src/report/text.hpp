@@ -22,8 +22,16 @@ std::string shorten_middle(std::string_view text, std::size_t max_bytes);
 // Display width in terminal columns: UTF-8 code points (napkin prints no wide characters).
 std::size_t display_width(std::string_view text);
 
-// `text` broken into lines of at most `width` columns at spaces; a word longer than `width`
-// is cut. Existing line breaks are kept. width 0 means no limit (one line per input line).
+// `text` broken into lines of at most `width` columns at spaces and after inner hyphens
+// ("bf16-|mixed"); a word longer than `width` is cut. Existing line breaks are kept. width 0
+// means no limit (one line per input line).
 std::vector<std::string> wrap_words(std::string_view text, std::size_t width);
+
+// The widest part wrap_words never breaks: a word, or a hyphenated word's part up to its hyphen.
+std::size_t longest_piece(std::string_view text);
+
+// A paragraph for a terminal `width` columns wide (0: no limit): the first line after `first`,
+// the others after `rest` (a hanging indent), each ending in '\n'.
+std::string wrap_paragraph(std::string_view text, std::size_t width, std::string_view first, std::string_view rest);
 
 }  // namespace napkin

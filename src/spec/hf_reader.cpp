@@ -47,6 +47,12 @@ nlohmann::json parse_hf_json(std::string_view text, const std::string& display_p
     std::string what = e.what();
     if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
     throw Error(display_path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": not valid JSON (" + what + ")");
+  } catch (const nlohmann::json::exception& e) {
+    // Not a parse_error: a number too large for a double ("1e3081", out_of_range 406), found by
+    // tests/fuzz/fuzz_hf_config. nlohmann gives no position for it.
+    std::string what = e.what();
+    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    throw Error(display_path + ": not valid JSON for napkin (" + what + ")");
   }
   if (!j.is_object()) throw Error(display_path + ":1:1: expected a JSON object (a Hugging Face config.json), found " + std::string(j.type_name()));
   return j;

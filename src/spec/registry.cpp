@@ -16,7 +16,34 @@ namespace napkin {
 namespace fs = std::filesystem;
 namespace {
 
-std::string stem_of(const std::string& path) { return fs::path(path).stem().string(); }
+// A path as text for messages, spec keys and JSON: the bytes of a valid UTF-8 path unchanged,
+// each byte that is not UTF-8 replaced by U+FFFD. (A file name may be any bytes; a JSON string
+// may not, and nlohmann::json refuses to write one: 'napkin train --model $'x\xff.toml' --json'
+// ended in an internal error.) The file itself is still opened by its real path.
+std::string as_text(std::string_view path) {
+  std::string out;
+  for (std::size_t i = 0; i < path.size();) {
+    const auto c = static_cast<unsigned char>(path[i]);
+    std::size_t n = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3 : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
+    for (std::size_t k = 1; n > 1 && k < n; ++k)
+      if (i + k >= path.size() || (static_cast<unsigned char>(path[i + k]) & 0xC0) != 0x80) n = 0;
+    // Overlong, surrogate and out-of-range forms: the second byte's range (Unicode Table 3-7).
+    if (n >= 3) {
+      const auto c1 = static_cast<unsigned char>(path[i + 1]);
+      if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F)) n = 0;
+    }
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(path.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string stem_of(const std::string& path) { return as_text(fs::path(path).stem().string()); }
 
 // A filesystem failure on a user's spec path is bad input: one line naming the path.
 [[noreturn]] void path_error(const fs::path& p, const std::string& what, const std::error_code& ec) {
@@ -53,14 +80,15 @@ bool looks_like_path(std::string_view s) {
 }
 
 void SpecRegistry::add_user_file(const std::string& path) {
-  sources_[stem_of(path)].push_back(Source{path, nullptr, Kind::unknown, {}});
+  sources_[stem_of(path)].push_back(Source{path, nullptr, Kind::unknown, {}, as_text(path)});
 }
 
 SpecRegistry SpecRegistry::load(const std::vector<std::string>& user_paths) {
   SpecRegistry r;
   for (const EmbeddedSpec& f : builtin_spec_files()) {
     const Kind kind = std::strncmp(f.path, "hardware/", 9) == 0 ? Kind::hardware : Kind::model;
-    r.sources_[stem_of(f.path)].push_back(Source{std::string("builtin:") + f.path, f.text, kind, {}});
+    const std::string display = std::string("builtin:") + f.path;
+    r.sources_[stem_of(f.path)].push_back(Source{display, f.text, kind, {}, display});
   }
   for (const std::string& p : user_paths) {
     std::error_code ec;
@@ -85,7 +113,7 @@ SpecRegistry SpecRegistry::load(const std::vector<std::string>& user_paths) {
 
 const std::variant<Hardware, Model>& SpecRegistry::parse(const std::string& key, const Source& s) const {
   if (!s.parsed) {
-    const std::string text = s.text ? std::string(s.text) : read_spec_file(s.display_path);
+    const std::string text = s.text ? std::string(s.text) : read_spec_file(s.path);
     if (s.kind == Kind::hardware) s.parsed = parse_hardware(text, s.display_path, key);
     else if (s.kind == Kind::model) s.parsed = parse_model(text, s.display_path, key);
     else s.parsed = parse_spec(text, s.display_path, key);
@@ -133,13 +161,13 @@ std::vector<std::string> SpecRegistry::names_of(Kind kind) const {
 std::optional<HfImport> SpecRegistry::hf_model(std::string_view path) const {
   auto config = hf_config_file(std::string(path));
   if (!config) return std::nullopt;
-  return import_hf_config(read_spec_file(*config), *config, hf_model_key(*config));
+  return import_hf_config(read_spec_file(*config), as_text(*config), as_text(hf_model_key(*config)));
 }
 
 Hardware SpecRegistry::hardware(std::string_view name) const {
   if (looks_like_path(name)) {
     const std::string path(name);
-    return parse_hardware(read_spec_file(path), path, stem_of(path));
+    return parse_hardware(read_spec_file(path), as_text(path), stem_of(path));
   }
   if (const Hardware* h = find<Hardware>(std::string(name))) return *h;
   throw Error("unknown hardware '" + std::string(name) + "'" + did_you_mean(name, names_of(Kind::hardware)) +
@@ -150,7 +178,7 @@ Model SpecRegistry::model(std::string_view name) const {
   if (looks_like_path(name)) {
     const std::string path(name);
     if (auto hf = hf_model(path)) return hf->model;
-    return parse_model(read_spec_file(path), path, stem_of(path));
+    return parse_model(read_spec_file(path), as_text(path), stem_of(path));
   }
   if (const Model* m = find<Model>(std::string(name))) return *m;
   throw Error("unknown model '" + std::string(name) + "'" + did_you_mean(name, names_of(Kind::model)) +

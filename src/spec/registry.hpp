@@ -49,10 +49,11 @@ class SpecRegistry {
   // One file that may define the spec `key`. Built-in ones carry their text and a kind
   // known from their folder; a user file carries its path, and its content says its kind.
   struct Source {
-    std::string display_path;
-    const char* text = nullptr;  // built-in text, or nullptr to read display_path
+    std::string path;            // what is opened
+    const char* text = nullptr;  // built-in text, or nullptr to read `path`
     Kind kind = Kind::unknown;
     mutable std::optional<std::variant<Hardware, Model>> parsed;
+    std::string display_path;    // `path` as valid UTF-8, for messages and JSON
   };
 
   void add_user_file(const std::string& path);

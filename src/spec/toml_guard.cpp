@@ -11,21 +11,35 @@ class Scanner {
 
   void run() {
     // A quote opens a string only where TOML starts a key or a value: at a line start, after
-    // = [ , or {, and after a dot in a dotted key. Elsewhere, as in `x = +"a` or `x = 2."a`,
-    // toml++ reads the quote as part of a bare value, so what follows is checked as outside a
-    // string. Brackets are tracked to tell keys ([header], {inline = table}) from values.
+    // = [ , or {, and after a dot in a dotted key. Inside a bare token (a number, a bare key, or
+    // junk such as `+z[["a`) toml++ reads quotes and brackets as part of the token and tests
+    // every character up to a terminator, so what follows is checked as outside a string.
+    // Brackets are tracked to tell keys ([header], {inline = table}) from values.
     char prev = '\n';
     bool after_equals = false;
+    bool bare = false;    // inside a bare token
     std::string nesting;  // '[' array, 'h' table header, '{' inline table
     while (i_ < text_.size()) {
       const char c = text_[i_];
       const bool key_context = !after_equals && (nesting.empty() || nesting.back() != '[');
-      const bool string_may_start = prev == '\n' || prev == '=' || prev == '[' || prev == ',' || prev == '{' ||
-                                    (prev == '.' && key_context);
       if (c == '#') {
         skip_comment();
+        bare = false;
         continue;
       }
+      if (bare) {
+        const bool ends = c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ']' || c == '}' || c == ',' ||
+                          ((c == '=' || c == '.') && key_context);
+        if (!ends) {
+          if (static_cast<unsigned char>(c) >= 0x80) fail("non-ASCII character outside a string or comment");
+          prev = c;
+          ++i_;
+          continue;
+        }
+        bare = false;
+      }
+      const bool string_may_start = prev == '\n' || prev == '=' || prev == '[' || prev == ',' || prev == '{' ||
+                                    (prev == '.' && key_context);
       if ((c == '"' || c == '\'') && string_may_start) {
         if (starts_with("\"\"\"")) multi_line_basic();
         else if (starts_with("'''")) multi_line_literal();
@@ -51,7 +65,8 @@ class Scanner {
           }
           break;
         case ',': if (!nesting.empty() && nesting.back() == '{') after_equals = false; break;
-        default: break;
+        case ' ': case '\t': case '\r': case '.': break;
+        default: bare = true; break;  // a bare key, a number, true/false, a date, or junk
       }
       if (c != ' ' && c != '\t' && c != '\r') prev = c;
       ++i_;

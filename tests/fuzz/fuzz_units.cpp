@@ -75,6 +75,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // The escaped text is printable UTF-8: escaping it again changes nothing.
     require(napkin::printable(safe, keep_newlines) == safe);
   }
+  // Wrapping for the terminal: no line wider than asked, unless one piece is and is cut to it.
+  const std::size_t width = size % 40;
+  for (const std::string& line : napkin::wrap_words(text, width))
+    require(width == 0 || napkin::display_width(line) <= width);
   const std::size_t max = size / 2 + 1;
   const std::string short_text = napkin::shorten_middle(text, max);
   require(short_text.size() <= std::max(size, max + 64));
