@@ -339,7 +339,8 @@ std::string memory_table_text(std::size_t max_width) {
   out += "\n  recipe                 weights           gradients  master  optimizer states\n";
   for (const auto& r : recipes)
     out += fmt::format("  {:<22} {:<17} {:<10} {:<7} {}\n", r.name, r.weight_dtype, r.grad_dtype, r.master_dtype, r.state_dtype);
-  out += "\n" + wrap_paragraph(fmt::format("adafactor: factored second moment assumed over square {0}×{0} matrices (2/{0} "
+  out += '\n';
+  out += wrap_paragraph(fmt::format("adafactor: factored second moment assumed over square {0}×{0} matrices (2/{0} "
                                            "values/param); adam-8bit: 2 × (1 + 4/{1}) bytes whatever the recipe.",
                                            format_sig(adafactor_assumed_matrix_side, 4), format_sig(adam8bit_block_size, 4)),
                                max_width, "  ", "  ");

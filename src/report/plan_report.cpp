@@ -123,12 +123,12 @@ std::string plan_text(const PlanReport& r) {
   if (s.single_layout) {
     const Plan& p = s.plans.empty() ? *s.closest : s.plans.front();
     out += fmt::format("one layout (every dimension given): {}\n", p.memory.fits ? "fits" : "DOES NOT FIT");
-    out += "\n" + plans_table({p}, moe, r.tokens, r.gpus).render() + "\n" + breakdown_table({p}).render();
+    out += fmt::format("\n{}\n{}", plans_table({p}, moe, r.tokens, r.gpus).render(), breakdown_table({p}).render());
   } else {
     out += fmt::format("searched {} layouts: {} valid, {} fit in memory; the best {}, one per split of tp × cp × pp{}:\n\n", s.candidates,
                        s.valid, s.fitting, s.plans.size(), r.model.moe ? " × ep" : "");
     out += plans_table(s.plans, moe, r.tokens, r.gpus).render() + "\n" + breakdown_table(s.plans).render();
-    if (const std::string why = why_best(s.plans); !why.empty()) out += "\n" + why + ".\n";
+    if (const std::string why = why_best(s.plans); !why.empty()) out += fmt::format("\n{}.\n", why);
   }
   const Plan& best = s.plans.empty() ? *s.closest : s.plans.front();
   if (best.layout.pp > 1 && r.model.layers % best.layout.pp != 0 && best.layout.interleave == 1)

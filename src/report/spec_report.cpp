@@ -59,7 +59,8 @@ std::string hardware_show_text(const Hardware& h, std::size_t max_width) {
     t.add({std::string(dtype_name(d)), format_si(flops, unit, 4), sparse ? format_si(2 * flops, unit, 4) : "-"});
   }
   out += fmt::format("\n{}", t.render());  // GCC 12 flags "\n" + string with a false -Wrestrict
-  out += "\n" + wrap_paragraph(h.source, max_width, "  source: ", "          ");
+  out += '\n';
+  out += wrap_paragraph(h.source, max_width, "  source: ", "          ");
   out += wrap_paragraph(h.origin, max_width, "  spec:   ", "          ");
   if (!h.notes.empty()) out += wrap_paragraph(h.notes, max_width, "  notes:  ", "          ");
   return out;
@@ -154,7 +155,8 @@ std::string model_show_text(const Model& m, std::size_t max_width) {
   if (m.moe) p.add("active per token", format_count(c.active), fmt::format("{:.0f} exactly", c.active));
   std::string out = fmt::format("{}\n{}\nparameters\n{}", m.name, arch.render(), p.render());
   const std::string hang(11, ' ');  // under the text after "  source:  "
-  out += "\n" + wrap_paragraph(m.source, max_width, "  source:  ", hang);
+  out += '\n';
+  out += wrap_paragraph(m.source, max_width, "  source:  ", hang);
   if (m.seq_len > 0) out += wrap_paragraph(m.seq_len_source, max_width, "  seq_len: ", hang);
   out += wrap_paragraph(m.origin, max_width, "  spec:    ", hang);
   if (!m.notes.empty()) out += wrap_paragraph(m.notes, max_width, "  notes:   ", hang);
