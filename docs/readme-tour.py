@@ -5,6 +5,7 @@ Each README block that starts with a line '$ napkin ...' inside a ```console fen
 the built binary (default build/src/napkin) and its output replaced. Usage:
     python3 docs/readme-tour.py [path/to/napkin]
 """
+import os
 import re
 import shlex
 import subprocess
@@ -20,7 +21,9 @@ text = readme.read_text()
 def rerun(match: re.Match) -> str:
     command = match.group(1)
     args = shlex.split(command)[1:]
-    out = subprocess.run([binary, *args], capture_output=True, text=True, cwd=root)
+    # As tests/test_docs.cpp runs them: into a pipe, no COLUMNS (no wrapping), only the shipped specs.
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NAPKIN_SPEC_PATH")}
+    out = subprocess.run([binary, *args], capture_output=True, text=True, cwd=root, env=env)
     body = (out.stderr + out.stdout).rstrip("\n")  # warnings come first, as on a terminal
     return f"```console\n$ {command}\n{body}\n```"
 

@@ -201,3 +201,32 @@ TEST_CASE("tables and notes fit the terminal; --wide and pipes get them whole") 
     CHECK(widest(wide.out) > 80);            // these are wider than 80 unwrapped
   }
 }
+
+// README.md pastes what napkin prints (docs/readme-tour.py regenerates the pastes). Every
+// ```console block that starts with "$ napkin ..." is run again here, as the tour script runs it
+// (from the source folder, into a pipe, without COLUMNS or NAPKIN_SPEC_PATH), and must print the
+// pasted text exactly. Timings aside: blocks that time products on this machine or describe it
+// (bench without --dry-run, calibrate on a device, --list-devices) are only checked to exist.
+TEST_CASE("the README's pasted outputs are what napkin prints") {
+  const std::string readme = slurp(NAPKIN_SOURCE_DIR "/README.md");
+  const std::regex block("```console\\n\\$ napkin([^\\n]*)\\n([\\s\\S]*?)```");
+  int compared = 0, measured = 0;
+  for (auto it = std::sregex_iterator(readme.begin(), readme.end(), block); it != std::sregex_iterator(); ++it) {
+    const std::string args = (*it)[1].str();
+    const std::string pasted = (*it)[2].str();
+    INFO("README block: napkin" << args);
+    REQUIRE(args.find_first_of("'\"\\$`|;&<>") == std::string::npos);  // plain words only, run as the shell would
+    const bool timed = args.find(" bench") == 0 || (args.find(" calibrate") == 0 && args.find("--dry-run") == std::string::npos);
+    if (timed) {
+      ++measured;
+      continue;
+    }
+    const auto r = run_napkin(args, "cd '" NAPKIN_SOURCE_DIR "' && env -u COLUMNS -u NAPKIN_SPEC_PATH");
+    std::string printed = r.err + r.out;  // warnings first, as the tour pastes them
+    while (!printed.empty() && printed.back() == '\n') printed.pop_back();
+    CHECK_MESSAGE(printed + "\n" == pasted, "README.md drifted from the binary; run python3 docs/readme-tour.py");
+    ++compared;
+  }
+  CHECK(compared >= 15);  // the tour's estimates, memory, plan, spec and error examples
+  CHECK(measured >= 2);
+}
