@@ -6,6 +6,8 @@
 #include <cmath>
 #include <fstream>
 
+#include <sys/stat.h>
+
 #include "cli_helpers.hpp"
 
 using napkin::test::run_napkin;
@@ -167,6 +169,39 @@ TEST_CASE("--gemm-efficiency reads calibrate's JSON") {
   std::ofstream(dir / "junk.json") << "not json";
   check_bad(llama70 + " --gemm-efficiency " + (dir / "junk.json").string(), "is not JSON");
   check_bad(llama70 + " --gemm-efficiency " + (dir / "missing.json").string(), "neither a fraction");
+}
+
+TEST_CASE("--gemm-efficiency FILE is read like a spec file, and its figures must be physical") {
+  napkin::test::TempDir dir("napkin_plan_gemm_hostile");
+  const std::string fifo = (dir / "fifo.json").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  check_bad(llama70 + " --gemm-efficiency " + fifo, "is a FIFO");  // refused, not waited on
+  check_bad(llama70 + " --gemm-efficiency " + dir.str(), "is a folder");
+  check_bad(llama70 + " --gemm-efficiency /dev/zero", "is a character device");
+  std::ofstream(dir / "type.json") << R"({"products": [{"m": "x", "n": 8, "k": 8, "time_per_product_s": 1}]})";
+  check_bad(llama70 + " --gemm-efficiency " + (dir / "type.json").string(), "products[0].m: missing or not a number");
+  std::ofstream(dir / "frac.json") << R"({"products": [{"m": 8.5, "n": 8, "k": 8, "time_per_product_s": 1}]})";
+  check_bad(llama70 + " --gemm-efficiency " + (dir / "frac.json").string(), "products[0].m: 8.5");
+  std::ofstream(dir / "huge.json") << R"({"products": [{"m": 8192, "n": 8192, "k": 8192, "time_per_product_s": 1e300}]})";
+  check_bad(llama70 + " --gemm-efficiency " + (dir / "huge.json").string(), "products[0].time_per_product_s");
+  // 8192³ is 1.0995e12 FLOP: 1.111 ms at the H100's 989.5 TFLOP/s. 0.1 ms would be 11x the peak.
+  std::ofstream(dir / "fast.json") << R"({"products": [{"m": 8192, "n": 8192, "k": 8192, "time_per_product_s": 1e-4}]})";
+  check_bad(llama70 + " --gemm-efficiency " + (dir / "fast.json").string(), "faster than h100-sxm's curve");
+  // 0.5 s against the default curve's 1.111 ms / 0.751 + 8 µs launch = 1.4875 ms is 336x slower,
+  // "about" 0.751 / 336.1 = 0.223% of the peak: a CPU's figure; it is used, with a warning.
+  std::ofstream(dir / "slow.json") << R"({"products": [{"m": 8192, "n": 8192, "k": 8192, "time_per_product_s": 0.5}]})";
+  const auto r = run_napkin(llama70 + " --gemm-efficiency " + (dir / "slow.json").string());
+  CHECK(r.exit_code == 0);
+  CHECK_MESSAGE(r.err.find("336x slower than h100-sxm's curve (about 0.223% of the peak)") != std::string::npos, r.err);
+}
+
+TEST_CASE("answers that cannot be printed are errors naming the input") {
+  check_bad(llama70 + " --scale-out-bw 1e-300Gb/s", "--scale-out-bw: '1e-300Gb/s' is outside [1.00 MB/s, 100 PB/s]");
+  check_bad(llama70 + " --scale-up-bw 1e9PB/s", "--scale-up-bw: '1e9PB/s' is outside");
+  check_bad(llama70 + " --tokens 1e-300", "--tokens 1e-300: must be at least one token");
+  // The slowest network accepted still gives a printable answer: 1 MB/s is 1e6 B/s.
+  const auto j = json_of("plan --model gpt2 --hardware h100-sxm --gpus 16 --global-batch 64 --seq 1024 --scale-out-bw 1MB/s --tokens 1T");
+  CHECK(std::isfinite(j["plans"][0]["days"].get<double>()));
 }
 
 TEST_CASE("bad input: one line naming the flag") {

@@ -6,6 +6,7 @@
 #include "cli/plan_setup.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "report/format.hpp"
 #include "report/plan_report.hpp"
 
 namespace napkin::cli {
@@ -35,8 +36,16 @@ void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
   r.optimizer = o.flags.optimizer;
   r.precision = o.flags.precision;
   if (!o.tokens.empty()) r.tokens = parse_count(o.tokens, "--tokens");
-  if (r.tokens && !(*r.tokens > 0)) throw Error("--tokens must be positive");
+  if (r.tokens && !(*r.tokens >= 1)) throw Error("--tokens " + o.tokens + ": must be at least one token");
   r.search = run_plan_search(r.model, setup);
+  // An answer that cannot be printed (a step of 1e299 s from --scale-out-bw 1e-300Gb/s, days that
+  // vanish) is an error naming what it came from, as in train.
+  const std::string inputs = "the network, the --gemm-efficiency figures and --tokens";
+  for (const Plan& p : r.search.plans) {
+    checked_result(p.time.step_time_s, "the step time", inputs);
+    checked_result(p.time.tokens_per_s, "the throughput", inputs);
+    if (r.tokens) checked_result(plan_duration(p, r.gpus, *r.tokens).days, "the training time in days", "--tokens " + o.tokens);
+  }
 
   const bool nothing_fits = r.search.plans.empty();
   if (nothing_fits && !r.search.single_layout) {

@@ -4,13 +4,14 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <fstream>
 
 #include "cli/common.hpp"
 #include "core/error.hpp"
 #include "core/interconnect.hpp"
 #include "core/units.hpp"
 #include "report/format.hpp"
+#include "spec/spec_file.hpp"
+#include "spec/toml_reader.hpp"
 
 namespace napkin::cli {
 namespace {
@@ -28,27 +29,54 @@ double reserve_bytes(const std::string& text, double memory_bytes) {
   return v > 0 && v < 1 ? v * memory_bytes : v;
 }
 
-// `napkin calibrate --json` output: the timed products of a model's step.
+// `napkin calibrate --json` output: the timed products of a model's step. Read like a spec file
+// (regular files only, size-capped: a FIFO or /dev/zero is an error, not a hang); every field
+// napkin uses is type-checked, so a hand-edited file gets a message naming the product and key.
 GemmTimeModel gemm_from_calibration(GemmTimeModel base, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("--gemm-efficiency: '" + path + "' is neither a fraction (0.7, 70%) nor a readable file");
-  nlohmann::json j;
+  const std::string where = "--gemm-efficiency: " + path;
+  std::string text;
   try {
-    in >> j;
-  } catch (const nlohmann::json::exception& e) {
-    throw Error("--gemm-efficiency: " + path + " is not JSON (expected 'napkin calibrate --json' output): " + e.what());
+    text = read_spec_file(path, 16 * kMaxSpecFileBytes);  // calibrate's JSON: a few hundred products
+  } catch (const Error& e) {
+    throw Error(where + " is neither a fraction (0.7, 70%) nor a 'napkin calibrate --json' file: " + e.what());
   }
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw Error(where + " is not JSON (expected 'napkin calibrate --json' output)");
   if (!j.is_object() || !j.contains("products") || !j["products"].is_array())
-    throw Error("--gemm-efficiency: " + path + " has no 'products' list (expected 'napkin calibrate --json' output)");
+    throw Error(where + " has no 'products' list (expected 'napkin calibrate --json' output)");
   std::vector<MeasuredGemm> measured;
+  std::size_t i = 0;
   for (const auto& p : j["products"]) {
-    if (!p.is_object() || !p.contains("time_per_product_s") || !p["time_per_product_s"].is_number()) continue;
+    ++i;
+    if (!p.is_object() || !p.contains("time_per_product_s")) continue;  // a --dry-run entry: nothing timed
+    const auto field = [&](const char* key) -> const nlohmann::json& {
+      if (!p.contains(key) || !p[key].is_number())
+        throw Error(fmt::format("{}: products[{}].{}: missing or not a number", where, i - 1, key));
+      return p[key];
+    };
     MeasuredGemm g;
-    g.m = p.value("m", 0LL), g.n = p.value("n", 0LL), g.k = p.value("k", 0LL);
-    g.time_s = p["time_per_product_s"].get<double>();
+    for (auto [key, dim] : {std::pair{"m", &g.m}, std::pair{"n", &g.n}, std::pair{"k", &g.k}}) {
+      const double v = field(key).get<double>();
+      if (!(v >= 1 && v <= 1e9) || v != std::floor(v))
+        throw Error(fmt::format("{}: products[{}].{}: {} is not a whole dimension in [1, 1e9]", where, i - 1, key, format_sig(v, 6)));
+      *dim = static_cast<long long>(v);
+    }
+    g.time_s = field("time_per_product_s").get<double>();
+    if (!(g.time_s > 0 && g.time_s <= 3600))
+      throw Error(fmt::format("{}: products[{}].time_per_product_s: {} is not a time in (0, 3600] s", where, i - 1, format_sig(g.time_s, 6)));
     measured.push_back(g);
   }
   return measured_gemm_model(base, measured, path);
+}
+
+// A bandwidth flag, within the range a spec file's bandwidths must lie in (1 MB/s to 100 PB/s):
+// outside it the answer is nonsense (a step of 1e299 s from 1e-300Gb/s), so the input is refused.
+double link_bandwidth(const std::string& text, const char* flag) {
+  const double v = parse_bandwidth(text, flag);
+  const QuantityRange& r = bounds::kBandwidthBytesPerS;
+  if (v < r.min || v > r.max)
+    throw Error(fmt::format("{}: '{}' is outside [{}, {}] per GPU per direction", flag, text, format_si(r.min, "B/s", 3), format_si(r.max, "B/s", 3)));
+  return v;
 }
 
 std::string bw(double bytes_per_s) { return format_si(bytes_per_s, "B/s", 4); }
@@ -136,6 +164,16 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
       q.step.gemm.source = fmt::format("--gemm-efficiency {}: every product at {} of peak", f.gemm_efficiency, format_sig(fraction, 3));
     } else {
       q.step.gemm = gemm_from_calibration(q.step.gemm, f.gemm_efficiency);
+      // The curve runs at peak_efficiency of the peak, so a median below it means products
+      // faster than the hardware's peak: timed on other hardware, or edited by hand.
+      const double implied = q.step.gemm.peak_efficiency / q.step.gemm.measured_over_curve;
+      if (implied > 1.05)
+        throw Error(fmt::format("--gemm-efficiency {}: its products ran {:.3g}x faster than {}'s curve, above the {} peak: "
+                                "were they timed on other hardware?", f.gemm_efficiency, 1 / q.step.gemm.measured_over_curve, hw.key, dtype_name(ps.dtype)));
+      if (q.step.gemm.measured_over_curve > 10)
+        ps.warnings.push_back(fmt::format("--gemm-efficiency {}: its products ran {:.3g}x slower than {}'s curve "
+                                          "(about {} of the peak): were they timed on other hardware, e.g. calibrate --device cpu?",
+                                          f.gemm_efficiency, q.step.gemm.measured_over_curve, hw.key, format_percent(implied)));
       q.step.gemm.source = fmt::format("measured by calibrate ({}); other shapes at the default curve × {}", f.gemm_efficiency,
                                        format_sig(q.step.gemm.measured_over_curve, 3));
     }
@@ -144,8 +182,8 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   // The network: the spec's figures, overridden by flags; refuse rather than invent.
   Interconnect ic = hw.interconnect;
   if (auto n = whole(f.node_gpus, "--node-gpus", 1e6)) ic.scale_up_gpus = *n;
-  if (!f.scale_up_bw.empty()) ic.scale_up.bandwidth_bytes_per_s = parse_bandwidth(f.scale_up_bw, "--scale-up-bw");
-  if (!f.scale_out_bw.empty()) ic.scale_out.bandwidth_bytes_per_s = parse_bandwidth(f.scale_out_bw, "--scale-out-bw");
+  if (!f.scale_up_bw.empty()) ic.scale_up.bandwidth_bytes_per_s = link_bandwidth(f.scale_up_bw, "--scale-up-bw");
+  if (!f.scale_out_bw.empty()) ic.scale_out.bandwidth_bytes_per_s = link_bandwidth(f.scale_out_bw, "--scale-out-bw");
   const bool multi = !ic.scale_up_gpus || q.gpus > *ic.scale_up_gpus;
   if (q.gpus > 1) {
     const auto missing = missing_interconnect_figures(ic, multi);
