@@ -195,6 +195,17 @@ TEST_CASE("--gemm-efficiency FILE is read like a spec file, and its figures must
   CHECK_MESSAGE(r.err.find("336x slower than h100-sxm's curve (about 0.223% of the peak)") != std::string::npos, r.err);
 }
 
+TEST_CASE("--json --explain: the arithmetic in the object, line by line, as train does") {
+  const std::string fixed = llama70 + " --tp 8 --pp 4 --cp 1 --micro-batch 1 --interleave 5 --sequence-parallel --recompute none --zero 1";
+  const auto j = json_of(fixed + " --explain");
+  REQUIRE(j.contains("explain"));
+  REQUIRE(j["explain"].is_array());
+  const auto text = run_napkin(fixed + " --explain").out;
+  for (const auto& line : j["explain"]) CHECK_MESSAGE(text.find(line.get<std::string>()) != std::string::npos, line);
+  CHECK(j["explain"].size() >= 10);
+  CHECK_FALSE(json_of(fixed).contains("explain"));
+}
+
 TEST_CASE("answers that cannot be printed are errors naming the input") {
   check_bad(llama70 + " --scale-out-bw 1e-300Gb/s", "--scale-out-bw: '1e-300Gb/s' is outside [1.00 MB/s, 100 PB/s]");
   check_bad(llama70 + " --scale-up-bw 1e9PB/s", "--scale-up-bw: '1e9PB/s' is outside");

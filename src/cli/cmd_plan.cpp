@@ -1,6 +1,7 @@
 // napkin plan: how a model is laid out over a cluster, what each GPU holds, and how long a step
 // takes. The search is core/plan_search, the arithmetic core/step_time and the memory model.
 #include <memory>
+#include <sstream>
 
 #include "cli/common.hpp"
 #include "cli/plan_setup.hpp"
@@ -54,7 +55,15 @@ void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
     throw Error(nothing_fits_message(r.model, hw, r.search), ExitCode::failure);
   }
   if (o.json) {
-    emit(plan_json(r).dump(2) + "\n");
+    nlohmann::json j = plan_json(r);
+    // --json with --explain: the arithmetic goes in the object as "explain", one string per line, as in train.
+    if (o.explain) {
+      std::istringstream lines(plan_explain(r));
+      j["explain"] = nlohmann::json::array();
+      for (std::string line; std::getline(lines, line);)
+        if (!line.empty()) j["explain"].push_back(line);
+    }
+    emit(j.dump(2) + "\n");
   } else {
     for (const auto& w : r.warnings) warn(w);
     emit(o.explain ? plan_explain(r) : plan_text(r));
