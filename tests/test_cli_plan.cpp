@@ -228,6 +228,21 @@ TEST_CASE("bad input: one line naming the flag") {
   check_bad(llama70 + " --sequence-parallel --no-sequence-parallel", "excludes");
 }
 
+TEST_CASE("--reserve: a size with its unit or a percent, parsed as napkin memory parses it") {
+  // A bare number is ambiguous (2 bytes? 2 GB? 0.5 = half?): refused, as by napkin memory.
+  check_bad(llama70 + " --reserve 2", "--reserve '2': give a unit or a percent (2GB, 2GiB, 10%); a bare number is ambiguous");
+  check_bad(llama70 + " --reserve 0.5", "a bare number is ambiguous");
+  CHECK(run_napkin("memory --model llama3-70b --reserve 2").err == run_napkin(llama70 + " --reserve 2").err);
+  // h100-sxm's datasheet memory is 80e9 bytes. 10% of it: 8e9 held back, 72e9 available.
+  const auto pct = json_of(llama70 + " --top 1 --reserve 10%");
+  CHECK(pct["plans"][0]["available_bytes"].get<double>() == doctest::Approx(72e9));
+  CHECK(run_napkin(llama70 + " --top 1 --reserve 10%").out.find("memory reserve 8.00 GB per GPU (--reserve)") != std::string::npos);
+  // 2GiB = 2 · 1024³ = 2,147,483,648 bytes held back: 77,852,516,352 available, printed as 2.15 GB.
+  const auto gib = json_of(llama70 + " --top 1 --reserve 2GiB");
+  CHECK(gib["plans"][0]["available_bytes"].get<double>() == doctest::Approx(77852516352.0));
+  CHECK(run_napkin(llama70 + " --top 1 --reserve 2GiB").out.find("memory reserve 2.15 GB per GPU (--reserve)") != std::string::npos);
+}
+
 TEST_CASE("no layout fits: the closest one and by how much, exit 1") {
   // 405B on 8 GPUs: even ZeRO-3 leaves 16 × 405.9B / 8 = 812 GB of states per GPU.
   const auto r = run_napkin("plan --model llama3.1-405b --hardware h100-sxm --gpus 8 --global-batch 8 --seq 8192");

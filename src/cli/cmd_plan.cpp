@@ -90,7 +90,7 @@ void setup_plan(CLI::App& app, Context& ctx) {
   sub->add_option("--optimizer", f.optimizer, "Optimizer, as in 'napkin memory' [adamw]")->type_name("O");
   sub->add_option("--precision", f.precision, "Precision recipe, as in 'napkin memory' [bf16-mixed]")->type_name("R");
   sub->add_option("--dtype", f.dtype, "Dtype whose dense peak the products run at [bf16]")->type_name("DTYPE");
-  sub->add_option("--reserve", f.reserve, "Memory held back per GPU: bytes (4GiB) or a fraction (10%) [0]")->type_name("BYTES|FRACTION");
+  sub->add_option("--reserve", f.reserve, "Memory held back per GPU: a size with its unit (4GiB, 2GB) or a percent (10%) [0]")->type_name("BYTES|PERCENT");
   sub->add_option("--memory-basis", f.memory_basis, "Plan against the datasheet capacity or the usable figure a driver reports [datasheet]")
       ->type_name("datasheet|usable");
   sub->add_option("--gemm-efficiency", f.gemm_efficiency,
