@@ -38,6 +38,10 @@ void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
   if (!o.tokens.empty()) r.tokens = parse_count(o.tokens, "--tokens");
   if (r.tokens && !(*r.tokens >= 1)) throw Error("--tokens " + o.tokens + ": must be at least one token");
   r.search = run_plan_search(r.model, setup);
+  if (const Plan* best = !r.search.plans.empty() ? &r.search.plans.front() : r.search.closest ? &*r.search.closest : nullptr) {
+    const auto caveats = validation_caveats(r.model, hw.key, *best);
+    r.assumptions.insert(r.assumptions.end(), caveats.begin(), caveats.end());
+  }
   // An answer that cannot be printed (a step of 1e299 s from --scale-out-bw 1e-300Gb/s, days that
   // vanish) is an error naming what it came from, as in train.
   const std::string inputs = "the network, the --gemm-efficiency figures and --tokens";

@@ -236,28 +236,6 @@ std::string nothing_fits_message(const Model& m, const Hardware& hw, const PlanS
                                      : "give more --gpus, a smaller --seq, or fewer fixed dimensions");
 }
 
-PlanSearch run_plan_search(const Model& m, const PlanSetup& s) {
-  const PlanQuery& q = s.query;
-  if (auto problem = plan_query_problem(m, q)) throw Error(*problem);
-  // A fixed dimension the model cannot take is named before the search says "nothing valid".
-  auto check_alone = [&](Layout l) {
-    if (auto p = plan_layout_problem(m, l, q.step.seq)) throw Error(*p);
-  };
-  if (q.tp) {
-    Layout l;
-    l.tp = *q.tp;
-    check_alone(l);
-  }
-  if (q.pp) {
-    Layout l;
-    l.pp = *q.pp;
-    check_alone(l);
-  }
-  PlanSearch r = search_plans(m, q);
-  if (r.valid == 0) throw Error(r.first_problem.value_or("no layout is valid for these flags"));
-  return r;
-}
-
 }  // namespace napkin::cli
 
 namespace napkin::cli {
