@@ -239,6 +239,77 @@ TEST_CASE("bad input: one line naming the flag") {
   check_bad(llama70 + " --sequence-parallel --no-sequence-parallel", "excludes");
 }
 
+TEST_CASE("--reserve: a size with its unit or a percent, parsed as napkin memory parses it") {
+  // A bare number is ambiguous (2 bytes? 2 GB? 0.5 = half?): refused, as by napkin memory.
+  check_bad(llama70 + " --reserve 2", "--reserve '2': give a unit or a percent (2GB, 2GiB, 10%); a bare number is ambiguous");
+  check_bad(llama70 + " --reserve 0.5", "a bare number is ambiguous");
+  CHECK(run_napkin("memory --model llama3-70b --reserve 2").err == run_napkin(llama70 + " --reserve 2").err);
+  // h100-sxm's datasheet memory is 80e9 bytes. 10% of it: 8e9 held back, 72e9 available.
+  const auto pct = json_of(llama70 + " --top 1 --reserve 10%");
+  CHECK(pct["plans"][0]["available_bytes"].get<double>() == doctest::Approx(72e9));
+  CHECK(run_napkin(llama70 + " --top 1 --reserve 10%").out.find("memory reserve 8.00 GB per GPU (--reserve)") != std::string::npos);
+  // 2GiB = 2 · 1024³ = 2,147,483,648 bytes held back: 77,852,516,352 available, printed as 2.15 GB.
+  const auto gib = json_of(llama70 + " --top 1 --reserve 2GiB");
+  CHECK(gib["plans"][0]["available_bytes"].get<double>() == doctest::Approx(77852516352.0));
+  CHECK(run_napkin(llama70 + " --top 1 --reserve 2GiB").out.find("memory reserve 2.15 GB per GPU (--reserve)") != std::string::npos);
+}
+
+TEST_CASE("a single flag no layout can satisfy is named, with its reason") {
+  // h100-sxm's scale-up domain is 8 GPUs (HGX H100 board): tp or cp of 16 would cross nodes.
+  check_bad(llama70 + " --tp 16", "--tp 16 exceeds the 8 GPUs of a scale-up domain");
+  check_bad(llama70 + " --cp 16", "--cp 16 exceeds the 8 GPUs of a scale-up domain");
+  check_bad(llama70 + " --tp 4 --cp 4", "--tp × --cp = 16 exceeds the 8 GPUs of a scale-up domain");
+  // Allowed across nodes, tp 16 plans (16 divides Llama 3 70B's 64 heads and 28672 d_ff; 8 KV heads
+  // are replicated, 16 being a multiple of 8).
+  const auto cross = json_of(llama70 + " --tp 16 --allow-cross-node-tp --top 1");
+  CHECK(cross["plans"][0]["tp"] == 16);
+  // Interleaving needs 80 layers = pp · v · chunk with pp > 1: 3 divides no 80/pp.
+  check_bad(llama70 + " --interleave 3", "--interleave 3: no --pp splits the 80 layers of llama3-70b into 3·pp equal model chunks (3 does not divide 80)");
+  // v = 5 with pp searched: 80 / 5 = 16, and pp 2, 4, 8, 16 divide it: accepted.
+  CHECK(run_napkin(llama70 + " --interleave 5 --top 1").exit_code == 0);
+  check_bad(llama70 + " --pp 1 --interleave 2", "--interleave 2 needs --pp > 1");
+  // Micro-batch: 3 does not divide 1024. 1024 does, but dp ≥ 2 on 1024 GPUs (tp·cp ≤ 8, pp ≤ 80
+  // dividing 1024/8 = 128: at most 64, so dp ≥ 1024 / (8 · 64) = 2): at most 1024 / 2 = 512.
+  check_bad(llama70 + " --micro-batch 3", "--micro-batch 3 does not divide --global-batch 1024");
+  check_bad(llama70 + " --micro-batch 1024", "--micro-batch 1024: no data-parallel degree that 1024 GPUs allow leaves a multiple of 1024");
+  check_bad(llama70 + " --micro-batch 1024", "at most 512");
+  // Expert parallelism: Mixtral 8x7B has 8 experts; tp 8 · pp 8 on 64 GPUs leaves dp·cp = 1.
+  const std::string mixtral = "plan --model mixtral-8x7b --hardware a100-sxm-80gb --gpus 64 --global-batch 512 --seq 4096";
+  check_bad(mixtral + " --ep 3", "--ep 3 does not divide the 8 experts of mixtral-8x7b");
+  check_bad(mixtral + " --ep 8 --tp 8 --pp 8", "--ep 8: no layout of 64 GPUs has dp·cp divisible by 8");
+  // Nothing valid: the most common reason is named with its count. tp 8, pp 1, cp 1 on 1024 GPUs
+  // is dp 128; 100 sequences split over no 128 · b. Micro-batch searched over divisors of 1 (b = 1),
+  // interleave 1, sequence parallel off/on, recompute none/full, ZeRO 0-3: 1 · 2 · 2 · 4 = 16 tried.
+  check_bad("plan --model llama3-70b --gpus 1024 --global-batch 100 --seq 8192 --tp 8 --pp 1 --cp 1",
+            "--global-batch 100 is not divisible by dp × micro-batch = 128 × 1 = 128 (16 of the 16 layouts tried were refused for this; none is valid)");
+}
+
+TEST_CASE("the answer says where the best plan leaves napkin's validation set") {
+  const std::string caveat = "context parallelism (cp 2) is not in napkin's validation set (docs/validation)";
+  // A fixed layout with cp 2: the caveat is an assumption, in the text and in the JSON's list.
+  const std::string cp2 = llama70 + " --tp 4 --cp 2 --pp 4 --micro-batch 1 --interleave 5 --sequence-parallel --recompute none --zero 1";
+  const auto t = run_napkin(cp2);
+  REQUIRE_MESSAGE(t.exit_code == 0, t.err);
+  CHECK(t.out.find("  plan 1's " + caveat) != std::string::npos);
+  const auto j = json_of(cp2);
+  REQUIRE(j["plans"][0]["cp"] == 2);
+  bool in_json = false;
+  for (const auto& a : j["assumptions"]) in_json = in_json || a.get<std::string>().find(caveat) != std::string::npos;
+  CHECK(in_json);
+  // cp 1, dense, on h100-sxm (a validated part): no caveat at all.
+  const auto plain = run_napkin(llama70 + " --tp 8 --pp 4 --cp 1 --micro-batch 1 --interleave 5 --sequence-parallel --recompute none --zero 1");
+  REQUIRE(plain.exit_code == 0);
+  CHECK(plain.out.find("validation set") == std::string::npos);
+  // Hardware with no measured row.
+  const auto mi = run_napkin("plan --model llama3-8b --hardware mi300x --gpus 16 --global-batch 64 --seq 8192 --cp 1 --json");
+  REQUIRE(mi.exit_code == 0);
+  CHECK(mi.out.find("mi300x has no row in napkin's validation set") != std::string::npos);
+  // Expert parallelism on a MoE model.
+  const auto moe = run_napkin("plan --model mixtral-8x7b --hardware a100-sxm-80gb --gpus 64 --global-batch 512 --seq 4096 --ep 8 --cp 1");
+  REQUIRE_MESSAGE(moe.exit_code == 0, moe.err);
+  CHECK(moe.out.find("plan 1's expert parallelism (ep 8) is not in napkin's validation set") != std::string::npos);
+}
+
 TEST_CASE("no layout fits: the closest one and by how much, exit 1") {
   // 405B on 8 GPUs: even ZeRO-3 leaves 16 × 405.9B / 8 = 812 GB of states per GPU.
   const auto r = run_napkin("plan --model llama3.1-405b --hardware h100-sxm --gpus 8 --global-batch 8 --seq 8192");

@@ -3,8 +3,6 @@
 // offload). The math is in core/layout_memory, core/memory and core/activations.
 #include <fmt/format.h>
 
-#include <cctype>
-
 #include "cli/common.hpp"
 #include "core/error.hpp"
 #include "core/layout_memory.hpp"
@@ -21,17 +19,6 @@ struct MemoryOptions {
       memory_basis = "datasheet";
   bool sequence_parallel = false, flash_attention = true, dropout = false, json = false, explain = false, table = false;
 };
-
-// "4GiB", "2GB" are bytes; "10%" is a share of the GPU's memory. A bare number is refused: "2"
-// used to mean 2 bytes and "0.5" half the memory.
-double reserve_bytes(const std::string& text, double memory_bytes) {
-  if (text.find('%') != std::string::npos) return parse_fraction(text, "--reserve") * memory_bytes;
-  const bool has_unit = !text.empty() && std::isalpha(static_cast<unsigned char>(text.back()));
-  const double v = parse_bytes(text, "--reserve");
-  if (!has_unit)
-    throw Error(fmt::format("--reserve '{}': give a unit or a percent (2GB, 2GiB, 10%); a bare number is ambiguous", text));
-  return v;
-}
 
 int zero_flag(const std::string& text) {
   if (text.size() == 1 && text[0] >= '0' && text[0] <= '3') return text[0] - '0';
@@ -58,7 +45,7 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   if (given("--node-gpus")) s.node_gpus = whole_flag(o.node_gpus, "--node-gpus", 1e6);
   s.memory_bytes = gpu_memory_bytes(r.hardware, r.basis);
   r.reserve_text = given("--reserve") ? o.reserve : "";
-  if (given("--reserve")) s.reserve_bytes = reserve_bytes(o.reserve, s.memory_bytes);
+  if (given("--reserve")) s.reserve_bytes = reserve_flag(o.reserve, s.memory_bytes);
 
   Layout& l = r.layout;
   auto degree = [&](const std::string& text, const char* flag) { return given(flag) ? whole_flag(text, flag, 1e7) : 1LL; };

@@ -39,6 +39,10 @@ void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
   if (!o.tokens.empty()) r.tokens = parse_count(o.tokens, "--tokens");
   if (r.tokens && !(*r.tokens >= 1)) throw Error("--tokens " + o.tokens + ": must be at least one token");
   r.search = run_plan_search(r.model, setup);
+  if (const Plan* best = !r.search.plans.empty() ? &r.search.plans.front() : r.search.closest ? &*r.search.closest : nullptr) {
+    const auto caveats = validation_caveats(r.model, hw.key, *best);
+    r.assumptions.insert(r.assumptions.end(), caveats.begin(), caveats.end());
+  }
   // An answer that cannot be printed (a step of 1e299 s from --scale-out-bw 1e-300Gb/s, days that
   // vanish) is an error naming what it came from, as in train.
   const std::string inputs = "the network, the --gemm-efficiency figures and --tokens";
@@ -99,7 +103,7 @@ void setup_plan(CLI::App& app, Context& ctx) {
   sub->add_option("--optimizer", f.optimizer, "Optimizer, as in 'napkin memory' [adamw]")->type_name("O");
   sub->add_option("--precision", f.precision, "Precision recipe, as in 'napkin memory' [bf16-mixed]")->type_name("R");
   sub->add_option("--dtype", f.dtype, "Dtype whose dense peak the products run at [bf16]")->type_name("DTYPE");
-  sub->add_option("--reserve", f.reserve, "Memory held back per GPU: bytes (4GiB) or a fraction (10%) [0]")->type_name("BYTES|FRACTION");
+  sub->add_option("--reserve", f.reserve, "Memory held back per GPU: a size with its unit (4GiB, 2GB) or a percent (10%) [0]")->type_name("BYTES|PERCENT");
   sub->add_option("--memory-basis", f.memory_basis, "Plan against the datasheet capacity or the usable figure a driver reports [datasheet]")
       ->type_name("datasheet|usable");
   sub->add_option("--gemm-efficiency", f.gemm_efficiency,

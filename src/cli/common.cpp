@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <fmt/ranges.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -62,6 +63,17 @@ long long whole_count(const std::string& text, const char* flag, long long min, 
   if (v != std::floor(v)) throw Error(fmt::format("{} must be a whole number, found '{}'", flag, text));
   if (v > max) throw Error(fmt::format("{} must be at most {}, found '{}'", flag, max, text));
   return static_cast<long long>(v);
+}
+
+// "4GiB", "2GB" are bytes; "10%" is a share of the GPU's memory. A bare number is refused: "2"
+// used to mean 2 bytes in one command and "0.5" half the memory in another.
+double reserve_flag(const std::string& text, double memory_bytes) {
+  if (text.find('%') != std::string::npos) return parse_fraction(text, "--reserve") * memory_bytes;
+  const bool has_unit = !text.empty() && std::isalpha(static_cast<unsigned char>(text.back()));
+  const double v = parse_bytes(text, "--reserve");
+  if (!has_unit)
+    throw Error(fmt::format("--reserve '{}': give a unit or a percent (2GB, 2GiB, 10%); a bare number is ambiguous", text));
+  return v;
 }
 
 Dtype dtype_flag(const std::string& text, const char* flag) {

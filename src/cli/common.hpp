@@ -36,6 +36,9 @@ std::optional<double> bytes_flag(const std::string& text, const char* flag);
 long long whole_flag(const std::string& text, const char* flag, double max = 1e15);
 // The same rule from `min` (0 for counts that may be zero); integer-typed options use it too.
 long long whole_count(const std::string& text, const char* flag, long long min, double max);
+// --reserve of `napkin memory` and `napkin plan`: a size with its unit (4GiB, 2GB) or a percent of
+// `memory_bytes` (10%), in bytes. A bare number is refused (2 bytes? half the memory?).
+double reserve_flag(const std::string& text, double memory_bytes);
 // A dtype name (fp64 ... fp4); an unknown one lists them all, with the closest first.
 Dtype dtype_flag(const std::string& text, const char* flag = "--dtype");
 

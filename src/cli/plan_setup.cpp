@@ -21,14 +21,6 @@ std::optional<long long> whole(const std::string& text, const char* flag, double
   return whole_flag(text, flag, max);
 }
 
-// "4GiB" or "4e9" are bytes; "10%" or a number below 1 a fraction of the capacity.
-double reserve_bytes(const std::string& text, double memory_bytes) {
-  if (text.empty()) return 0;
-  if (text.find('%') != std::string::npos) return parse_fraction(text, "--reserve") * memory_bytes;
-  const double v = parse_bytes(text, "--reserve");
-  return v > 0 && v < 1 ? v * memory_bytes : v;
-}
-
 // `napkin calibrate --json` output: the timed products of a model's step. Read like a spec file
 // (regular files only, size-capped: a FIFO or /dev/zero is an error, not a hang); every field
 // napkin uses is type-checked, so a hand-edited file gets a message naming the product and key.
@@ -139,7 +131,7 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   q.memory.flash_attention = q.step.flash_attention;
   q.memory.dropout = f.dropout;
   q.memory.memory_bytes = gpu_memory_bytes(hw, memory_basis_from_name(f.memory_basis));
-  q.memory.reserve_bytes = reserve_bytes(f.reserve, q.memory.memory_bytes);
+  if (!f.reserve.empty()) q.memory.reserve_bytes = reserve_flag(f.reserve, q.memory.memory_bytes);
 
   q.step.gemm.peak_flops_per_s = *peak;
   q.step.gemm.memory_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
@@ -242,28 +234,6 @@ std::string nothing_fits_message(const Model& m, const Hardware& hw, const PlanS
                      format_si(over, "B", 3), format_sig(100 * over / c.memory.available_bytes, 3) + "%", format_si(c.memory.available_bytes, "B", 3),
                      s.single_layout ? "search the other dimensions (leave out --zero, --recompute, --pp ...) or give more --gpus"
                                      : "give more --gpus, a smaller --seq, or fewer fixed dimensions");
-}
-
-PlanSearch run_plan_search(const Model& m, const PlanSetup& s) {
-  const PlanQuery& q = s.query;
-  if (auto problem = plan_query_problem(m, q)) throw Error(*problem);
-  // A fixed dimension the model cannot take is named before the search says "nothing valid".
-  auto check_alone = [&](Layout l) {
-    if (auto p = plan_layout_problem(m, l, q.step.seq)) throw Error(*p);
-  };
-  if (q.tp) {
-    Layout l;
-    l.tp = *q.tp;
-    check_alone(l);
-  }
-  if (q.pp) {
-    Layout l;
-    l.pp = *q.pp;
-    check_alone(l);
-  }
-  PlanSearch r = search_plans(m, q);
-  if (r.valid == 0) throw Error(r.first_problem.value_or("no layout is valid for these flags"));
-  return r;
 }
 
 }  // namespace napkin::cli

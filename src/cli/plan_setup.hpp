@@ -31,7 +31,7 @@ struct PlanSetup {
 PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& f);
 
 // Runs the search and turns "nothing valid" and "nothing fits" into one-line errors naming the
-// flags; returns the search when at least one layout fits (or one fixed layout was evaluated).
+// flags (plan_checks.cpp: a fixed flag no layout can satisfy is named before the search); returns the search when at least one layout fits (or one fixed layout was evaluated).
 PlanSearch run_plan_search(const Model& m, const PlanSetup& s);
 
 // `napkin train --mfu predicted`: the best plan's token rate for the model on `gpus` × hardware,
@@ -42,6 +42,10 @@ struct PredictedRate {
   std::string layout;              // "tp 8 · cp 1 · pp 4 · dp 32, micro-batch 1, ..."
 };
 PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus, long long global_batch, long long seq, Dtype dtype);
+
+// Where the best plan leaves what docs/validation checked (context or expert parallelism,
+// hardware with no measured row): one line each, for the answer's assumptions.
+std::vector<std::string> validation_caveats(const Model& m, const std::string& hardware_key, const Plan& best);
 
 // The one-line message for a search where nothing fits: the closest layout and by how much.
 std::string nothing_fits_message(const Model& m, const Hardware& hw, const PlanSearch& s);

@@ -10,17 +10,6 @@
 namespace napkin {
 namespace {
 
-std::vector<long long> divisors(long long n) {
-  std::vector<long long> small, large;
-  for (long long i = 1; i * i <= n; ++i) {
-    if (n % i != 0) continue;
-    small.push_back(i);
-    if (i != n / i) large.push_back(n / i);
-  }
-  small.insert(small.end(), large.rbegin(), large.rend());
-  return small;
-}
-
 template <typename T>
 std::vector<T> either(const std::optional<T>& fixed, std::vector<T> all) {
   if (fixed) return {*fixed};
@@ -39,6 +28,17 @@ bool faster(const Plan& a, const Plan& b) {
 }
 
 }  // namespace
+
+std::vector<long long> divisors(long long n) {
+  std::vector<long long> small, large;
+  for (long long i = 1; i * i <= n; ++i) {
+    if (n % i != 0) continue;
+    small.push_back(i);
+    if (i != n / i) large.push_back(n / i);
+  }
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;
+}
 
 std::optional<std::string> plan_query_problem(const Model& m, const PlanQuery& q) {
   if (q.gpus < 1) return "--gpus must be at least 1";
@@ -87,6 +87,7 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
                       (q.interleave || *q.pp == 1);
   const std::size_t keep = std::max<std::size_t>(q.top, 1);
   std::optional<Plan> closest;
+  std::map<std::string, std::pair<long long, std::string>> refused;  // group -> (count, first message)
   // Layer costs depend only on (tp, cp, ep, micro-batch, sequence parallelism).
   std::map<std::tuple<long long, long long, long long, long long, bool>, LayerCost> costs;
   // With flash attention, selective recomputation is what the kernel already does (it recomputes
@@ -128,7 +129,8 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
                       problem = "--tp × --cp = " + std::to_string(tp * cp) + " exceeds the " + std::to_string(domain) +
                                 " GPUs of a scale-up domain (--allow-cross-node-tp to allow it)";
                     if (problem) {
-                      if (!out.first_problem) out.first_problem = problem;
+                      auto& [count, example] = refused[problem->substr(0, problem->find_first_of("0123456789"))];
+                      if (count++ == 0) example = std::move(*problem);
                       continue;
                     }
                     ++out.valid;
@@ -158,6 +160,11 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
     }
   }
   if (out.plans.empty()) out.closest = std::move(closest);
+  for (auto& [group, seen] : refused) {
+    if (seen.first <= out.common_problem_count) continue;
+    out.common_problem_count = seen.first;
+    out.common_problem = seen.second;
+  }
   return out;
 }
 

@@ -38,9 +38,15 @@ struct PlanSearch {
   long long valid = 0;                // that the model, batch and network allow
   long long fitting = 0;              // that also fit in memory
   std::optional<Plan> closest;        // nothing fits: the valid layout needing the least memory
-  std::optional<std::string> first_problem;  // nothing valid: why the first candidate was refused
+  // Why candidates were refused, grouped by the text before the first number (the flag and the
+  // rule): the most common group, one of its messages and how many candidates it refused.
+  std::optional<std::string> common_problem;
+  long long common_problem_count = 0;
   bool single_layout = false;         // every dimension was given
 };
+
+// The divisors of n, ascending: the values the search tries for a dimension not given.
+std::vector<long long> divisors(long long n);
 
 // Why the fixed dimensions cannot be laid out on the GPUs at all (a degree, or the product of the
 // given ones, that does not divide --gpus; --ep on a dense model), naming the flags; else nullopt.

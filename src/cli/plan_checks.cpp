@@ -1,0 +1,155 @@
+// napkin plan's checks around the search: a fixed flag the search can never satisfy is named
+// before it runs (one line, the flag first), a search with nothing valid says why most
+// candidates were refused, and the best plan says where it leaves the validated ground.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "cli/plan_setup.hpp"
+#include "core/error.hpp"
+
+namespace napkin::cli {
+namespace {
+
+struct Split {
+  long long tp, cp, pp, dp;
+};
+
+// The splits of the GPUs the search visits (core/plan_search.cpp's outer loops): the given
+// degrees, else every divisor; tp·cp within the scale-up domain unless allowed; pp at most the
+// layers. A superset of the valid ones (heads, batch are not checked), so a check that finds no
+// split refuses only what the search would refuse too.
+std::vector<Split> splits(const Model& m, const PlanQuery& q) {
+  auto values = [](const std::optional<long long>& fixed, long long n) { return fixed ? std::vector<long long>{*fixed} : divisors(n); };
+  const long long domain = q.step.net.domain_gpus;
+  std::vector<Split> out;
+  for (long long tp : values(q.tp, q.gpus))
+    for (long long cp : values(q.cp, q.gpus / tp)) {
+      if (!q.allow_cross_node_tp && tp * cp > domain) continue;
+      for (long long pp : values(q.pp, q.gpus / (tp * cp))) {
+        if (q.gpus % (tp * cp * pp) != 0 || (pp > m.layers && !q.pp)) continue;
+        out.push_back({tp, cp, pp, q.gpus / (tp * cp * pp)});
+      }
+    }
+  return out;
+}
+
+// Beyond one scale-up domain, tensor and context parallelism would cross the network on every
+// layer; the search refuses it unless --allow-cross-node-tp.
+void check_domain(const PlanQuery& q) {
+  if (q.allow_cross_node_tp) return;
+  const long long domain = q.step.net.domain_gpus;
+  auto beyond = [&](const std::string& what, long long v) {
+    if (v > domain)
+      throw Error(fmt::format("{} {} exceeds the {} GPUs of a scale-up domain (--node-gpus): tensor and context parallelism stay inside "
+                              "one; --allow-cross-node-tp to allow it",
+                              what, v, domain));
+  };
+  if (q.tp) beyond("--tp", *q.tp);
+  if (q.cp) beyond("--cp", *q.cp);
+  if (q.tp && q.cp) beyond("--tp × --cp =", *q.tp * *q.cp);
+}
+
+// --interleave v with pp searched: some pp > 1 the search tries must split the layers into v·pp
+// equal chunks (Megatron's interleaved schedule).
+void check_interleave(const Model& m, const PlanQuery& q, const std::vector<Split>& all) {
+  if (!q.interleave || *q.interleave <= 1 || q.pp) return;
+  const long long v = *q.interleave;
+  for (const Split& s : all)
+    if (s.pp > 1 && m.layers % (s.pp * v) == 0) return;
+  if (m.layers % v != 0)
+    throw Error(fmt::format("--interleave {}: no --pp splits the {} layers of {} into {}·pp equal model chunks ({} does not divide {})", v, m.layers,
+                            m.key, v, v, m.layers));
+  throw Error(fmt::format("--interleave {}: no --pp > 1 that {} GPUs allow splits the {} layers of {} into {}·pp equal model chunks (pp must divide {})",
+                          v, q.gpus, m.layers, m.key, v, m.layers / v));
+}
+
+// --micro-batch b: some data-parallel degree must leave each replica a whole number of
+// micro-batches, B / (dp · b).
+void check_micro_batch(const PlanQuery& q, const std::vector<Split>& all) {
+  if (!q.micro_batch) return;
+  const long long b = *q.micro_batch, B = q.step.global_batch;
+  if (B % b != 0)
+    throw Error(fmt::format("--micro-batch {} does not divide --global-batch {}: each replica runs B/dp sequences in whole micro-batches", b, B));
+  long long largest = 0;  // the largest micro-batch some dp allows: B / (smallest dp dividing B)
+  for (const Split& s : all) {
+    if (B % s.dp != 0) continue;
+    if ((B / s.dp) % b == 0) return;
+    largest = std::max(largest, B / s.dp);
+  }
+  if (largest > 0)
+    throw Error(fmt::format("--micro-batch {}: no data-parallel degree that {} GPUs allow leaves a multiple of {} of the --global-batch {} "
+                            "sequences per replica; at most {}",
+                            b, q.gpus, b, B, largest));
+}
+
+// --ep e: experts split evenly, and e carved out of the data- and context-parallel ranks.
+void check_ep(const Model& m, const PlanQuery& q, const std::vector<Split>& all) {
+  if (!q.ep || *q.ep <= 1 || !m.moe) return;
+  const long long e = *q.ep;
+  Layout l;
+  l.ep = e, l.dp = e;  // dp·cp = e: only the experts are checked here
+  if (auto p = plan_layout_problem(m, l, q.step.seq)) throw Error(*p);
+  for (const Split& s : all)
+    if ((s.dp * s.cp) % e == 0) return;
+  throw Error(fmt::format("--ep {}: no layout of {} GPUs has dp·cp divisible by {} (expert parallelism is carved out of the data- and "
+                          "context-parallel ranks)",
+                          e, q.gpus, e));
+}
+
+}  // namespace
+
+PlanSearch run_plan_search(const Model& m, const PlanSetup& s) {
+  const PlanQuery& q = s.query;
+  if (auto problem = plan_query_problem(m, q)) throw Error(*problem);
+  // A fixed dimension the model cannot take is named before the search says "nothing valid".
+  auto check_alone = [&](Layout l) {
+    if (auto p = plan_layout_problem(m, l, q.step.seq)) throw Error(*p);
+  };
+  Layout fixed;
+  if (q.tp) fixed.tp = *q.tp, check_alone(fixed);
+  if (q.cp) fixed.cp = *q.cp, check_alone(fixed);
+  check_domain(q);
+  if (q.pp) {
+    Layout l;
+    l.pp = *q.pp;
+    if (q.interleave) l.interleave = *q.interleave;
+    check_alone(l);
+  }
+  const std::vector<Split> all = splits(m, q);
+  check_interleave(m, q, all);
+  check_micro_batch(q, all);
+  check_ep(m, q, all);
+
+  PlanSearch r = search_plans(m, q);
+  if (r.valid == 0) {
+    if (!r.common_problem) throw Error("no layout is valid for these flags");
+    throw Error(fmt::format("{} ({} of the {} layouts tried were refused for this; none is valid)", *r.common_problem, r.common_problem_count,
+                            r.candidates));
+  }
+  return r;
+}
+
+std::vector<std::string> validation_caveats(const Model& m, const std::string& hardware_key, const Plan& best) {
+  // docs/validation/README.md: the A100 SXM 80GB rows (Narayanan 2021, Korthikanti 2022, BLOOM)
+  // and the H100 SXM Megatron-Core rows; all with cp = 1, all dense.
+  static const std::set<std::string> validated_hardware = {"a100-sxm-80gb", "h100-sxm"};
+  std::vector<std::string> out;
+  const Layout& l = best.layout;
+  if (l.cp > 1)
+    out.push_back(fmt::format("plan 1's context parallelism (cp {}) is not in napkin's validation set (docs/validation): its ring exchange is "
+                              "assumed hidden behind attention; treat this MFU as optimistic",
+                              l.cp));
+  if (m.moe && l.ep > 1)
+    out.push_back(fmt::format("plan 1's expert parallelism (ep {}) is not in napkin's validation set (docs/validation): no measured MoE run "
+                              "checks its all-to-all or expert products; treat this MFU as unchecked",
+                              l.ep));
+  if (!validated_hardware.count(hardware_key))
+    out.push_back(fmt::format("{} has no row in napkin's validation set (docs/validation: A100 SXM 80GB and H100 SXM runs): its prediction "
+                              "uses the same constants, unchecked on this part",
+                              hardware_key));
+  return out;
+}
+
+}  // namespace napkin::cli
