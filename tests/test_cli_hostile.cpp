@@ -216,3 +216,35 @@ TEST_CASE("an empty value is an error naming the flag, for every option of every
   CHECK(checked >= 40);
   check_one_line(run_napkin("models show ''"), "napkin models show: empty NAME");
 }
+
+TEST_CASE("a mode refuses every flag it would ignore: memory --table, bench --list-devices") {
+  // Walk the command's own help so that a flag added later cannot be silently ignored either.
+  // Each flag is given with a harmless value where it takes one; the refusal names it.
+  auto walk = [](const std::string& command, const std::string& mode, const std::set<std::string>& applies) {
+    const std::regex option(R"(^\s+(--[a-z][a-z0-9-]*)(,(--no-[a-z0-9-]+)\{false\})?( (\S+))?)");
+    std::istringstream lines(run_napkin(command + " --help").out);
+    std::string line;
+    std::size_t refused = 0;
+    while (std::getline(lines, line)) {
+      std::smatch m;
+      if (!std::regex_search(line, m, option)) continue;
+      std::vector<std::string> given = {m[1].str() + (m[5].matched && m[5] != "Excludes:" ? " 1" : "")};
+      if (m[3].matched) given.push_back(m[3].str());
+      if (applies.count(m[1].str())) continue;
+      for (const auto& g : given) {
+        CAPTURE(g);
+        const CliResult r = run_napkin(command + " " + mode + " " + g);
+        check_one_line(r, "does not apply to '" + command + " " + mode + "'");
+        CHECK(r.err.find(g.substr(0, g.find(' '))) != std::string::npos);
+        ++refused;
+      }
+    }
+    return refused;
+  };
+  // memory: 22 options besides --table and --json (two of them with a --no- spelling, both tried).
+  CHECK(walk("memory", "--table", {"--table", "--json"}) >= 22);
+  CHECK(walk("bench", "--list-devices", {"--list-devices", "--json", "--csv"}) >= 10);
+  // What does apply still works.
+  CHECK(run_napkin("memory --table --json").exit_code == 0);
+  CHECK(run_napkin("bench --list-devices --csv").exit_code == 0);
+}

@@ -83,8 +83,11 @@ bench::BenchConfig config(Context& ctx, const BenchOptions& o) {
   return cfg;
 }
 
-void run(Context& ctx, const BenchOptions& o) {
-  if (o.list_devices) return list_devices(o.json, o.csv);
+void run(Context& ctx, const BenchOptions& o, const CLI::App& sub) {
+  if (o.list_devices) {
+    refuse_ignored_flags(sub, "--list-devices", {"--list-devices", "--json", "--csv"});
+    return list_devices(o.json, o.csv);
+  }
   bench::BenchConfig cfg = config(ctx, o);
   const long long batch = whole_flag(o.batch, "--batch", 2147483647.0);
   std::optional<Dtype> dtype;
@@ -143,7 +146,7 @@ void setup_bench(CLI::App& app, Context& ctx) {
       "  napkin bench --device cuda --shape 2048x2048x128 --batch 32   # attention's batched products\n"
       "  napkin bench --device cpu --dtype fp32 --shape 4096 --json\n"
       "  napkin bench --list-devices");
-  sub->callback([&ctx, o] { run(ctx, *o); });
+  sub->callback([&ctx, o, sub] { run(ctx, *o, *sub); });
 }
 
 }  // namespace napkin::cli

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -62,6 +63,18 @@ long long whole_count(const std::string& text, const char* flag, long long min, 
   if (v != std::floor(v)) throw Error(fmt::format("{} must be a whole number, found '{}'", flag, text));
   if (v > max) throw Error(fmt::format("{} must be at most {}, found '{}'", flag, max, text));
   return static_cast<long long>(v);
+}
+
+void refuse_ignored_flags(const CLI::App& sub, const std::string& mode, const std::vector<std::string>& allowed) {
+  for (const CLI::Option* opt : sub.get_options()) {
+    if (opt->count() == 0 || opt->get_lnames().empty()) continue;
+    const std::string flag = "--" + opt->get_lnames().front();
+    if (std::find(allowed.begin(), allowed.end(), flag) != allowed.end()) continue;
+    // "--dropout/--no-dropout": either spelling may be the one given.
+    std::vector<std::string> names;
+    for (const auto& l : opt->get_lnames()) names.push_back("--" + l);
+    throw Error(fmt::format("{} does not apply to '{} {}'; drop one or the other", fmt::join(names, "/"), sub.get_name(), mode));
+  }
 }
 
 Dtype dtype_flag(const std::string& text, const char* flag) {

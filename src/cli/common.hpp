@@ -36,6 +36,10 @@ std::optional<double> bytes_flag(const std::string& text, const char* flag);
 long long whole_flag(const std::string& text, const char* flag, double max = 1e15);
 // The same rule from `min` (0 for counts that may be zero); integer-typed options use it too.
 long long whole_count(const std::string& text, const char* flag, long long min, double max);
+// A mode that prints something fixed (memory --table, bench --list-devices) refuses every other
+// flag given to its subcommand rather than silently ignoring it: one line naming the flag.
+// `allowed` are the long names that do apply (the mode's own flag included), e.g. {"--table", "--json"}.
+void refuse_ignored_flags(const CLI::App& sub, const std::string& mode, const std::vector<std::string>& allowed);
 // A dtype name (fp64 ... fp4); an unknown one lists them all, with the closest first.
 Dtype dtype_flag(const std::string& text, const char* flag = "--dtype");
 
