@@ -266,6 +266,9 @@ TEST_CASE("train: answers that overflow or vanish, empty values, odd sizes") {
   check_bad_input("train --params 70B --tokens 15T --days 1e-300", "solving for GPUs gives");
   check_bad_input("train --tokens 15T --gpus 8 --days 1e-300", "solving for parameters gives");
   check_bad_input("train --params 70B --tokens 15T --gpus 8 --grid-intensity 1e308", "--grid-intensity");
+  // 1e-320 is a positive double (denormal), but 70B·15T·6 / (1e-320 · peak) overflows: the error names --mfu.
+  check_bad_input("train --params 70B --tokens 15T --gpus 1024 --mfu 1e-320", "--mfu 1e-320: below 1e-9");
+  check_bad_input("train --params 70B --tokens 15T --gpus 1024 --mfu 1e-10", "--mfu 1e-10: below 1e-9");
   check_bad_input("train --params '' --tokens 1T --gpus 8", "--params: empty value");
   check_bad_input("train --model '' --tokens 1T --gpus 8", "--model: empty value");
   check_bad_input("train --params 70B --tokens '' --gpus 8", "--tokens: empty value");

@@ -9,6 +9,7 @@
 #include "calibrate/calibrate.hpp"
 #include "cli/progress.hpp"
 #include "core/error.hpp"
+#include "core/training.hpp"
 #include "core/units.hpp"
 #include "report/format.hpp"
 
@@ -74,6 +75,9 @@ MfuChoice resolve_mfu(const std::string& text, bool given, Dtype dtype, const st
     return c;
   }
   c.mfu = parse_fraction(text, "--mfu");
+  // 1e-320 parses (a denormal above 0) but makes every answer overflow: say which flag did it.
+  if (c.mfu < min_mfu)
+    throw Error(fmt::format("--mfu {}: below {} no answer can be printed (an MFU is typically 0.2 to 0.6)", text, format_sig(min_mfu, 1)));
   c.source = given ? "--mfu" : "default; set it with --mfu, or --mfu measured";
   return c;
 }
