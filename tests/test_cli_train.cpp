@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "bench_signal.hpp"
 #include "cli_helpers.hpp"
 
 using napkin::test::run_napkin;
@@ -290,4 +291,13 @@ TEST_CASE("train: answers that overflow or vanish, empty values, odd sizes") {
   const auto r = run_napkin("train --model llama3-8b --tokens 1T --gpus 8 --seq 1e12");
   CHECK(r.out.find("attention at sequence 1.000T") != std::string::npos);
   CHECK(r.out.find("+3.264e9% over 6·P") != std::string::npos);  // 12·32·32·128·1e12 / (6 · 8.03e9)
+}
+
+TEST_CASE("Ctrl-C stops train --mfu measured: no estimate from an unfinished bench, exit 130") {
+  const auto r = napkin::test::interrupt_when_timing(
+      {"train", "--params", "7B", "--tokens", "1T", "--gpus", "8", "--hardware", "h100-sxm", "--mfu", "measured", "--iters", "1e9"});
+  CAPTURE(r.err);
+  CHECK(r.status == 130);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("napkin: error: interrupted by Ctrl-C: --mfu measured did not finish its bench") != std::string::npos);
 }

@@ -64,6 +64,10 @@ MfuChoice resolve_mfu(const std::string& text, bool given, Dtype dtype, const st
     opts.warmup_s = std::min(1.0, backend->default_warmup_s());  // a short measurement, as --mfu measured's
     opts.control = watch(run);
     const Calibration cal = calibrate(*model, opts, *backend, specs);
+    if (cal.interrupted)
+      throw Error(fmt::format("interrupted by Ctrl-C: --mfu calibrated timed {} of the step's {} distinct products; an MFU needs them all",
+                              cal.timed.size(), cal.shapes.size()),
+                  ExitCode::interrupted);
     if (!(cal.result.mfu_measured > 0 && cal.result.mfu_measured <= 1))
       throw Error(fmt::format("--mfu calibrated: the measured MFU {} is outside (0, 1]; see 'napkin calibrate --model {}'",
                               format_sig(cal.result.mfu_measured, 3), model->key));

@@ -43,7 +43,41 @@ std::string header(const CalibrateReport& r) {
 
 }  // namespace
 
+// Ctrl-C: each distinct product timed so far, on its own; nothing summed or extrapolated, as
+// a step time, an MFU and days to train need every product.
+std::string interrupted_text(const CalibrateReport& r) {
+  std::string out = header(r) + "\n";
+  out += fmt::format("INTERRUPTED (Ctrl-C): {} of the step's {} distinct products timed; no step time, MFU or days to train,\n"
+                     "which need them all. The last row may rest on fewer calls than asked.\n\n",
+                     r.timed.size(), r.distinct_products);
+  Table t;
+  t.header = {"m x n x k", "batch", "calls", "time/call", "FLOP/s", "products"};
+  t.align = {Align::right, Align::right, Align::right, Align::right, Align::right, Align::left};
+  for (const TimedShape& s : r.timed) {
+    std::string names;
+    for (const auto& n : s.products) names += (names.empty() ? "" : ", ") + n;
+    t.add({fmt::format("{}x{}x{}", s.shape.m, s.shape.n, s.shape.k), format_count(static_cast<double>(s.shape.batch)),
+           format_count(static_cast<double>(s.calls)), ms(s.time_per_call_s), format_si(s.flops_per_s, "FLOP/s"), names});
+  }
+  if (!r.timed.empty()) out += t.render();
+  return out;
+}
+
+nlohmann::json interrupted_json(const CalibrateReport& r) {
+  nlohmann::json j{{"model", r.model.key}, {"micro_batch", r.step.micro_batch}, {"seq_len", r.step.seq}, {"tp", r.step.tp},
+                   {"dtype", std::string(dtype_name(r.dtype))}, {"dry_run", false}, {"interrupted", true},
+                   {"distinct_products", r.distinct_products}};
+  j["device"] = device_json(r.backend, r.device_name, r.device);
+  nlohmann::json timed = nlohmann::json::array();
+  for (const TimedShape& s : r.timed)
+    timed.push_back({{"m", s.shape.m}, {"n", s.shape.n}, {"k", s.shape.k}, {"batch", s.shape.batch}, {"calls", s.calls},
+                     {"time_per_call_s", s.time_per_call_s}, {"flops_per_s", s.flops_per_s}, {"products", s.products}});
+  j["timed"] = timed;
+  return j;
+}
+
 std::string calibrate_text(const CalibrateReport& r) {
+  if (r.interrupted) return interrupted_text(r);
   std::string out = header(r) + "\n";
   Table t;
   const bool timed = r.result.has_value();
@@ -88,6 +122,7 @@ std::string calibrate_text(const CalibrateReport& r) {
 }
 
 nlohmann::json calibrate_json(const CalibrateReport& r) {
+  if (r.interrupted) return interrupted_json(r);
   nlohmann::json j;
   j["model"] = r.model.key;
   j["micro_batch"] = r.step.micro_batch;
