@@ -37,9 +37,10 @@ Dtype parse_bench_dtype(const std::string& text) {
   return d;
 }
 
-void list_devices(bool json, bool csv) {
+void list_devices(bool json, bool csv, std::size_t max_width) {
   nlohmann::json arr = nlohmann::json::array();
   Table t;
+  t.max_width = max_width;  // the description and detail columns wrap; --wide and pipes keep them whole
   t.header = {"device", "available", "description", "detail"};
   std::string out = "device,available,description,detail\n";
   auto cell = [](std::string s) {  // one CSV cell: quoted, quotes doubled (RFC 4180)
@@ -86,7 +87,7 @@ bench::BenchConfig config(Context& ctx, const BenchOptions& o) {
 void run(Context& ctx, const BenchOptions& o, const CLI::App& sub) {
   if (o.list_devices) {
     refuse_ignored_flags(sub, "--list-devices", {"--list-devices", "--json", "--csv"});
-    return list_devices(o.json, o.csv);
+    return list_devices(o.json, o.csv, ctx.columns());
   }
   bench::BenchConfig cfg = config(ctx, o);
   const long long batch = whole_flag(o.batch, "--batch", 2147483647.0);

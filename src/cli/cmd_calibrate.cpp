@@ -63,7 +63,7 @@ void run(Context& ctx, const CalibrateOptions& o) {
     }
   }
   if (o.dry_run) {
-    emit(o.json ? calibrate_json(rep).dump(2) + "\n" : calibrate_text(rep));
+    emit(o.json ? calibrate_json(rep).dump(2) + "\n" : calibrate_text(rep, ctx.columns()));
     return;
   }
 
@@ -99,7 +99,7 @@ void run(Context& ctx, const CalibrateOptions& o) {
         if (g.m == t.shape.m && g.n == t.shape.n && g.k == t.shape.k && g.batch == t.shape.batch) t.products.push_back(g.name);
       rep.timed.push_back(std::move(t));
     }
-    emit(o.json ? calibrate_json(rep).dump(2) + "\n" : calibrate_text(rep));
+    emit(o.json ? calibrate_json(rep).dump(2) + "\n" : calibrate_text(rep, ctx.columns()));
     progress.throw_if_interrupted(fmt::format("timed {} of the step's {} distinct products (printed above)", cal.timed.size(),
                                               cal.shapes.size()));
   }
@@ -124,7 +124,7 @@ void run(Context& ctx, const CalibrateOptions& o) {
                           "only a lookup); no days-to-train at it.");
     }
   }
-  emit(o.json ? calibrate_json(rep).dump(2) + "\n" : calibrate_text(rep));
+  emit(o.json ? calibrate_json(rep).dump(2) + "\n" : calibrate_text(rep, ctx.columns()));
 }
 
 }  // namespace

@@ -44,7 +44,8 @@ struct CalibrateReport {
   std::vector<TimedShape> timed;
 };
 
-std::string calibrate_text(const CalibrateReport& r);
+// max_width: terminal columns to fit (cli::Context::columns()); 0 keeps every line whole.
+std::string calibrate_text(const CalibrateReport& r, std::size_t max_width = 0);
 nlohmann::json calibrate_json(const CalibrateReport& r);
 
 }  // namespace napkin
