@@ -18,7 +18,9 @@ struct Interrupted {
 };
 
 // `env` holds NAME=VALUE pairs added to the child's environment.
-inline Interrupted interrupt_when_timing(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+// `unit` is the word the progress line counts in: bench and train say "products", calibrate "calls".
+inline Interrupted interrupt_when_timing(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
+                                         const std::string& unit = "products") {
   Interrupted r;
   int out_pipe[2], err_pipe[2];
   if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) return r;
@@ -39,7 +41,7 @@ inline Interrupted interrupt_when_timing(const std::vector<std::string>& args, c
   close(out_pipe[1]), close(err_pipe[1]);
   // A progress line that counts at least one timed product: "...: 1000/1000000000 products".
   auto timing = [&] {
-    for (std::size_t at = 0; (at = r.err.find(" products\n", at)) != std::string::npos; ++at) {
+    for (std::size_t at = 0; (at = r.err.find(" " + unit + "\n", at)) != std::string::npos; ++at) {
       const std::size_t colon = r.err.rfind(": ", at);
       if (colon != std::string::npos && std::strtoll(r.err.c_str() + colon + 2, nullptr, 10) > 0) return true;
     }

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "bench_signal.hpp"
 #include "cli_helpers.hpp"
 
 using napkin::test::run_napkin;
@@ -168,4 +169,36 @@ TEST_CASE("calibrate: a layer too big for the device says how much it needs") {
   CHECK(r.err.find("lm_head") != std::string::npos);
   check_one_line_error(run_napkin("calibrate --model gpt2 --device cpu --iters 0"), "--iters must be at least 1");
   check_one_line_error(run_napkin("calibrate --model gpt2 --device cpu --hardware h100-sxn"), "h100-sxm");
+}
+
+TEST_CASE("Ctrl-C stops a calibration: the products timed so far, marked interrupted, no totals, exit 130") {
+  // gpt2 at seq 16 has 12 distinct products (the 27 of the dry run, shared shapes merged: 16x768x768
+  // serves q, k, v, o and their dgrads; 16x16x64 and 16x64x16 per head, batch 12; ...). --iters 1e9
+  // cannot finish, so the run is stopped while it times the first one: 16x768x768.
+  const auto r = napkin::test::interrupt_when_timing(
+      {"calibrate", "--model", "gpt2", "--device", "cpu", "--seq", "16", "--iters", "1e9", "--warmup", "0", "--json"}, {}, "calls");
+  CAPTURE(r.err);
+  CHECK(r.status == 130);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["interrupted"] == true);
+  CHECK(j["distinct_products"] == 12);
+  REQUIRE(j["timed"].size() == 1);
+  CHECK(j["timed"][0]["m"] == 16);
+  CHECK(j["timed"][0]["n"] == 768);
+  CHECK(j["timed"][0]["k"] == 768);
+  CHECK(j["timed"][0]["calls"].get<long long>() >= 1);
+  CHECK(j["timed"][0]["products"].dump().find("\"attn.q_proj\"") != std::string::npos);
+  // One call is 2·16·768·768 = 18,874,368 FLOPs: FLOP/s and the median time agree.
+  CHECK(j["timed"][0]["flops_per_s"].get<double>() * j["timed"][0]["time_per_call_s"].get<double>() == doctest::Approx(18874368.0));
+  // Nothing extrapolated from products never timed.
+  CHECK_FALSE(j.contains("mfu_measured"));
+  CHECK_FALSE(j.contains("step_matmul_time_s"));
+  CHECK(r.err.find("napkin: error: interrupted by Ctrl-C: timed 1 of the step's 12 distinct products") != std::string::npos);
+  // The text says so above the table.
+  const auto t = napkin::test::interrupt_when_timing(
+      {"calibrate", "--model", "gpt2", "--device", "cpu", "--seq", "16", "--iters", "1e9", "--warmup", "0"}, {}, "calls");
+  CHECK(t.status == 130);
+  CHECK(t.out.find("INTERRUPTED (Ctrl-C): 1 of the step's 12 distinct products timed") != std::string::npos);
+  CHECK(t.out.find("16x768x768") != std::string::npos);
+  CHECK(t.out.find("measured MFU") == std::string::npos);
 }

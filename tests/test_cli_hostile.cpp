@@ -216,3 +216,73 @@ TEST_CASE("an empty value is an error naming the flag, for every option of every
   CHECK(checked >= 40);
   check_one_line(run_napkin("models show ''"), "napkin models show: empty NAME");
 }
+
+TEST_CASE("a mode refuses every flag it would ignore: memory --table, bench --list-devices") {
+  // Walk the command's own help so that a flag added later cannot be silently ignored either.
+  // Each flag is given with a harmless value where it takes one; the refusal names it.
+  auto walk = [](const std::string& command, const std::string& mode, const std::set<std::string>& applies) {
+    const std::regex option(R"(^\s+(--[a-z][a-z0-9-]*)(,(--no-[a-z0-9-]+)\{false\})?( (\S+))?)");
+    std::istringstream lines(run_napkin(command + " --help").out);
+    std::string line;
+    std::size_t refused = 0;
+    while (std::getline(lines, line)) {
+      std::smatch m;
+      if (!std::regex_search(line, m, option)) continue;
+      std::vector<std::string> given = {m[1].str() + (m[5].matched && m[5] != "Excludes:" ? " 1" : "")};
+      if (m[3].matched) given.push_back(m[3].str());
+      if (applies.count(m[1].str())) continue;
+      for (const auto& g : given) {
+        CAPTURE(g);
+        const CliResult r = run_napkin(command + " " + mode + " " + g);
+        check_one_line(r, "does not apply to '" + command + " " + mode + "'");
+        CHECK(r.err.find(g.substr(0, g.find(' '))) != std::string::npos);
+        ++refused;
+      }
+    }
+    return refused;
+  };
+  // memory: 22 options besides --table and --json (two of them with a --no- spelling, both tried).
+  CHECK(walk("memory", "--table", {"--table", "--json"}) >= 22);
+  CHECK(walk("bench", "--list-devices", {"--list-devices", "--json", "--csv"}) >= 10);
+  // What does apply still works.
+  CHECK(run_napkin("memory --table --json").exit_code == 0);
+  CHECK(run_napkin("bench --list-devices --csv").exit_code == 0);
+}
+
+TEST_CASE("an unreadable spec folder is bad input, also when the suite runs as root") {
+  // test_spec_loading.cpp covers this as an ordinary user and skips as root (root reads anything),
+  // which is how CI runs. Here, as root, napkin runs as nobody (uid 65534) through setpriv against a
+  // 0700 folder root owns: the real binary's answer, one line, exit 2.
+  if (::geteuid() != 0) {
+    MESSAGE("not root: test_spec_loading.cpp's permission test covers this");
+    return;
+  }
+  if (std::system("command -v setpriv >/dev/null 2>&1") != 0) {
+    MESSAGE("setpriv (util-linux) not found: skipped");
+    return;
+  }
+  const TempDir tmp("napkin_hostile_unreadable");
+  fs::permissions(tmp.path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                                fs::perms::others_exec);
+  // The build tree may sit where nobody cannot reach it: run a copy (it links only system libraries).
+  const fs::path binary = tmp / "napkin";
+  fs::copy_file(NAPKIN_BINARY, binary);
+  fs::permissions(binary, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                              fs::perms::others_exec);
+  const fs::path locked = tmp / "locked";
+  fs::create_directories(locked);
+  std::ofstream(locked / "card.toml") << kCard;
+  fs::permissions(locked, fs::perms::owner_all);
+  const fs::path err = tmp / "stderr.txt";
+  const std::string cmd = "timeout 20 setpriv --reuid=65534 --regid=65534 --clear-groups '" + binary.string() + "' --spec '" +
+                          locked.string() + "' hardware list 2>'" + err.string() + "'";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe);
+  CliResult r;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) r.out.append(buf, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = napkin::test::slurp(err.string());
+  check_one_line(r, locked.string() + ": cannot list the spec folder: Permission denied");
+}

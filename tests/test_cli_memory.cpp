@@ -270,3 +270,32 @@ TEST_CASE("bad input: one line and a non-zero exit") {
   check_bad("--model llama3-70b --tp 8 --pp 1e6 --cp 1e6", "is more than 1e7 GPUs");
   check_bad("--model llama3-70b --gpus 16 --cp 2 --seq 8190", "--cp 2 needs a sequence divisible by 2·cp = 4");
 }
+
+TEST_CASE("--json --explain: the arithmetic under \"explain\", as train gives it") {
+  // Issue 11: memory --json --explain dropped the explanation. Train puts its steps in "explain",
+  // a list of strings; memory does the same.
+  // bf16-mixed AdamW, one GPU: 2 (bf16 weights) + 2 (bf16 grads) + 4 (fp32 master) + 8 (two fp32
+  // moments) = 16 B/param (ZeRO paper, section 3.1); 80e9 B / 16 = 5e9 parameters at most.
+  auto j = json_of("--hardware h100-sxm --params 7B --explain", 1);
+  REQUIRE(j["explain"].is_array());
+  CHECK(j["explain"][0] == "per GPU, ZeRO-0 over dp·cp = 1: 2 + 2 + 4 + 8 = 16");
+  CHECK(j["explain"].back() == "largest trainable model, 1 GPU, ZeRO-0: (80000000000 − 0) B / 16 B/param per GPU = 5.000e9");
+  // With a model and a sequence the activation terms come too, numbers substituted: llama3-8b's
+  // h = 4096, vocab 128,256; s = 8192, b = 1, 2-byte values.
+  const auto r = run_napkin("memory --hardware h100-sxm --model llama3-8b --micro-batch 1 --seq 8192 --explain --json");
+  CHECK(r.exit_code == 1);
+  const auto steps = nlohmann::json::parse(r.out)["explain"].dump();
+  CHECK(steps.find("B·s·b·h = 2·8192·1·4096") != std::string::npos);
+  CHECK(steps.find("activations, output logits (fp32): 4·s·b·v = 4·8192·1·128256") != std::string::npos);
+  // Without --explain, no "explain" key.
+  CHECK_FALSE(json_of("--hardware h100-sxm --params 1B").contains("explain"));
+}
+
+TEST_CASE("the 'activations excluded' hint asks only for what is missing") {
+  // With --model given, it asks for --seq alone; with --params, for --model and --seq.
+  const auto with_model = run_napkin("memory --hardware h100-sxm --model llama3-8b");
+  CHECK(with_model.out.find("activations EXCLUDED: model states only (give --seq (and --micro-batch) to include them)") != std::string::npos);
+  CHECK(with_model.out.find("give --model and --seq") == std::string::npos);
+  const auto with_params = run_napkin("memory --hardware h100-sxm --params 7B");
+  CHECK(with_params.out.find("activations EXCLUDED: model states only (give --model and --seq to include them)") != std::string::npos);
+}

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "bench_signal.hpp"
 #include "cli_helpers.hpp"
 
 using napkin::test::run_napkin;
@@ -266,6 +267,9 @@ TEST_CASE("train: answers that overflow or vanish, empty values, odd sizes") {
   check_bad_input("train --params 70B --tokens 15T --days 1e-300", "solving for GPUs gives");
   check_bad_input("train --tokens 15T --gpus 8 --days 1e-300", "solving for parameters gives");
   check_bad_input("train --params 70B --tokens 15T --gpus 8 --grid-intensity 1e308", "--grid-intensity");
+  // 1e-320 is a positive double (denormal), but 70B·15T·6 / (1e-320 · peak) overflows: the error names --mfu.
+  check_bad_input("train --params 70B --tokens 15T --gpus 1024 --mfu 1e-320", "--mfu 1e-320: below 1e-9");
+  check_bad_input("train --params 70B --tokens 15T --gpus 1024 --mfu 1e-10", "--mfu 1e-10: below 1e-9");
   check_bad_input("train --params '' --tokens 1T --gpus 8", "--params: empty value");
   check_bad_input("train --model '' --tokens 1T --gpus 8", "--model: empty value");
   check_bad_input("train --params 70B --tokens '' --gpus 8", "--tokens: empty value");
@@ -287,4 +291,13 @@ TEST_CASE("train: answers that overflow or vanish, empty values, odd sizes") {
   const auto r = run_napkin("train --model llama3-8b --tokens 1T --gpus 8 --seq 1e12");
   CHECK(r.out.find("attention at sequence 1.000T") != std::string::npos);
   CHECK(r.out.find("+3.264e9% over 6·P") != std::string::npos);  // 12·32·32·128·1e12 / (6 · 8.03e9)
+}
+
+TEST_CASE("Ctrl-C stops train --mfu measured: no estimate from an unfinished bench, exit 130") {
+  const auto r = napkin::test::interrupt_when_timing(
+      {"train", "--params", "7B", "--tokens", "1T", "--gpus", "8", "--hardware", "h100-sxm", "--mfu", "measured", "--iters", "1e9"});
+  CAPTURE(r.err);
+  CHECK(r.status == 130);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("napkin: error: interrupted by Ctrl-C: --mfu measured did not finish its bench") != std::string::npos);
 }

@@ -191,7 +191,8 @@ TEST_CASE("tables and notes fit the terminal; --wide and pipes get them whole") 
   };
   // memory --table is 9 number columns: its recipe names wrap at hyphens, and it needs 90.
   for (const auto& [cmd, columns] : std::vector<std::pair<std::string, std::size_t>>{
-           {"memory --table", 90}, {"hardware show h100-sxm", 80}, {"models show deepseek-v3", 80}, {"hardware list", 80}}) {
+           {"memory --table", 90}, {"hardware show h100-sxm", 80}, {"models show deepseek-v3", 80}, {"hardware list", 80},
+           {"calibrate --model llama3-70b --tp 8 --dry-run", 80}, {"bench --list-devices", 80}}) {
     CAPTURE(cmd);
     const auto fitted = run_napkin(cmd, "COLUMNS=" + std::to_string(columns));
     REQUIRE(fitted.exit_code == 0);

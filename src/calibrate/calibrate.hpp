@@ -39,11 +39,17 @@ struct Calibration {
   std::string device;            // the backend's description
   std::string peak_source;       // where the dense peak came from
   std::vector<std::string> notes;
+  // Ctrl-C: what was timed before it, in order (the last may have fewer calls than asked);
+  // result is then empty: a step time needs every distinct product.
+  bool interrupted = false;
+  std::vector<GemmShape> shapes;                // every distinct product, timed or not
+  std::vector<bench::BenchResult> timed;        // the first timed.size() of them
 };
 
 // Throws Error: bad_input for a step that does not fit in the device's memory (with the
 // bytes needed and what to lower), a dtype the device lacks, no known peak; failure for
-// a timing or correctness failure; interrupted when opts.control asked to stop (Ctrl-C).
+// a timing or correctness failure. When opts.control asked to stop (Ctrl-C) it returns what was
+// timed, with interrupted set; the caller reports it and exits 130.
 Calibration calibrate(const Model& model, const CalibrateOptions& opts, bench::Backend& backend,
                       const SpecRegistry& registry);
 

@@ -37,9 +37,10 @@ Dtype parse_bench_dtype(const std::string& text) {
   return d;
 }
 
-void list_devices(bool json, bool csv) {
+void list_devices(bool json, bool csv, std::size_t max_width) {
   nlohmann::json arr = nlohmann::json::array();
   Table t;
+  t.max_width = max_width;  // the description and detail columns wrap; --wide and pipes keep them whole
   t.header = {"device", "available", "description", "detail"};
   std::string out = "device,available,description,detail\n";
   auto cell = [](std::string s) {  // one CSV cell: quoted, quotes doubled (RFC 4180)
@@ -83,8 +84,11 @@ bench::BenchConfig config(Context& ctx, const BenchOptions& o) {
   return cfg;
 }
 
-void run(Context& ctx, const BenchOptions& o) {
-  if (o.list_devices) return list_devices(o.json, o.csv);
+void run(Context& ctx, const BenchOptions& o, const CLI::App& sub) {
+  if (o.list_devices) {
+    refuse_ignored_flags(sub, "--list-devices", {"--list-devices", "--json", "--csv"});
+    return list_devices(o.json, o.csv, ctx.columns());
+  }
   bench::BenchConfig cfg = config(ctx, o);
   const long long batch = whole_flag(o.batch, "--batch", 2147483647.0);
   std::optional<Dtype> dtype;
@@ -143,7 +147,7 @@ void setup_bench(CLI::App& app, Context& ctx) {
       "  napkin bench --device cuda --shape 2048x2048x128 --batch 32   # attention's batched products\n"
       "  napkin bench --device cpu --dtype fp32 --shape 4096 --json\n"
       "  napkin bench --list-devices");
-  sub->callback([&ctx, o] { run(ctx, *o); });
+  sub->callback([&ctx, o, sub] { run(ctx, *o, *sub); });
 }
 
 }  // namespace napkin::cli

@@ -63,7 +63,7 @@ void run(Context& ctx, const CalibrateOptions& o) {
     }
   }
   if (o.dry_run) {
-    emit(o.json ? calibrate_json(rep).dump(2) + "\n" : calibrate_text(rep));
+    emit(o.json ? calibrate_json(rep).dump(2) + "\n" : calibrate_text(rep, ctx.columns()));
     return;
   }
 
@@ -88,6 +88,21 @@ void run(Context& ctx, const CalibrateOptions& o) {
   rep.device_name = cal.device_name;
   rep.device = cal.device;
   rep.peak_source = cal.peak_source;
+  if (cal.interrupted) {
+    // Ctrl-C: print what was timed, each product on its own, then exit 130.
+    rep.interrupted = true;
+    rep.distinct_products = cal.shapes.size();
+    for (std::size_t i = 0; i < cal.timed.size() && i < cal.shapes.size(); ++i) {
+      const bench::BenchResult& b = cal.timed[i];
+      TimedShape t{cal.shapes[i], {}, b.time.count, b.time.median_s, b.flops_per_s_median};  // a whole call, its batch included
+      for (const Gemm& g : rep.gemms)
+        if (g.m == t.shape.m && g.n == t.shape.n && g.k == t.shape.k && g.batch == t.shape.batch) t.products.push_back(g.name);
+      rep.timed.push_back(std::move(t));
+    }
+    emit(o.json ? calibrate_json(rep).dump(2) + "\n" : calibrate_text(rep, ctx.columns()));
+    progress.throw_if_interrupted(fmt::format("timed {} of the step's {} distinct products (printed above)", cal.timed.size(),
+                                              cal.shapes.size()));
+  }
   rep.result = cal.result;
   rep.notes = cal.notes;
 
@@ -109,7 +124,7 @@ void run(Context& ctx, const CalibrateOptions& o) {
                           "only a lookup); no days-to-train at it.");
     }
   }
-  emit(o.json ? calibrate_json(rep).dump(2) + "\n" : calibrate_text(rep));
+  emit(o.json ? calibrate_json(rep).dump(2) + "\n" : calibrate_text(rep, ctx.columns()));
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ int zero_flag(const std::string& text) {
 
 void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   if (o.table) {
+    refuse_ignored_flags(sub, "--table", {"--table", "--json"});
     emit(o.json ? memory_table_json().dump(2) + "\n" : memory_table_text(ctx.columns()));
     return;
   }
@@ -102,7 +103,14 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   if (s.flash_attention && s.seq > 0)
     r.notes.push_back("flash attention on (the default; --no-flash-attention for the eager s² count)");
   for (const auto& w : r.warnings) warn(w);
-  emit(o.json ? memory_json(r).dump(2) + "\n" : memory_text(r, o.explain));
+  if (o.json) {
+    // --json with --explain: the arithmetic goes in the object as "explain", one string per step, as train does.
+    nlohmann::json j = memory_json(r);
+    if (o.explain) j["explain"] = memory_explain_steps(r);
+    emit(j.dump(2) + "\n");
+  } else {
+    emit(memory_text(r, o.explain));
+  }
   // One exit status for one answer, in text and JSON alike: 1 = does not fit.
   if (r.params && *r.params > 0 && !r.memory.fits) ctx.exit_status = static_cast<int>(ExitCode::failure);
 }
@@ -153,7 +161,7 @@ void setup_memory(CLI::App& app, Context& ctx) {
   sub->add_option("--reserve", o->reserve, "Memory held back per GPU: a size with its unit (4GiB, 2GB) or a percent (10%) (default 0)")
       ->type_name("BYTES|PERCENT");
   sub->add_flag("--table", o->table, "Print bytes/param for every optimizer × precision recipe");
-  sub->add_flag("--explain", o->explain, "Show the arithmetic with the numbers substituted");
+  sub->add_flag("--explain", o->explain, "Show the arithmetic with the numbers substituted (with --json: under \"explain\")");
   sub->add_flag("--json", o->json, "Print one JSON object");
   sub->footer(
       "Exit status: 0 fits (or nothing to fit), 1 does not fit (text and --json alike), 2 bad input.\n"

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <cctype>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -74,6 +75,18 @@ double reserve_flag(const std::string& text, double memory_bytes) {
   if (!has_unit)
     throw Error(fmt::format("--reserve '{}': give a unit or a percent (2GB, 2GiB, 10%); a bare number is ambiguous", text));
   return v;
+}
+
+void refuse_ignored_flags(const CLI::App& sub, const std::string& mode, const std::vector<std::string>& allowed) {
+  for (const CLI::Option* opt : sub.get_options()) {
+    if (opt->count() == 0 || opt->get_lnames().empty()) continue;
+    const std::string flag = "--" + opt->get_lnames().front();
+    if (std::find(allowed.begin(), allowed.end(), flag) != allowed.end()) continue;
+    // "--dropout/--no-dropout": either spelling may be the one given.
+    std::vector<std::string> names;
+    for (const auto& l : opt->get_lnames()) names.push_back("--" + l);
+    throw Error(fmt::format("{} does not apply to '{} {}'; drop one or the other", fmt::join(names, "/"), sub.get_name(), mode));
+  }
 }
 
 Dtype dtype_flag(const std::string& text, const char* flag) {

@@ -39,6 +39,10 @@ long long whole_count(const std::string& text, const char* flag, long long min, 
 // --reserve of `napkin memory` and `napkin plan`: a size with its unit (4GiB, 2GB) or a percent of
 // `memory_bytes` (10%), in bytes. A bare number is refused (2 bytes? half the memory?).
 double reserve_flag(const std::string& text, double memory_bytes);
+// A mode that prints something fixed (memory --table, bench --list-devices) refuses every other
+// flag given to its subcommand rather than silently ignoring it: one line naming the flag.
+// `allowed` are the long names that do apply (the mode's own flag included), e.g. {"--table", "--json"}.
+void refuse_ignored_flags(const CLI::App& sub, const std::string& mode, const std::vector<std::string>& allowed);
 // A dtype name (fp64 ... fp4); an unknown one lists them all, with the closest first.
 Dtype dtype_flag(const std::string& text, const char* flag = "--dtype");
 

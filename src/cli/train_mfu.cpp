@@ -9,6 +9,7 @@
 #include "calibrate/calibrate.hpp"
 #include "cli/progress.hpp"
 #include "core/error.hpp"
+#include "core/training.hpp"
 #include "core/units.hpp"
 #include "report/format.hpp"
 
@@ -63,6 +64,10 @@ MfuChoice resolve_mfu(const std::string& text, bool given, Dtype dtype, const st
     opts.warmup_s = std::min(1.0, backend->default_warmup_s());  // a short measurement, as --mfu measured's
     opts.control = watch(run);
     const Calibration cal = calibrate(*model, opts, *backend, specs);
+    if (cal.interrupted)
+      throw Error(fmt::format("interrupted by Ctrl-C: --mfu calibrated timed {} of the step's {} distinct products; an MFU needs them all",
+                              cal.timed.size(), cal.shapes.size()),
+                  ExitCode::interrupted);
     if (!(cal.result.mfu_measured > 0 && cal.result.mfu_measured <= 1))
       throw Error(fmt::format("--mfu calibrated: the measured MFU {} is outside (0, 1]; see 'napkin calibrate --model {}'",
                               format_sig(cal.result.mfu_measured, 3), model->key));
@@ -74,6 +79,9 @@ MfuChoice resolve_mfu(const std::string& text, bool given, Dtype dtype, const st
     return c;
   }
   c.mfu = parse_fraction(text, "--mfu");
+  // 1e-320 parses (a denormal above 0) but makes every answer overflow: say which flag did it.
+  if (c.mfu < min_mfu)
+    throw Error(fmt::format("--mfu {}: below {} no answer can be printed (an MFU is typically 0.2 to 0.6)", text, format_sig(min_mfu, 1)));
   c.source = given ? "--mfu" : "default; set it with --mfu, or --mfu measured";
   return c;
 }

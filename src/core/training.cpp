@@ -76,7 +76,7 @@ TrainingRun solve_training(const TrainingQuery& q) {
     r.flops_per_token = 6 * r.params + r.attention_flops_per_token;
     r.total_flops = r.flops_per_token * r.tokens;
     r.mfu = r.total_flops / (r.gpus * q.peak_flops_per_s * r.time_s);
-    check_solved(r.mfu, 1e-9, 1, "MFU", "in (0, 1]", "the inputs: above 1 the run needs more than the accelerators' peak (dtype? GPUs? days?)");
+    check_solved(r.mfu, min_mfu, 1, "MFU", "in (0, 1]", "the inputs: above 1 the run needs more than the accelerators' peak (dtype? GPUs? days?)");
     r.cluster_flops_per_s = r.gpus * q.peak_flops_per_s * r.mfu;
   } else if (!q.days) {
     r.solved_for = Unknown::days;

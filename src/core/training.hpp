@@ -22,6 +22,10 @@ enum class Unknown { days, tokens, params, gpus, mfu };
 // Sliding-window layers attend to at most their window (mean_keys_per_query, core/model.hpp).
 double attention_flops_per_token(const Model& m, double seq_len, bool causal);
 
+// The smallest MFU napkin answers with, given or solved: below it the answers (GPUs, days) leave
+// what can be printed, and no real run is near it (an H100 at 1e-9 MFU does 1 MFLOP/s).
+constexpr double min_mfu = 1e-9;
+
 struct TrainingQuery {
   std::optional<double> params;  // parameters that each token passes through (MoE: active)
   std::optional<double> tokens;

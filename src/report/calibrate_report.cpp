@@ -7,6 +7,7 @@
 #include "report/bench_report.hpp"
 #include "report/format.hpp"
 #include "report/table.hpp"
+#include "report/text.hpp"
 
 namespace napkin {
 namespace {
@@ -34,19 +35,55 @@ std::vector<std::string> notes(const CalibrateReport& r) {
   return n;
 }
 
-std::string header(const CalibrateReport& r) {
-  return fmt::format("napkin calibrate: {}, micro-batch {} x seq {} = {} tokens, {}{}{}\n", r.model.name,
+std::string header(const CalibrateReport& r, std::size_t max_width) {
+  return wrap_paragraph(fmt::format("napkin calibrate: {}, micro-batch {} x seq {} = {} tokens, {}{}{}", r.model.name,
                      r.step.micro_batch, r.step.seq, r.step.micro_batch * r.step.seq, dtype_name(r.dtype),
                      r.step.tp > 1 ? fmt::format(", tp {}", r.step.tp) : "",
-                     r.device.empty() ? "" : ", on " + r.device);
+                     r.device.empty() ? "" : ", on " + r.device), max_width, "", "  ");
 }
 
 }  // namespace
 
-std::string calibrate_text(const CalibrateReport& r) {
-  std::string out = header(r) + "\n";
+// Ctrl-C: each distinct product timed so far, on its own; nothing summed or extrapolated, as
+// a step time, an MFU and days to train need every product.
+std::string interrupted_text(const CalibrateReport& r, std::size_t max_width) {
+  std::string out = header(r, max_width) + "\n";
+  out += fmt::format("INTERRUPTED (Ctrl-C): {} of the step's {} distinct products timed; no step time, MFU or days to train,\n"
+                     "which need them all. The last row may rest on fewer calls than asked.\n\n",
+                     r.timed.size(), r.distinct_products);
+  Table t;
+  t.max_width = max_width;
+  t.header = {"m x n x k", "batch", "calls", "time/call", "FLOP/s", "products"};
+  t.align = {Align::right, Align::right, Align::right, Align::right, Align::right, Align::left};
+  for (const TimedShape& s : r.timed) {
+    std::string names;
+    for (const auto& n : s.products) names += (names.empty() ? "" : ", ") + n;
+    t.add({fmt::format("{}x{}x{}", s.shape.m, s.shape.n, s.shape.k), format_count(static_cast<double>(s.shape.batch)),
+           format_count(static_cast<double>(s.calls)), ms(s.time_per_call_s), format_si(s.flops_per_s, "FLOP/s"), names});
+  }
+  if (!r.timed.empty()) out += t.render();
+  return out;
+}
+
+nlohmann::json interrupted_json(const CalibrateReport& r) {
+  nlohmann::json j{{"model", r.model.key}, {"micro_batch", r.step.micro_batch}, {"seq_len", r.step.seq}, {"tp", r.step.tp},
+                   {"dtype", std::string(dtype_name(r.dtype))}, {"dry_run", false}, {"interrupted", true},
+                   {"distinct_products", r.distinct_products}};
+  j["device"] = device_json(r.backend, r.device_name, r.device);
+  nlohmann::json timed = nlohmann::json::array();
+  for (const TimedShape& s : r.timed)
+    timed.push_back({{"m", s.shape.m}, {"n", s.shape.n}, {"k", s.shape.k}, {"batch", s.shape.batch}, {"calls", s.calls},
+                     {"time_per_call_s", s.time_per_call_s}, {"flops_per_s", s.flops_per_s}, {"products", s.products}});
+  j["timed"] = timed;
+  return j;
+}
+
+std::string calibrate_text(const CalibrateReport& r, std::size_t max_width) {
+  if (r.interrupted) return interrupted_text(r, max_width);
+  std::string out = header(r, max_width) + "\n";
   Table t;
   const bool timed = r.result.has_value();
+  t.max_width = max_width;
   t.header = {"product", "m x n x k", "batch", "count", "GFLOP/step"};
   if (timed) t.header.insert(t.header.end(), {"time/step", "FLOP/s", "share"});
   t.align = {Align::left, Align::right, Align::right, Align::right, Align::right, Align::right, Align::right, Align::right};
@@ -63,6 +100,7 @@ std::string calibrate_text(const CalibrateReport& r) {
   out += t.render() + "\n";
 
   KeyValues kv;
+  kv.max_width = max_width;
   const double tokens = static_cast<double>(r.step.micro_batch * r.step.seq);
   const double flops = total_flops(r.gemms);
   kv.add("GEMM FLOPs per step", format_sci(flops, 4), fmt::format("{} per token on this device", format_sci(flops / tokens, 4)));
@@ -83,11 +121,12 @@ std::string calibrate_text(const CalibrateReport& r) {
            fmt::format("{} tokens on {} GPUs", format_count(r.run_measured->tokens), format_count(r.run_measured->gpus)));
   if (r.run_assumed) kv.add("days to train (assumed MFU)", format_sig(r.run_assumed->days(), 4));
   out += kv.render() + "\n";
-  for (const std::string& n : notes(r)) out += "  Note: " + n + "\n";
+  for (const std::string& n : notes(r)) out += wrap_paragraph("Note: " + n, max_width, "  ", "        ");
   return out;
 }
 
 nlohmann::json calibrate_json(const CalibrateReport& r) {
+  if (r.interrupted) return interrupted_json(r);
   nlohmann::json j;
   j["model"] = r.model.key;
   j["micro_batch"] = r.step.micro_batch;

@@ -15,6 +15,15 @@
 
 namespace napkin {
 
+// One distinct product timed before Ctrl-C stopped a calibration.
+struct TimedShape {
+  GemmShape shape;
+  std::vector<std::string> products;  // the step's products of this shape
+  long long calls = 0;                // timed calls (the last shape may have fewer than asked)
+  double time_per_call_s = 0;         // median
+  double flops_per_s = 0;             // one call's FLOPs / its median time
+};
+
 struct CalibrateReport {
   Model model;
   StepConfig step;
@@ -29,9 +38,14 @@ struct CalibrateReport {
   std::optional<TrainingRun> run_measured;
   std::optional<TrainingRun> run_assumed;
   std::vector<std::string> notes;  // said once, under the report
+  // Ctrl-C: the distinct products timed so far, of `distinct_products`; no result, no totals.
+  bool interrupted = false;
+  std::size_t distinct_products = 0;
+  std::vector<TimedShape> timed;
 };
 
-std::string calibrate_text(const CalibrateReport& r);
+// max_width: terminal columns to fit (cli::Context::columns()); 0 keeps every line whole.
+std::string calibrate_text(const CalibrateReport& r, std::size_t max_width = 0);
 nlohmann::json calibrate_json(const CalibrateReport& r);
 
 }  // namespace napkin

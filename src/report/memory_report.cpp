@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "report/format.hpp"
 #include "report/table.hpp"
@@ -134,6 +135,25 @@ std::string stage_text(const StageMemory& g, const Layout& l, bool prefix = true
   return where;
 }
 
+// --explain's lines for the model states: bytes/param per GPU under ZeRO, and the parameters on it.
+std::vector<std::string> states_steps(const MemoryReport& r) {
+  const LayoutMemory& mem = r.memory;
+  const StageMemory& g = mem.most_loaded();
+  const BytesPerParam& b = mem.bytes_per_param;
+  const Layout& l = r.layout;
+  const int z = l.zero;
+  const std::string n = fmt::format("/{}", l.zero_ranks());
+  std::vector<std::string> steps{fmt::format("per GPU, ZeRO-{} over dp·cp = {}: {}{} + {}{} + {}{} + {}{} = {}", z, l.zero_ranks(), bpp(b.weights),
+                                             z >= 3 ? n : "", bpp(b.grads), z >= 2 ? n : "", bpp(b.master), z >= 1 ? n : "",
+                                             bpp(b.optimizer), z >= 1 ? n : "", bpp(mem.dense_bytes_per_param.total()))};
+  if (r.model)
+    steps.push_back(fmt::format("parameters on this GPU: {} (split over tp {}{}){}", num(std::round(g.dense_params)), l.tp,
+                                l.pp > 1 ? fmt::format(", {} of {} layers", g.layers.layers, r.model->layers) : "",
+                                g.expert_params > 0 ? fmt::format(" + routed experts {} (over tp·ep {})", num(std::round(g.expert_params)), l.tp * l.ep)
+                                                    : ""));
+  return steps;
+}
+
 std::string states_section(const MemoryReport& r, bool explain) {
   const LayoutMemory& mem = r.memory;
   const StageMemory& g = mem.most_loaded();
@@ -171,21 +191,42 @@ std::string states_section(const MemoryReport& r, bool explain) {
     out += fmt::format("  gather buffer: 2 × {} B × the largest layer on this GPU, {} parameters (DeepSpeed's 4 × largest layer)\n",
                        bpp(rc.weight_bytes), format_count(g.largest_layer_params, 4));
   if (l.zero == 3 && !r.model) out += "  ZeRO-3 gather buffer not counted: give --model for the largest layer\n";
-  if (explain) {
-    const int z = l.zero;
-    const std::string n = fmt::format("/{}", l.zero_ranks());
-    out += fmt::format("  per GPU, ZeRO-{} over dp·cp = {}: {}{} + {}{} + {}{} + {}{} = {}\n", z, l.zero_ranks(), bpp(b.weights), z >= 3 ? n : "",
-                       bpp(b.grads), z >= 2 ? n : "", bpp(b.master), z >= 1 ? n : "", bpp(b.optimizer), z >= 1 ? n : "", bpp(d.total()));
-    if (r.model)
-      out += fmt::format("  parameters on this GPU: {} (split over tp {}{}){}\n", num(std::round(g.dense_params)), l.tp,
-                         l.pp > 1 ? fmt::format(", {} of {} layers", g.layers.layers, r.model->layers) : "",
-                         g.expert_params > 0 ? fmt::format(" + routed experts {} (over tp·ep {})", num(std::round(g.expert_params)), l.tp * l.ep) : "");
-  }
+  if (explain)
+    for (const auto& step : states_steps(r)) out += "  " + step + "\n";
   if (r.setup.optimizer.factored_second_moment)
     out += r.model ? "  adafactor state computed from the model's matrix shapes: Σ(rows + cols) + vector params, over all params\n"
                    : fmt::format("  adafactor state assumes square {0}×{0} matrices: 2/{0} values per param (give --model for its shapes)\n",
                                  format_sig(adafactor_assumed_matrix_side, 4));
   return out;
+}
+
+// Where the layer is the one Korthikanti et al. count (GPT: GELU MLP of 4h, MHA, dropout, eager
+// attention, 2-byte values, no tp/cp), their eq. 1 as a cross-check of the term-by-term sum.
+std::optional<std::string> korthikanti_check(const MemoryReport& r) {
+  const Model& m = *r.model;
+  const ActivationConfig c = activation_config(r.layout, r.setup);
+  if (!(r.layout.tp == 1 && r.layout.cp == 1 && !m.moe && !m.mla && c.dropout && !c.flash_attention && m.mlp == MlpKind::gelu &&
+        m.kv_heads == m.heads && m.d_ff == 4 * m.d_model && c.value_bytes == 2))
+    return std::nullopt;
+  const double s = c.seq, b = c.micro_batch, h = static_cast<double>(m.d_model), a = static_cast<double>(m.heads);
+  return fmt::format("check: Korthikanti eq. 1, s·b·h·(34 + 5·a·s/h) = {}·{}·{}·(34 + 5·{}·{}/{}) = {}", s, b, h, a, s, h,
+                     gb(s * b * h * (34 + 5 * a * s / h)));
+}
+
+// The activation terms of one layer of the most loaded GPU: its config, whether MoE, and the terms.
+struct LayerTerms {
+  ActivationConfig config;
+  bool moe = false;
+  LayerActivations layer;
+  std::vector<ActivationTerm> terms;
+};
+LayerTerms layer_terms(const MemoryReport& r) {
+  const StageMemory& g = r.memory.most_loaded();
+  LayerTerms t;
+  t.config = activation_config(r.layout, r.setup);
+  t.moe = g.layers.moe_layers > 0 && (g.layers.dense_layers() == 0 || g.moe_layer_bytes >= g.dense_layer_bytes);
+  t.layer = layer_activations(*r.model, t.config, t.moe, &t.terms);
+  return t;
 }
 
 std::string activations_section(const MemoryReport& r, bool explain) {
@@ -197,9 +238,10 @@ std::string activations_section(const MemoryReport& r, bool explain) {
       "\nActivations per GPU (micro-batch {}, seq {}, recompute {}, flash attention {}, dropout {}, {}-byte values; tp {}{}, cp {})\n",
       num(c.micro_batch), num(c.seq), recompute_name(c.recompute), c.flash_attention ? "on" : "off", c.dropout ? "on" : "off",
       num(c.value_bytes), c.tp, c.sequence_parallel ? " with sequence parallelism" : "", c.cp);
-  std::vector<ActivationTerm> terms;
-  const bool moe = g.layers.moe_layers > 0 && (g.layers.dense_layers() == 0 || g.moe_layer_bytes >= g.dense_layer_bytes);
-  const LayerActivations layer = layer_activations(m, c, moe, &terms);
+  const LayerTerms lt = layer_terms(r);
+  const bool moe = lt.moe;
+  const LayerActivations& layer = lt.layer;
+  const std::vector<ActivationTerm>& terms = lt.terms;
   Table t;
   t.header = {fmt::format("one {}layer, nothing recomputed", moe ? "MoE " : ""), "formula", "bytes"};
   t.align = {Align::left, Align::left, Align::right};
@@ -229,13 +271,24 @@ std::string activations_section(const MemoryReport& r, bool explain) {
   }
   kv.add("activations total", gb(g.activations_bytes));
   out += kv.render();
-  if (explain && r.layout.tp == 1 && r.layout.cp == 1 && !m.moe && !m.mla && c.dropout && !c.flash_attention && m.mlp == MlpKind::gelu &&
-      m.kv_heads == m.heads && m.d_ff == 4 * m.d_model && c.value_bytes == 2) {
-    const double s = c.seq, b = c.micro_batch, h = static_cast<double>(m.d_model), a = static_cast<double>(m.heads);
-    out += fmt::format("  check: Korthikanti eq. 1, s·b·h·(34 + 5·a·s/h) = {}·{}·{}·(34 + 5·{}·{}/{}) = {}\n", s, b, h, a, s, h,
-                       gb(s * b * h * (34 + 5 * a * s / h)));
-  }
+  if (explain)
+    if (const auto check = korthikanti_check(r)) out += "  " + *check + "\n";
   return out;
+}
+
+// The largest trainable model's arithmetic: on this layout, then (data parallel only) on one GPU alone.
+std::vector<std::string> largest_arithmetic(const MemoryReport& r) {
+  const LayoutMemory& mem = r.memory;
+  const StageMemory& g = mem.most_loaded();
+  const Layout& l = r.layout;
+  const std::string fixed = g.activations_bytes + g.gather_buffer_bytes > 0 ? " − " + num(g.activations_bytes + g.gather_buffer_bytes) : "";
+  const std::string act = fmt::format("({} − {}{}) B / ", num(mem.memory_bytes), num(mem.reserve_bytes), fixed);
+  const long long mp = l.tp * l.pp;
+  std::vector<std::string> lines{act + fmt::format("{} B/param per GPU{} = {}", bpp(mem.dense_bytes_per_param.total()),
+                                                   mp > 1 ? fmt::format(" × tp·pp {}", mp) : "", format_sci(mem.max_params, 4))};
+  if (l.gpus() > 1 && mp == 1 && l.cp == 1)
+    lines.push_back(act + fmt::format("{} B/param = {}", bpp(mem.bytes_per_param.total()), format_sci(mem.max_params_single_gpu, 4)));
+  return lines;
 }
 
 std::string totals_section(const MemoryReport& r, bool explain) {
@@ -280,22 +333,17 @@ std::string totals_section(const MemoryReport& r, bool explain) {
     host.add("DeepSpeed's estimate", gb(mem.host_bytes_per_node_deepspeed), "× 1.5, its additional_buffer_factor");
     out += "\nHost memory (offload)\n" + host.render();
   }
-  const std::string fixed = g.activations_bytes + g.gather_buffer_bytes > 0 ? " − " + num(g.activations_bytes + g.gather_buffer_bytes) : "";
-  const std::string act = fmt::format("({} − {}{}) B / ", num(mem.memory_bytes), num(mem.reserve_bytes), fixed);
   out += "\nLargest trainable model\n";
   KeyValues big;
   const long long mp = l.tp * l.pp;
-  big.add(fmt::format("{}, ZeRO-{}", gpus_text(l.gpus()), l.zero), count_or_dash(mem.max_params),
-          explain ? act + fmt::format("{} B/param per GPU{} = {}", bpp(mem.dense_bytes_per_param.total()),
-                                      mp > 1 ? fmt::format(" × tp·pp {}", mp) : "", format_sci(mem.max_params, 4))
-                  : "");
-  if (l.gpus() > 1 && mp == 1 && l.cp == 1)
-    big.add("one GPU alone", count_or_dash(mem.max_params_single_gpu),
-            explain ? act + fmt::format("{} B/param = {}", bpp(mem.bytes_per_param.total()), format_sci(mem.max_params_single_gpu, 4)) : "");
+  const auto arithmetic = largest_arithmetic(r);
+  big.add(fmt::format("{}, ZeRO-{}", gpus_text(l.gpus()), l.zero), count_or_dash(mem.max_params), explain ? arithmetic[0] : "");
+  if (arithmetic.size() > 1) big.add("one GPU alone", count_or_dash(mem.max_params_single_gpu), explain ? arithmetic[1] : "");
   out += big.render();
   out += mem.activations_counted ? "  beside this model's activations" + std::string(g.gather_buffer_bytes > 0 ? " and gather buffer" : "") +
                                        ", held fixed as the parameter count grows" + (mp > 1 ? ", parameters spread evenly over tp·pp" : "") + "\n"
-                                 : "  activations EXCLUDED: model states only (give --model and --seq to include them)\n";
+                                 : fmt::format("  activations EXCLUDED: model states only ({} to include them)\n",
+                                               r.model ? "give --seq (and --micro-batch)" : "give --model and --seq");
   return out;
 }
 
@@ -346,6 +394,28 @@ std::string memory_table_text(std::size_t max_width) {
                                max_width, "  ", "  ");
   out += "  Activations are not included.\n";
   return out;
+}
+
+std::vector<std::string> memory_explain_steps(const MemoryReport& r) {
+  std::vector<std::string> steps = states_steps(r);
+  if (r.model && r.memory.activations_counted) {
+    const LayerTerms lt = layer_terms(r);
+    const auto sym = symbols(*r.model, lt.config);
+    for (const auto& term : lt.terms) {
+      const std::string f = std::string(term.formula) + split_suffix(*r.model, lt.config, term.split);
+      steps.push_back(fmt::format("activations, {}: {} = {} = {}", term.name, f, substitute(f, sym), gb(term.bytes)));
+    }
+    const StageMemory& g = r.memory.most_loaded();
+    if (g.logits_bytes > 0) {
+      const std::string f = "4·s·b·v" + split_suffix(*r.model, lt.config, Split::tensor);
+      steps.push_back(fmt::format("activations, output logits (fp32): {} = {} = {}", f, substitute(f, sym), gb(g.logits_bytes)));
+    }
+    if (const auto check = korthikanti_check(r)) steps.push_back(*check);
+  }
+  const auto largest = largest_arithmetic(r);
+  steps.push_back(fmt::format("largest trainable model, {}, ZeRO-{}: {}", gpus_text(r.layout.gpus()), r.layout.zero, largest[0]));
+  if (largest.size() > 1) steps.push_back("largest trainable model, one GPU alone: " + largest[1]);
+  return steps;
 }
 
 std::string memory_text(const MemoryReport& r, bool explain) {

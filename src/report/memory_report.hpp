@@ -34,6 +34,9 @@ struct MemoryReport {
 };
 
 std::string memory_text(const MemoryReport& r, bool explain);
+// The arithmetic --explain shows inside the text, one string per step, for --json --explain
+// (under "explain", as train does).
+std::vector<std::string> memory_explain_steps(const MemoryReport& r);
 nlohmann::json memory_json(const MemoryReport& r);
 
 // What napkin memory does not count; printed in text, JSON and docs.
