@@ -58,7 +58,14 @@ std::vector<std::size_t> fit(const std::vector<std::vector<std::string>>& rows, 
       if (text && widths[c] > kMinWrappedWidth && (best == widths.size() || widths[c] > widths[best])) best = c;
     }
     if (best == widths.size()) break;
-    widths[best] -= std::min(total() - max_width, widths[best] - kMinWrappedWidth);
+    // Narrow the widest text column only down to the next widest, so two long text columns share
+    // the room (a description and a detail column both wrap a little, not one to a word per line).
+    std::size_t next = kMinWrappedWidth;
+    for (std::size_t c = 0; c < widths.size(); ++c) {
+      const bool text = c >= align.size() || align[c] == Align::left;
+      if (text && c != best && widths[c] <= widths[best]) next = std::max(next, widths[c]);
+    }
+    widths[best] -= std::max<std::size_t>(1, std::min(total() - max_width, widths[best] - next));
   }
   // Wrapping text that still cannot make the table fit only makes it harder to read: then the
   // text stays whole (the numbers need the room anyway); wrapped headers are kept, they cost nothing.
