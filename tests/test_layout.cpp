@@ -74,9 +74,9 @@ TEST_CASE("invalid layouts name the flag") {
   Layout l = layout(1, 1, 1);
   l.interleave = 2;
   CHECK(problem(llama3_70b(), l).find("--interleave 2 needs --pp > 1") == 0);
-  l = layout(1, 3, 1);
-  l.interleave = 2;  // 80 layers do not split into 6 chunks
-  CHECK(problem(llama3_70b(), l).find("do not split into 6 equal model chunks") != std::string::npos);
+  l = layout(1, 20, 1);
+  l.interleave = 5;  // 100 model chunks, 80 layers: a chunk would be empty
+  CHECK(problem(llama3_70b(), l) == "--interleave 5 with --pp 20: 100 model chunks are more than the 80 layers of llama3-70b");
   l = layout(1, 1, 8);
   l.ep = 2;
   CHECK(problem(llama3_70b(), l) == "--ep 2 needs a mixture-of-experts model; llama3-70b has no experts");
@@ -148,4 +148,51 @@ TEST_CASE("micro-batches in flight: 1F1B and interleaved") {
   l.interleave = 3;
   CHECK(in_flight_micro_batches(l, 0) == doctest::Approx(31.0 / 3));
   CHECK(in_flight_micro_batches(l, 7) == doctest::Approx(17.0 / 3));
+}
+
+TEST_CASE("uneven interleaving: accepted while every chunk has a layer; chunks of floor or ceil(L/(p·v)) layers") {
+  // Llama 3.1 405B as Meta ran it (Llama 3 paper Table 4: pp 16, interleaved): 126 layers.
+  Layout l = layout(8, 16, 64);
+  l.interleave = 4;  // 64 chunks: 126 = 64·1 + 62, so chunks 0-61 hold 2 layers, 62 and 63 hold 1
+  CHECK_FALSE(layout_problem(llama31_405b(), l));
+  CHECK_NOTHROW(validate_layout(llama31_405b(), l));
+  // Stage 0 holds chunks 0, 16, 32, 48: 2+2+2+2 = 8; stage 14 chunks 14, 30, 46, 62: 2+2+2+1 = 7;
+  // stage 15 chunks 15, 31, 47, 63: 7. The layers add up: 14·8 + 2·7 = 126.
+  CHECK(stage_layers(llama31_405b(), l, 0).layers == 8);
+  CHECK(stage_layers(llama31_405b(), l, 0).largest_chunk == 2);
+  CHECK(stage_layers(llama31_405b(), l, 13).layers == 8);
+  CHECK(stage_layers(llama31_405b(), l, 14).layers == 7);
+  CHECK(stage_layers(llama31_405b(), l, 15).layers == 7);
+  CHECK(stage_layers(llama31_405b(), l, 15).largest_chunk == 2);  // chunk 15 holds 2, chunk 63 only 1
+  const auto u = uneven_split(llama31_405b(), l);
+  REQUIRE(u);
+  CHECK(u->chunks == 64);
+  CHECK(u->long_chunks == 62);
+  CHECK(u->chunk_layers == 2);
+  CHECK(u->long_stages == 14);
+  CHECK(u->stage_layers == 8);
+  // v = 3: 48 chunks, 126 = 48·2 + 30: chunks 0-29 hold 3, 30-47 hold 2. Stage 0: chunks 0, 16,
+  // 32 = 3+3+2 = 8; stage 14: chunks 14, 30, 46 = 3+2+2 = 7.
+  l.interleave = 3;
+  CHECK(stage_layers(llama31_405b(), l, 0).layers == 8);
+  CHECK(stage_layers(llama31_405b(), l, 0).largest_chunk == 3);
+  CHECK(stage_layers(llama31_405b(), l, 14).layers == 7);
+  // 7 chunks per stage (112 ≤ 126) is the most; 8 (128 chunks) leaves two empty.
+  l.interleave = 7;
+  CHECK_FALSE(layout_problem(llama31_405b(), l));
+  l.interleave = 8;
+  CHECK(layout_problem(llama31_405b(), l).value_or("").find("128 model chunks are more than the 126 layers") != std::string::npos);
+  CHECK_THROWS_WITH_AS(validate_layout(llama31_405b(), l), doctest::Contains("--interleave 8 with --pp 16"), Error);
+  // Even splits are unchanged, and report no uneven split.
+  Layout even = layout(1, 4, 1);
+  even.interleave = 5;
+  CHECK_FALSE(uneven_split(llama3_70b(), even));
+  // Uneven chunks can still make even stages: 80 layers, pp 4, v 3 = 12 chunks, 80 = 12·6 + 8:
+  // chunks 0-7 hold 7, 8-11 hold 6; stage 0: chunks 0, 4, 8 = 7+7+6 = 20, as every stage.
+  even.interleave = 3;
+  const auto u2 = uneven_split(llama3_70b(), even);
+  REQUIRE(u2);
+  CHECK(u2->long_stages == 4);
+  CHECK(u2->stage_layers == 20);
+  CHECK(stage_layers(llama3_70b(), even, 3).layers == 20);  // chunks 3, 7, 11 = 7+7+6
 }

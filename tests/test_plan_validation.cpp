@@ -199,17 +199,17 @@ constexpr MegatronCoreRow megatron_core[] = {
     {"GPT 462B", 144, 18432, 112, 8, 16, 3072, 0.465},
 };
 
-Row megatron_core_row(const MegatronCoreRow& x) {
-  Model m = gpt(x.layers, x.h, x.heads, 131072);
-  m.tied_embeddings = false;
-  m.context = 4096;
+// H100 SXM 80GB as the h100-sxm spec has it: 989.5 TFLOP/s bf16 dense, 3.35 TB/s, NVLink 4
+// 450 GB/s per direction in 8-GPU nodes, one 400 Gb/s NIC (50 GB/s) per GPU; t, p and cp = 1
+// fixed, the rest searched.
+PlanQuery h100_query(long long gpus, long long tp, long long pp, long long batch, long long seq, const char* recipe) {
   PlanQuery q;
-  q.gpus = x.tp * x.pp * 48;
-  q.tp = x.tp, q.pp = x.pp, q.cp = 1;
+  q.gpus = gpus;
+  q.tp = tp, q.pp = pp, q.cp = 1;
   q.top = 1;
-  const PrecisionRecipe& r = find_recipe("bf16-mixed-fp32-grads");  // Megatron's bf16 default
-  q.step.global_batch = x.batch;
-  q.step.seq = 4096;
+  const PrecisionRecipe& r = find_recipe(recipe);
+  q.step.global_batch = batch;
+  q.step.seq = seq;
   q.step.bytes_per_param = bytes_per_param(find_optimizer("adam"), r);
   q.step.grad_reduce_bytes = r.grad_bytes;
   q.step.peak_flops_per_s = q.step.gemm.peak_flops_per_s = 989.5e12;
@@ -220,8 +220,16 @@ Row megatron_core_row(const MegatronCoreRow& x) {
   q.step.net.scale_out_bytes_per_s = 50e9;
   q.step.net.scale_out_latency_s = 14e-6;
   q.memory.recipe = r;
-  q.memory.seq = 4096;
+  q.memory.seq = seq;
   q.memory.memory_bytes = 80e9;
+  return q;
+}
+
+Row megatron_core_row(const MegatronCoreRow& x) {
+  Model m = gpt(x.layers, x.h, x.heads, 131072);
+  m.tied_embeddings = false;
+  m.context = 4096;
+  const PlanQuery q = h100_query(x.tp * x.pp * 48, x.tp, x.pp, x.batch, 4096, "bf16-mixed-fp32-grads");  // Megatron's bf16 default
   const PlanSearch found = search_plans(m, q);
   REQUIRE(!found.plans.empty());
   const StepTime& t = found.plans.front().time;
@@ -237,6 +245,36 @@ Row megatron_core_row(const MegatronCoreRow& x) {
   row.unit = "MFU";
   row.measured = x.mfu;
   row.predicted = flops / (static_cast<double>(q.gpus) * 989.5e12 * t.step_time_s);
+  return row;
+}
+
+// Llama 3 405B pre-training (Dubey et al. 2024, "The Llama 3 Herd of Models", Table 4): 8,192
+// H100s at t 8, p 16, d 64 and 16,384 at d 128, cp 1, sequences of 8,192 tokens, 16M tokens a
+// step (2,048 sequences), BF16 MFU 43% and 41%. Meta ran an interleaved pipeline (§3.3.2) whose
+// number of virtual stages is not published, so napkin's plan search picks it with the
+// micro-batch, recomputation and ZeRO stage, as for the Megatron-Core rows; the 126 layers split
+// unevenly over the 16·v chunks. Model: meta-llama/Llama-3.1-405B config.json. Recipe: napkin's
+// default (bf16-mixed, AdamW); Meta's is not in the table.
+Row llama3_405b_row(long long gpus, double mfu) {
+  Model m;
+  m.key = "llama3.1-405b";
+  m.layers = 126, m.d_model = 16384, m.heads = 128, m.kv_heads = 8, m.head_dim = 128, m.d_ff = 53248;
+  m.mlp = MlpKind::swiglu, m.vocab = 128256, m.context = 8192, m.tied_embeddings = false;
+  m.positions = Positions::rotary, m.norm = NormKind::rmsnorm, m.bias = BiasKind::none;
+  PlanQuery q = h100_query(gpus, 8, 16, 2048, 8192, "bf16-mixed");
+  q.step.net.scale_up_latency_s = 3.4e-6;
+  const PlanSearch found = search_plans(m, q);
+  REQUIRE(!found.plans.empty());
+  const Plan& p = found.plans.front();
+  Row row;
+  row.name = "Llama 3 405B on " + std::to_string(gpus) + " H100";
+  row.source = "Dubey et al. 2024 (Llama 3), Table 4";
+  row.layout = "t 8, p 16, d " + std::to_string(gpus / 128) + ", B 2048 × 8192; napkin picked b " + std::to_string(p.layout.micro_batch) +
+               ", v " + std::to_string(p.layout.interleave) + ", recompute " + std::string(recompute_name(p.layout.recompute)) +
+               ", ZeRO " + std::to_string(p.layout.zero);
+  row.unit = "MFU";
+  row.measured = mfu;
+  row.predicted = p.time.mfu;
   return row;
 }
 
@@ -260,6 +298,19 @@ TEST_CASE("H100, layouts partly published (Megatron-Core): large models within 2
       CHECK(r.error() > 0);
     else
       CHECK(std::fabs(r.error()) <= 0.20);
+  }
+  if (std::getenv("NAPKIN_VALIDATION_TABLE")) print_table(all);
+}
+
+TEST_CASE("Llama 3 405B (Meta, interleaved over 126 layers unevenly): within 20%, napkin below the measurement") {
+  const std::vector<Row> all = {llama3_405b_row(8192, 0.43), llama3_405b_row(16384, 0.41)};
+  for (const Row& r : all) {
+    INFO(r.name << ": predicted MFU " << r.predicted << " vs measured " << r.measured << " (" << r.layout << ")");
+    CHECK(std::fabs(r.error()) <= 0.20);
+    // napkin's memory model needs recomputation for any interleaved layout here (docs/validation),
+    // which Meta's measured MFU does not show: the prediction stays below it.
+    CHECK(r.error() < 0);
+    CHECK(r.layout.find("v 1,") == std::string::npos);  // an interleaved schedule, as Meta ran
   }
   if (std::getenv("NAPKIN_VALIDATION_TABLE")) print_table(all);
 }

@@ -132,6 +132,51 @@ TEST_CASE("pipeline: the slowest stage, point-to-point sends and the bubble") {
   CHECK(t.bubble_s == near(t.microbatch_s));
 }
 
+TEST_CASE("uneven interleaving: the slowest stage's layers, and a bubble of the longest chunk") {
+  // 5 layers, pp 2, v 2: 4 chunks, 5 = 4·1 + 1, so chunk 0 holds 2 layers and chunks 1-3 one.
+  // Stage 0 runs chunks 0 and 2 (3 layers), stage 1 chunks 1 and 3 (2 layers) and the LM head.
+  Model m = toy();
+  m.layers = 5;
+  Layout l;
+  l.pp = 2, l.interleave = 2, l.micro_batch = 1;  // m = 4 micro-batches of T = 32 tokens, a multiple of pp
+  const StepTime t = step_time(m, l, setup());
+  CHECK(t.micro_batches == 4);
+  // One layer, one micro-batch (T = 32): products 3·2·32·(4·64² + 2·64·256) = 9,437,184 FLOPs
+  // at 5e13 = 1.8874368e-7 s; flash attention 3.5·(1·4·32·32·32 = 131,072) / 6e13 = 7.645867e-9 s;
+  // memory-bound 3·(10·2·32·64 + 2·2·32·256 = 73,728) = 221,184 bytes at 0.83e12 = 2.664867e-7 s:
+  // 4.628763e-7 s. Head: products 3·2·32·64·128 = 1,572,864 / 5e13 = 3.145728e-8 s, final norm
+  // and cross entropy 3·(2·2·32·64 + 10·32·128) = 147,456 bytes / 0.83e12 = 1.776578e-7 s.
+  // Stage 0: 3 × 4.628763e-7 = 1.388629e-6 s; stage 1: 2 × 4.628763e-7 + 2.091151e-7 =
+  // 1.134868e-6 s. The first stage is the slowest, without the head.
+  CHECK(t.stage_layers == 3);
+  CHECK_FALSE(t.head_on_slowest);
+  // Pipeline sends: 2v = 4 a micro-batch, each 32·64·2 = 4,096 bytes inside the domain at
+  // 11.8 µs + 8,191.3 / 237e9 = 1.1834562e-5 s: 4.7338249e-5 s.
+  CHECK(t.pp.calls == 4);
+  // Micro-batch on stage 0: 3·1.8874368e-7 + 3·7.645867e-9 + 3·2.664867e-7 + 4.7338249e-5 =
+  // 5.6623104e-7 + 2.293760e-8 + 7.994602e-7 + 4.7338249e-5 = 4.8726878e-5 s.
+  CHECK(t.microbatch_s == near(4.8726878e-5).epsilon(1e-5));
+  // Bubble (Narayanan et al. 2021 §2.2.2): p − 1 = 1 slot of the longest chunk's forward and
+  // backward, chunk 0's 2 layers of the stage's 3: 2/3 × 4.8726878e-5 = 3.2484585e-5 s — not
+  // the 1/v = 1/2 an even split would give.
+  CHECK(t.chunk_share == near(2.0 / 3));
+  CHECK(term(t, "bubble_s") == near(3.2484585e-5).epsilon(1e-5));
+  // Optimizer on stage 0: 3 layers × 49,152 + the embedding 10,240 = 157,696 parameters × 28
+  // bytes = 4,415,488 bytes at 0.83e12 = 5.319865e-6 s. No data parallelism, nothing hidden.
+  CHECK(term(t, "optimizer_s") == near(5.319865e-6).epsilon(1e-5));
+  // Step: 4 × 4.8726878e-5 + 3.2484585e-5 + 5.319865e-6 = 2.32711962e-4 s.
+  CHECK(t.step_time_s == near(2.32711962e-4).epsilon(1e-5));
+
+  // The same model without interleaving: stage 0 holds 3 layers and the bubble is one whole
+  // micro-batch (1F1B, p − 1 = 1), with 2 sends instead of 4.
+  l.interleave = 1;
+  const StepTime plain = step_time(m, l, setup());
+  CHECK(plain.stage_layers == 3);
+  CHECK(plain.chunk_share == 1);
+  CHECK(plain.bubble_s == near(plain.microbatch_s));
+  CHECK(plain.microbatch_s == near(4.8726878e-5 - 2 * 1.1834562e-5).epsilon(1e-5));
+}
+
 TEST_CASE("tensor parallelism: four all-reduces of b·s·h per layer, six with full recompute") {
   Layout l;
   l.tp = 2;

@@ -37,9 +37,11 @@ std::optional<std::string> layout_problem(const Model& m, const Layout& l) {
   if (l.pp > m.layers) return "--pp " + n(l.pp) + " is more pipeline stages than the " + n(m.layers) + " layers of " + who();
   if (l.interleave > 1) {
     if (l.pp == 1) return "--interleave " + n(l.interleave) + " needs --pp > 1 (virtual stages interleave a pipeline)";
-    if (m.layers % (l.pp * l.interleave) != 0)
-      return "--interleave " + n(l.interleave) + " with --pp " + n(l.pp) + ": the " + n(m.layers) + " layers of " + who() +
-             " do not split into " + n(l.pp * l.interleave) + " equal model chunks";
+    // Each of the pp·v model chunks needs at least one layer; an uneven split is allowed (the
+    // first layers mod pp·v chunks hold one layer more, see stage_layers).
+    if (l.pp * l.interleave > m.layers)
+      return "--interleave " + n(l.interleave) + " with --pp " + n(l.pp) + ": " + n(l.pp * l.interleave) +
+             " model chunks are more than the " + n(m.layers) + " layers of " + who();
   }
 
   if (l.ep > 1) {
@@ -78,19 +80,36 @@ void validate_layout(const Model& m, const Layout& l, std::optional<long long> s
 StageLayers stage_layers(const Model& m, const Layout& l, long long stage) {
   StageLayers s;
   const long long dense = m.moe ? std::min(m.moe->dense_layers, m.layers) : m.layers;
-  if (l.interleave > 1 && m.layers % (l.pp * l.interleave) == 0) {
-    const long long chunk = m.layers / (l.pp * l.interleave);
-    long long dense_here = 0;
-    for (long long j = 0; j < l.interleave; ++j) dense_here += dense_in((j * l.pp + stage) * chunk, chunk, dense);
-    s.layers = chunk * l.interleave;
-    s.moe_layers = s.layers - dense_here;
-    return s;
+  // The model cut into pp·v chunks in order, the first (layers mod pp·v) one layer longer
+  // (Megatron's uneven rule, applied to chunks); chunk k runs on stage k mod pp. Without
+  // interleaving the chunks are the stages.
+  const long long v = l.interleave > 1 ? l.interleave : 1, chunks = l.pp * v;
+  const long long q = m.layers / chunks, r = m.layers % chunks;
+  long long dense_here = 0;
+  for (long long j = 0; j < v; ++j) {
+    const long long k = j * l.pp + stage;
+    const long long count = q + (k < r ? 1 : 0);
+    s.layers += count;
+    dense_here += dense_in(k * q + std::min(k, r), count, dense);
   }
-  const long long q = m.layers / l.pp, r = m.layers % l.pp;
-  const long long begin = stage * q + std::min(stage, r);
-  s.layers = q + (stage < r ? 1 : 0);
-  s.moe_layers = s.layers - dense_in(begin, s.layers, dense);
+  s.moe_layers = s.layers - dense_here;
+  // This stage's first chunk (k = stage) is its longest.
+  s.largest_chunk = q + (stage < r ? 1 : 0);
   return s;
+}
+
+std::optional<UnevenSplit> uneven_split(const Model& m, const Layout& l) {
+  const long long chunks = l.pp * std::max(1LL, l.interleave);
+  if (chunks < 1 || m.layers % chunks == 0) return std::nullopt;
+  UnevenSplit u;
+  u.chunks = chunks;
+  u.long_chunks = m.layers % chunks;
+  u.chunk_layers = m.layers / chunks + 1;
+  // Stages hold ceil or floor(layers/pp) (each holds v chunks, and the long ones are the first),
+  // the longer ones first.
+  u.stage_layers = stage_layers(m, l, 0).layers;
+  while (u.long_stages < l.pp && stage_layers(m, l, u.long_stages).layers == u.stage_layers) ++u.long_stages;
+  return u;
 }
 
 double in_flight_micro_batches(const Layout& l, long long stage, long long micro_batches) {

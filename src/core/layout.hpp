@@ -38,7 +38,8 @@ struct Layout {
 //   every degree ≥ 1; tp divides the attention heads, and the KV heads (or is a multiple of
 //   them: KV heads are then replicated, one per rank), d_ff and d_ff_expert; pp ≤ layers (an
 //   uneven split is allowed: the first layers mod pp stages hold one layer more, see
-//   stage_layers); interleave > 1 needs pp > 1 and layers divisible by pp·interleave;
+//   stage_layers); interleave > 1 needs pp > 1 and at least one layer per model chunk
+//   (pp·interleave ≤ layers; an uneven split is allowed, as for plain stages);
 //   ep > 1 needs an MoE model, divides the experts and dp·cp; zero in 0..3, and zero > 0
 //   needs dp·cp > 1 (a single replica has nothing to shard).
 std::optional<std::string> layout_problem(const Model& m, const Layout& l);
@@ -49,15 +50,28 @@ std::optional<std::string> layout_problem(const Model& m, const Layout& l, long 
 // Throws Error (bad input) with layout_problem's message.
 void validate_layout(const Model& m, const Layout& l, std::optional<long long> seq = std::nullopt);
 
-// The layers pipeline stage `stage` (0-based) holds, counted in O(interleave). Without
-// interleaving the first (layers mod pp) stages hold ceil(layers/pp), the others floor; with
-// interleaving layers divide evenly into pp·v chunks and stage i holds chunks i, i+pp, ...
+// The layers pipeline stage `stage` (0-based) holds, counted in O(interleave). The model is cut
+// into pp·v chunks in order (v = interleave; v = 1: the chunks are the stages); the first
+// (layers mod pp·v) chunks hold ceil(layers/(pp·v)) layers, the others floor — Megatron's rule
+// for uneven stages, applied to chunks — and stage i holds chunks i, i+pp, ..., i+(v−1)·pp.
+// Llama 3.1 405B, 126 layers, pp 16, v 4: 64 chunks, the first 62 of 2 layers, the last 2 of
+// 1; stages 0-13 hold 8 layers, stages 14 and 15 hold 7.
 struct StageLayers {
-  long long layers = 0;      // transformer layers on this stage
-  long long moe_layers = 0;  // of which MoE layers (an MoE model's leading dense layers are not)
+  long long layers = 0;         // transformer layers on this stage
+  long long moe_layers = 0;     // of which MoE layers (an MoE model's leading dense layers are not)
+  long long largest_chunk = 0;  // layers in this stage's longest model chunk (= layers when v = 1)
   long long dense_layers() const { return layers - moe_layers; }
 };
 StageLayers stage_layers(const Model& m, const Layout& l, long long stage);
+
+// An uneven split in numbers, for the reports (nullopt when every chunk holds the same layers):
+// the first `long_chunks` of `chunks` model chunks hold `chunk_layers` layers, the others one
+// fewer; the first `long_stages` stages hold `stage_layers`, the others one fewer.
+struct UnevenSplit {
+  long long chunks = 0, long_chunks = 0, chunk_layers = 0;
+  long long long_stages = 0, stage_layers = 0;
+};
+std::optional<UnevenSplit> uneven_split(const Model& m, const Layout& l);
 
 // Micro-batches whose activations a stage holds at the peak of the schedule.
 //   1F1B (Narayanan et al. 2021 §2.2; Korthikanti §4.2.3): stage i holds pp − i.

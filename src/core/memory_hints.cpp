@@ -26,9 +26,17 @@ std::vector<std::string> memory_assumptions(const Model& m, const Layout& l, con
     a.push_back("tensor parallelism: Q, K, V, O, the MLP and the vocabulary split over " + n(l.tp) +
                 " ranks (ceil(vocab/tp) rows each; Megatron pads the vocabulary further), norms and routers replicated");
   if (l.pp > 1) {
-    if (m.layers % l.pp != 0 && l.interleave == 1)
-      a.push_back("uneven pipeline: " + n(m.layers) + " layers over " + n(l.pp) + " stages, the first " + n(m.layers % l.pp) +
-                  " stages hold " + n(m.layers / l.pp + 1) + " layers, the others " + n(m.layers / l.pp));
+    if (const auto u = uneven_split(m, l)) {
+      const std::string stages = u->long_stages == l.pp ? "every stage holds " + n(u->stage_layers) + " layers"
+                                                        : "the first " + n(u->long_stages) + " stages hold " + n(u->stage_layers) +
+                                                              " layers, the others " + n(u->stage_layers - 1);
+      if (l.interleave == 1)
+        a.push_back("uneven pipeline: " + n(m.layers) + " layers over " + n(l.pp) + " stages, " + stages);
+      else
+        a.push_back("uneven interleaving: " + n(m.layers) + " layers over " + n(u->chunks) + " chunks (" + n(l.pp) + " stages × " +
+                    n(l.interleave) + "), the first " + n(u->long_chunks) + " chunks hold " + n(u->chunk_layers) + " layers, the others " +
+                    n(u->chunk_layers - 1) + "; " + stages + " (in-flight activations counted with the stage's own layers)");
+    }
     a.push_back(l.interleave > 1 ? "interleaved 1F1B with " + n(l.interleave) +
                                        " virtual stages: stage i holds (2(pp−i−1) + (v−1)·pp + 1)/v micro-batches, the first pp·(1 + (pp−1)/(pp·v))"
                                  : std::string("1F1B: stage i holds pp − i micro-batches' activations, the first stage pp"));

@@ -22,6 +22,8 @@ std::vector<long long> choices(const std::optional<long long>& fixed, long long 
   return divisors(n);
 }
 
+long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
 bool faster(const Plan& a, const Plan& b) {
   if (a.time.step_time_s != b.time.step_time_s) return a.time.step_time_s < b.time.step_time_s;
   return a.memory.total_bytes < b.memory.total_bytes;  // same speed: the one with more headroom
@@ -106,8 +108,18 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
         const std::vector<long long> bs = per_replica ? choices(q.micro_batch, per_replica) : choices(q.micro_batch, 1);
         for (long long b : bs) {
           const long long micro_batches = per_replica && per_replica % b == 0 ? per_replica / b : 0;
-          const long long max_v = pp > 1 && m.layers % pp == 0 ? m.layers / pp : 1;
-          for (long long v : choices(q.interleave, max_v)) {
+          // v with at least one layer per model chunk (p·v ≤ layers); the chunks may be uneven
+          // (stage_layers), as Llama 3 405B's 126 layers on 16 stages are. The bubble depends on
+          // the longest chunk, ceil(L/(p·v)) layers, so of the v sharing one longest chunk only
+          // the smallest is searched: a larger one has the same stages and bubble and only sends
+          // more. Every v dividing L/p is such a smallest one.
+          const long long max_v = pp > 1 ? m.layers / pp : 1;
+          std::vector<long long> vs;
+          if (q.interleave) vs = {*q.interleave};
+          else
+            for (long long v = 1; v <= max_v; ++v)
+              if (v == 1 || ceil_div(m.layers, pp * v) < ceil_div(m.layers, pp * (v - 1))) vs.push_back(v);
+          for (long long v : vs) {
             // Searched, not given: skip the combinations Megatron refuses without building a message.
             if (!q.interleave && v > 1 && (micro_batches == 0 || micro_batches % pp != 0)) continue;
             for (long long ep : moe ? choices(q.ep, m.moe->experts) : std::vector<long long>{1}) {

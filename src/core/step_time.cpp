@@ -310,9 +310,16 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   r.microbatch_s = r.matmul_s + r.attention_s + r.memory_bound_s + r.recompute_s + r.tp.total_s() + r.cp_exposed_s +
                    r.ep.total_s() + r.pp.total_s() + r.zero3_exposed_s;
 
-  // Per step. 1F1B and interleaved 1F1B idle (p−1)/v micro-batch times in the warm-up and
-  // cool-down: a bubble of (p−1)/(m·v) of the ideal m micro-batches (Narayanan et al. 2021 §2.2).
-  r.bubble_s = d(l.pp - 1) / d(l.interleave) * r.microbatch_s;
+  // Per step. 1F1B idles p−1 micro-batch times in the warm-up and cool-down (Narayanan et al.
+  // 2021 §2.2.1): (p−1)·(t_f + t_b). The interleaved schedule pipelines model chunks instead of
+  // stages, so each of those p−1 slots lasts one chunk's forward and backward (§2.2.2: "the
+  // pipeline flush ... takes (p−1)·(t_f + t_b)/v" with chunks of 1/v of the stage) — with an
+  // uneven split, the longest chunk's (ceil(L/(p·v)) layers, the first stage's first chunk):
+  // its layers' share of the slowest stage's micro-batch time. Even split: 1/v, the bubble
+  // (p−1)/(m·v) of the ideal m micro-batches. (The longest chunk never holds more layers than
+  // the slowest stage when v ≥ 2: ceil(L/(p·v)) ≤ floor(L/p) once L ≥ p·v.)
+  r.chunk_share = l.interleave > 1 ? std::min(1.0, d(first.largest_chunk) / layers) : 1.0;
+  r.bubble_s = d(l.pp - 1) * r.chunk_share * r.microbatch_s;
   r.overlap_contention_s =
       overlapped_comm_hbm_passes * hidden_wire_bytes / (s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
   // The optimizer reads gradients, master weights and states, writes the states and master

@@ -108,7 +108,8 @@ struct StepTime {
   double overlap_contention_s = 0; // per step: HBM traffic of the communication hidden behind compute
   double microbatch_s = 0;
   // Per step.
-  double bubble_s = 0;
+  double chunk_share = 1;       // the longest model chunk's share of the slowest stage's micro-batch (1/v when even)
+  double bubble_s = 0;          // (p − 1) · chunk_share · microbatch_s
   CommTerm dp_grads, dp_params, expert_grads, expert_params;  // data-parallel, once per step (ZeRO-3: per micro-batch)
   double dp_total_s = 0, dp_exposed_s = 0;
   double optimizer_s = 0;

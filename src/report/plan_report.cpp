@@ -131,9 +131,18 @@ std::string plan_text(const PlanReport& r) {
     if (const std::string why = why_best(s.plans); !why.empty()) out += fmt::format("\n{}.\n", why);
   }
   const Plan& best = s.plans.empty() ? *s.closest : s.plans.front();
-  if (best.layout.pp > 1 && r.model.layers % best.layout.pp != 0 && best.layout.interleave == 1)
-    out += fmt::format("note: plan 1 splits {} layers unevenly over {} stages: the first {} hold {} layers, the others {}.\n", r.model.layers,
-                       best.layout.pp, r.model.layers % best.layout.pp, r.model.layers / best.layout.pp + 1, r.model.layers / best.layout.pp);
+  if (const auto u = best.layout.pp > 1 ? uneven_split(r.model, best.layout) : std::nullopt) {
+    const Layout& l = best.layout;
+    const std::string stages = u->long_stages == l.pp ? fmt::format("every stage holds {} layers", u->stage_layers)
+                                                      : fmt::format("the first {} hold {} layers, the others {}", u->long_stages,
+                                                                    u->stage_layers, u->stage_layers - 1);
+    if (l.interleave == 1)
+      out += fmt::format("note: plan 1 splits {} layers unevenly over {} stages: {}.\n", r.model.layers, l.pp, stages);
+    else
+      out += fmt::format("note: plan 1 splits {} layers unevenly over {} stages × {} virtual stages = {} chunks: the first {} chunks hold {} "
+                         "layers, the others {}; {}; the bubble is priced with the longest chunk.\n",
+                         r.model.layers, l.pp, l.interleave, u->chunks, u->long_chunks, u->chunk_layers, u->chunk_layers - 1, stages);
+  }
   if (best.layout.zero == 3) {
     const double hidden = best.time.dp_total_s - static_cast<double>(best.time.micro_batches) * best.time.zero3_exposed_s;
     out += fmt::format("note: plan 1 hides {} of ZeRO-3 gathers and reductions per step behind compute; ZeRO-3 at scale is the part of "
@@ -208,8 +217,14 @@ std::string plan_explain(const PlanReport& r) {
   KeyValues st;
   st.value_align = Align::right;
   st.add("m micro-batches", secs(static_cast<double>(t.micro_batches) * t.microbatch_s), fmt::format("{} × {}", t.micro_batches, secs(t.microbatch_s)));
-  st.add("pipeline bubble", secs(t.bubble_s), fmt::format("(p − 1)/v = ({} − 1)/{} micro-batches: (p−1)/(m·v) = {} of the ideal", l.pp, l.interleave,
-                                                        pct(static_cast<double>(l.pp - 1) / static_cast<double>(t.micro_batches * l.interleave))));
+  if (const long long chunk = stage_layers(r.model, l, 0).largest_chunk; l.interleave > 1 && chunk * l.interleave != t.stage_layers)
+    st.add("pipeline bubble", secs(t.bubble_s),
+           fmt::format("(p − 1) × the longest chunk = ({} − 1) × {}/{} micro-batches (uneven chunks): {} of the ideal", l.pp, chunk,
+                       t.stage_layers,
+                       pct(static_cast<double>(l.pp - 1) * t.chunk_share / static_cast<double>(t.micro_batches))));
+  else
+    st.add("pipeline bubble", secs(t.bubble_s), fmt::format("(p − 1)/v = ({} − 1)/{} micro-batches: (p−1)/(m·v) = {} of the ideal", l.pp, l.interleave,
+                                                          pct(static_cast<double>(l.pp - 1) / static_cast<double>(t.micro_batches * l.interleave))));
   const std::string overlap = s.overlap_grad_reduce ? "overlapped with the last micro-batch's backward" : "not overlapped";
   st.add("data parallel", secs(t.dp_exposed_s), fmt::format("{} in all over {} GPUs, {}", secs(t.dp_total_s), l.dp * l.cp, l.zero == 3 ? "per micro-batch (ZeRO-3)" : overlap));
   if (t.overlap_contention_s > 0)
