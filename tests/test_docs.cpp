@@ -192,7 +192,10 @@ TEST_CASE("tables and notes fit the terminal; --wide and pipes get them whole") 
   // memory --table is 9 number columns: its recipe names wrap at hyphens, and it needs 90.
   for (const auto& [cmd, columns] : std::vector<std::pair<std::string, std::size_t>>{
            {"memory --table", 90}, {"hardware show h100-sxm", 80}, {"models show deepseek-v3", 80}, {"hardware list", 80},
-           {"calibrate --model llama3-70b --tp 8 --dry-run", 80}, {"bench --list-devices", 80}}) {
+           {"calibrate --model llama3-70b --tp 8 --dry-run", 80}, {"bench --list-devices", 80},
+           {"memory --model llama3-70b --hardware h100-sxm --gpus 1024 --tp 8 --pp 4 --zero 1 --micro-batch 1 --seq 8192 "
+            "--sequence-parallel --recompute selective --explain", 80},
+           {"memory --model llama3-70b --hardware h100-sxm --gpus 64 --zero 3 --precision deepspeed --offload optimizer", 80}}) {
     CAPTURE(cmd);
     const auto fitted = run_napkin(cmd, "COLUMNS=" + std::to_string(columns));
     REQUIRE(fitted.exit_code == 0);

@@ -109,7 +109,7 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
     if (o.explain) j["explain"] = memory_explain_steps(r);
     emit(j.dump(2) + "\n");
   } else {
-    emit(memory_text(r, o.explain));
+    emit(memory_text(r, o.explain, ctx.columns()));
   }
   // One exit status for one answer, in text and JSON alike: 1 = does not fit.
   if (r.params && *r.params > 0 && !r.memory.fits) ctx.exit_status = static_cast<int>(ExitCode::failure);

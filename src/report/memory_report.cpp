@@ -110,18 +110,24 @@ std::string split_suffix(const Model& m, const ActivationConfig& c, Split split)
   return c.cp > 1 ? "/c" : "";
 }
 
-std::string header(const MemoryReport& r) {
+// One line of prose for a terminal `w` columns wide (0: no limit): wrapped, continuation lines
+// indented two more than the first.
+std::string para(const std::string& text, std::size_t w, const std::string& indent = "") {
+  return wrap_paragraph(text, w, indent, indent + "  ");
+}
+
+std::string header(const MemoryReport& r, std::size_t w) {
   const Layout& l = r.layout;
-  std::string out = fmt::format("napkin memory: {}{} × {}, {}, {}, ZeRO-{}{}\n", r.model ? r.model->key + " on " : "", l.gpus(),
+  std::string out = para(fmt::format("napkin memory: {}{} × {}, {}, {}, ZeRO-{}{}", r.model ? r.model->key + " on " : "", l.gpus(),
                                 r.hardware.name, r.setup.optimizer.name, r.setup.recipe.name, l.zero,
-                                r.setup.offload == Offload::none ? "" : fmt::format(", offload {}", offload_name(r.setup.offload)));
+                                r.setup.offload == Offload::none ? "" : fmt::format(", offload {}", offload_name(r.setup.offload))), w);
   if (!r.model) return out;
   std::string schedule = l.pp == 1 ? "no pipeline" : l.interleave > 1 ? fmt::format("interleaved 1F1B, {} virtual stages", l.interleave) : "1F1B";
-  out += fmt::format("layout: tp {} × cp {} × pp {} × dp {} = {}, ep {}, micro-batch {}, sequence parallel {}, recompute {}, {}\n", l.tp,
-                     l.cp, l.pp, l.dp, gpus_text(l.gpus()), l.ep, l.micro_batch, l.sequence_parallel ? "on" : "off",
-                     recompute_name(l.recompute), schedule);
+  out += para(fmt::format("layout: tp {} × cp {} × pp {} × dp {} = {}, ep {}, micro-batch {}, sequence parallel {}, recompute {}, {}", l.tp,
+                          l.cp, l.pp, l.dp, gpus_text(l.gpus()), l.ep, l.micro_batch, l.sequence_parallel ? "on" : "off",
+                          recompute_name(l.recompute), schedule), w);
   if (l.pp > 1)
-    out += fmt::format("most loaded GPU: pipeline stage {} of {} ({})\n", r.memory.most_loaded_stage, l.pp, r.memory.most_loaded_reason);
+    out += para(fmt::format("most loaded GPU: pipeline stage {} of {} ({})", r.memory.most_loaded_stage, l.pp, r.memory.most_loaded_reason), w);
   return out;
 }
 
@@ -154,7 +160,7 @@ std::vector<std::string> states_steps(const MemoryReport& r) {
   return steps;
 }
 
-std::string states_section(const MemoryReport& r, bool explain) {
+std::string states_section(const MemoryReport& r, bool explain, std::size_t w) {
   const LayoutMemory& mem = r.memory;
   const StageMemory& g = mem.most_loaded();
   const BytesPerParam& b = mem.bytes_per_param;
@@ -162,6 +168,7 @@ std::string states_section(const MemoryReport& r, bool explain) {
   const Layout& l = r.layout;
   const bool counted = r.params && *r.params > 0;
   Table t;
+  t.max_width = w;
   t.header = {"part", "dtype", "bytes/param", fmt::format("bytes/param per GPU ({}, ZeRO-{})", gpus_text(l.gpus()), l.zero)};
   if (counted) t.header.push_back("bytes per GPU");
   t.align = {Align::left, Align::left, Align::right, Align::right, Align::right};
@@ -179,20 +186,22 @@ std::string states_section(const MemoryReport& r, bool explain) {
   if (g.gather_buffer_bytes > 0)
     row("ZeRO-3 gather buffer", fmt::format("{} w + g", rc.weight_dtype), "-", "-", g.gather_buffer_bytes);
   row("total", "", bpp(b.total()), bpp(d.total()), g.model_states_bytes);
-  std::string title = "\nModel states";
+  std::string title = "Model states";
   if (r.model) title += fmt::format(" per GPU ({}: {} parameters)", stage_text(g, l), format_count(g.params(), 4));
   else if (counted) title += fmt::format(" for {} parameters", format_count(*r.params, 4));
-  std::string out = title + "\n" + t.render();
-  out += fmt::format("  optimizer: {}\n", optimizer_formula(r.setup.optimizer, rc, b));
+  std::string out(1, '\n');
+  out += para(title, w);
+  out += t.render();
+  out += para(fmt::format("optimizer: {}", optimizer_formula(r.setup.optimizer, rc, b)), w, "  ");
   if (g.expert_params > 0 && l.expert_zero_ranks() != l.zero_ranks())
-    out += fmt::format("  routed experts: {} of these parameters, states sharded over dp·cp/ep = {}: {} B/param per GPU\n",
-                       format_count(g.expert_params, 4), l.expert_zero_ranks(), bpp(mem.expert_bytes_per_param.total()));
+    out += para(fmt::format("routed experts: {} of these parameters, states sharded over dp·cp/ep = {}: {} B/param per GPU",
+                            format_count(g.expert_params, 4), l.expert_zero_ranks(), bpp(mem.expert_bytes_per_param.total())), w, "  ");
   if (g.gather_buffer_bytes > 0)
-    out += fmt::format("  gather buffer: 2 × {} B × the largest layer on this GPU, {} parameters (DeepSpeed's 4 × largest layer)\n",
-                       bpp(rc.weight_bytes), format_count(g.largest_layer_params, 4));
+    out += para(fmt::format("gather buffer: 2 × {} B × the largest layer on this GPU, {} parameters (DeepSpeed's 4 × largest layer)",
+                            bpp(rc.weight_bytes), format_count(g.largest_layer_params, 4)), w, "  ");
   if (l.zero == 3 && !r.model) out += "  ZeRO-3 gather buffer not counted: give --model for the largest layer\n";
   if (explain)
-    for (const auto& step : states_steps(r)) out += "  " + step + "\n";
+    for (const auto& step : states_steps(r)) out += para(step, w, "  ");
   if (r.setup.optimizer.factored_second_moment)
     out += r.model ? "  adafactor state computed from the model's matrix shapes: Σ(rows + cols) + vector params, over all params\n"
                    : fmt::format("  adafactor state assumes square {0}×{0} matrices: 2/{0} values per param (give --model for its shapes)\n",
@@ -229,20 +238,22 @@ LayerTerms layer_terms(const MemoryReport& r) {
   return t;
 }
 
-std::string activations_section(const MemoryReport& r, bool explain) {
+std::string activations_section(const MemoryReport& r, bool explain, std::size_t w) {
   const Model& m = *r.model;
   const LayoutMemory& mem = r.memory;
   const StageMemory& g = mem.most_loaded();
   const ActivationConfig c = activation_config(r.layout, r.setup);
-  std::string out = fmt::format(
-      "\nActivations per GPU (micro-batch {}, seq {}, recompute {}, flash attention {}, dropout {}, {}-byte values; tp {}{}, cp {})\n",
+  std::string out(1, '\n');
+  out += para(fmt::format(
+      "Activations per GPU (micro-batch {}, seq {}, recompute {}, flash attention {}, dropout {}, {}-byte values; tp {}{}, cp {})",
       num(c.micro_batch), num(c.seq), recompute_name(c.recompute), c.flash_attention ? "on" : "off", c.dropout ? "on" : "off",
-      num(c.value_bytes), c.tp, c.sequence_parallel ? " with sequence parallelism" : "", c.cp);
+      num(c.value_bytes), c.tp, c.sequence_parallel ? " with sequence parallelism" : "", c.cp), w);
   const LayerTerms lt = layer_terms(r);
   const bool moe = lt.moe;
   const LayerActivations& layer = lt.layer;
   const std::vector<ActivationTerm>& terms = lt.terms;
   Table t;
+  t.max_width = w;
   t.header = {fmt::format("one {}layer, nothing recomputed", moe ? "MoE " : ""), "formula", "bytes"};
   t.align = {Align::left, Align::left, Align::right};
   const auto sym = symbols(m, c);
@@ -253,6 +264,7 @@ std::string activations_section(const MemoryReport& r, bool explain) {
   t.add({"layer total", "", gb(layer.full_bytes)});
   out += t.render();
   KeyValues kv;
+  kv.max_width = w;
   kv.add("kept per layer", gb(layer.stored_bytes),
          c.recompute == Recompute::full ? "the layer input B·s·b·h only" : "recompute " + std::string(recompute_name(c.recompute)));
   kv.add(fmt::format("{} layer{} on this GPU", g.layers.layers, g.layers.layers == 1 ? "" : "s"), gb(g.layers_bytes), "one micro-batch");
@@ -272,7 +284,7 @@ std::string activations_section(const MemoryReport& r, bool explain) {
   kv.add("activations total", gb(g.activations_bytes));
   out += kv.render();
   if (explain)
-    if (const auto check = korthikanti_check(r)) out += "  " + *check + "\n";
+    if (const auto check = korthikanti_check(r)) out += para(*check, w, "  ");
   return out;
 }
 
@@ -291,12 +303,13 @@ std::vector<std::string> largest_arithmetic(const MemoryReport& r) {
   return lines;
 }
 
-std::string totals_section(const MemoryReport& r, bool explain) {
+std::string totals_section(const MemoryReport& r, bool explain, std::size_t w) {
   const LayoutMemory& mem = r.memory;
   const StageMemory& g = mem.most_loaded();
   const Layout& l = r.layout;
   const bool counted = r.params && *r.params > 0;
   KeyValues kv;
+  kv.max_width = w;
   std::string out = l.pp > 1 ? fmt::format("\nPer GPU (the most loaded: stage {})\n", mem.most_loaded_stage) : "\nPer GPU\n";
   if (counted) {
     kv.add("model states", gb(mem.model_states_bytes));
@@ -328,6 +341,7 @@ std::string totals_section(const MemoryReport& r, bool explain) {
   out += kv.render();
   if (r.setup.offload != Offload::none) {
     KeyValues host;
+    host.max_width = w;
     host.add("per GPU", gb(mem.host_bytes_per_gpu), fmt::format("{} B/param offloaded, sharded as the states are", bpp(mem.host_bytes_per_param)));
     host.add(fmt::format("per node of {}", gpus_text(std::min(r.setup.node_gpus, l.gpus()))), gb(mem.host_bytes_per_node), "--node-gpus");
     host.add("DeepSpeed's estimate", gb(mem.host_bytes_per_node_deepspeed), "× 1.5, its additional_buffer_factor");
@@ -335,22 +349,25 @@ std::string totals_section(const MemoryReport& r, bool explain) {
   }
   out += "\nLargest trainable model\n";
   KeyValues big;
+  big.max_width = w;
   const long long mp = l.tp * l.pp;
   const auto arithmetic = largest_arithmetic(r);
   big.add(fmt::format("{}, ZeRO-{}", gpus_text(l.gpus()), l.zero), count_or_dash(mem.max_params), explain ? arithmetic[0] : "");
   if (arithmetic.size() > 1) big.add("one GPU alone", count_or_dash(mem.max_params_single_gpu), explain ? arithmetic[1] : "");
   out += big.render();
-  out += mem.activations_counted ? "  beside this model's activations" + std::string(g.gather_buffer_bytes > 0 ? " and gather buffer" : "") +
-                                       ", held fixed as the parameter count grows" + (mp > 1 ? ", parameters spread evenly over tp·pp" : "") + "\n"
-                                 : fmt::format("  activations EXCLUDED: model states only ({} to include them)\n",
-                                               r.model ? "give --seq (and --micro-batch)" : "give --model and --seq");
+  out += para(mem.activations_counted ? "beside this model's activations" + std::string(g.gather_buffer_bytes > 0 ? " and gather buffer" : "") +
+                                            ", held fixed as the parameter count grows" + (mp > 1 ? ", parameters spread evenly over tp·pp" : "")
+                                      : fmt::format("activations EXCLUDED: model states only ({} to include them)",
+                                                    r.model ? "give --seq (and --micro-batch)" : "give --model and --seq"),
+              w, "  ");
   return out;
 }
 
-std::string hints_section(const MemoryReport& r) {
+std::string hints_section(const MemoryReport& r, std::size_t w) {
   if (r.hints.empty()) return "";
   std::string out = "\nWhat would make it fit (one change at a time, on the most loaded GPU)\n";
   Table t;
+  t.max_width = w;
   t.header = {"change", "saves", "total", "then"};
   t.align = {Align::left, Align::right, Align::right, Align::left};
   for (const auto& h : r.hints)
@@ -418,17 +435,18 @@ std::vector<std::string> memory_explain_steps(const MemoryReport& r) {
   return steps;
 }
 
-std::string memory_text(const MemoryReport& r, bool explain) {
-  std::string out = header(r) + states_section(r, explain);
-  if (r.model && r.memory.activations_counted) out += activations_section(r, explain);
-  out += totals_section(r, explain);
-  out += hints_section(r);
+std::string memory_text(const MemoryReport& r, bool explain, std::size_t max_width) {
+  const std::size_t w = max_width;
+  std::string out = header(r, w) + states_section(r, explain, w);
+  if (r.model && r.memory.activations_counted) out += activations_section(r, explain, w);
+  out += totals_section(r, explain, w);
+  out += hints_section(r, w);
   out += "\nAssumptions and omissions\n";
-  out += fmt::format("  precision {}: {}\n  optimizer {}: {} ({})\n", r.setup.recipe.name, r.setup.recipe.description, r.setup.optimizer.name,
-                     r.setup.optimizer.description, r.setup.optimizer.source);
-  for (const auto& n : r.notes) out += "  " + n + "\n";
-  for (const auto& a : r.assumptions) out += "  assumption: " + a + "\n";
-  for (const auto& item : memory_left_out()) out += "  not counted: " + item + "\n";
+  out += para(fmt::format("precision {}: {}", r.setup.recipe.name, r.setup.recipe.description), w, "  ");
+  out += para(fmt::format("optimizer {}: {} ({})", r.setup.optimizer.name, r.setup.optimizer.description, r.setup.optimizer.source), w, "  ");
+  for (const auto& n : r.notes) out += para(n, w, "  ");
+  for (const auto& a : r.assumptions) out += para("assumption: " + a, w, "  ");
+  for (const auto& item : memory_left_out()) out += para("not counted: " + item, w, "  ");
   return out;
 }
 

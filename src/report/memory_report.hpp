@@ -33,7 +33,7 @@ struct MemoryReport {
   std::vector<std::string> warnings;
 };
 
-std::string memory_text(const MemoryReport& r, bool explain);
+std::string memory_text(const MemoryReport& r, bool explain, std::size_t max_width = 0);
 // The arithmetic --explain shows inside the text, one string per step, for --json --explain
 // (under "explain", as train does).
 std::vector<std::string> memory_explain_steps(const MemoryReport& r);
