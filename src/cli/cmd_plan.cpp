@@ -70,7 +70,7 @@ void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
     emit(j.dump(2) + "\n");
   } else {
     for (const auto& w : r.warnings) warn(w);
-    emit(o.explain ? plan_explain(r) : plan_text(r));
+    emit(o.explain ? plan_explain(r, ctx.columns()) : plan_text(r, ctx.columns()));
   }
   if (nothing_fits) throw Error(nothing_fits_message(r.model, hw, r.search), ExitCode::failure);
 }

@@ -7,6 +7,7 @@
 
 #include "report/format.hpp"
 #include "report/table.hpp"
+#include "report/text.hpp"
 
 namespace napkin {
 namespace {
@@ -40,8 +41,9 @@ std::string header(const PlanReport& r) {
                      format_count(static_cast<double>(q.step.global_batch) * static_cast<double>(q.step.seq)));
 }
 
-Table plans_table(const std::vector<Plan>& plans, bool moe, const std::optional<double>& tokens, long long gpus) {
+Table plans_table(const std::vector<Plan>& plans, bool moe, const std::optional<double>& tokens, long long gpus, std::size_t w) {
   Table t;
+  t.max_width = w;
   t.header = {"#", "tp", "cp", "pp", "dp"};
   if (moe) t.header.push_back("ep");
   for (const char* h : {"mbs", "v", "sp", "recompute", "zero", "step", "tokens/s", "MFU", "HFU", "memory/GPU"}) t.header.emplace_back(h);
@@ -63,8 +65,9 @@ Table plans_table(const std::vector<Plan>& plans, bool moe, const std::optional<
   return t;
 }
 
-Table breakdown_table(const std::vector<Plan>& plans) {
+Table breakdown_table(const std::vector<Plan>& plans, std::size_t w) {
   Table t;
+  t.max_width = w;
   t.header = {"per step"};
   for (std::size_t i = 0; i < plans.size(); ++i) t.header.push_back(fmt::format("plan {}", i + 1));
   t.align.assign(t.header.size(), Align::right);
@@ -83,6 +86,40 @@ Table breakdown_table(const std::vector<Plan>& plans) {
   for (const Plan& p : plans) total.push_back(fmt::format("{} {:>6}", secs(p.time.step_time_s), "100%"));
   t.add(std::move(total));
   return t;
+}
+
+// plan_text after the tables: notes, memory, days, assumptions (prose, wrapped by the caller).
+std::string plan_tail(const PlanReport& r, const Plan& best) {
+  std::string out;
+  if (const auto u = best.layout.pp > 1 ? uneven_split(r.model, best.layout) : std::nullopt) {
+    const Layout& l = best.layout;
+    const std::string stages = u->long_stages == l.pp ? fmt::format("every stage holds {} layers", u->stage_layers)
+                                                      : fmt::format("the first {} hold {} layers, the others {}", u->long_stages,
+                                                                    u->stage_layers, u->stage_layers - 1);
+    if (l.interleave == 1)
+      out += fmt::format("note: plan 1 splits {} layers unevenly over {} stages: {}.\n", r.model.layers, l.pp, stages);
+    else
+      out += fmt::format("note: plan 1 splits {} layers unevenly over {} stages × {} virtual stages = {} chunks: the first {} chunks hold {} "
+                         "layers, the others {}; {}; the bubble is priced with the longest chunk.\n",
+                         r.model.layers, l.pp, l.interleave, u->chunks, u->long_chunks, u->chunk_layers, u->chunk_layers - 1, stages);
+  }
+  if (best.layout.zero == 3) {
+    const double hidden = best.time.dp_total_s - static_cast<double>(best.time.micro_batches) * best.time.zero3_exposed_s;
+    out += fmt::format("note: plan 1 hides {} of ZeRO-3 gathers and reductions per step behind compute; ZeRO-3 at scale is the part of "
+                       "napkin's model published runs confirm least (docs/validation/README.md).\n",
+                       secs(std::max(0.0, hidden)));
+  }
+  out += fmt::format("\nmemory, most loaded GPU ({}): {} model states + {} activations = {} of {} available\n", best.memory.stage_reason,
+                     gb(best.memory.model_states_bytes), gb(best.memory.activations_bytes), gb(best.memory.total_bytes),
+                     gb(best.memory.available_bytes));
+  if (r.tokens) {
+    const PlanDuration d = plan_duration(best, r.gpus, *r.tokens);
+    out += fmt::format("training {} tokens with plan 1: {} ({} days), {} GPU-hours\n", format_count(*r.tokens), format_duration(d.days * 86400),
+                       format_sig(d.days, 4), format_count(d.gpu_hours));
+  }
+  out += "\nassumptions:\n";
+  for (const std::string& a : r.assumptions) out += "  " + a + "\n";
+  return out;
 }
 
 }  // namespace
@@ -116,53 +153,31 @@ std::string why_best(const std::vector<Plan>& plans) {
   return out;
 }
 
-std::string plan_text(const PlanReport& r) {
+// Prose lines wrap at `w` columns (wrap_lines), tables fit column by column (Table::max_width).
+std::string plan_text(const PlanReport& r, std::size_t w) {
   const PlanSearch& s = r.search;
-  std::string out = header(r);
+  std::string out = wrap_lines(header(r), w);
   const bool moe = r.model.moe.has_value();
   if (s.single_layout) {
     const Plan& p = s.plans.empty() ? *s.closest : s.plans.front();
     out += fmt::format("one layout (every dimension given): {}\n", p.memory.fits ? "fits" : "DOES NOT FIT");
-    out += fmt::format("\n{}\n{}", plans_table({p}, moe, r.tokens, r.gpus).render(), breakdown_table({p}).render());
+    out += fmt::format("\n{}\n{}", plans_table({p}, moe, r.tokens, r.gpus, w).render(), breakdown_table({p}, w).render());
   } else {
-    out += fmt::format("searched {} layouts: {} valid, {} fit in memory; the best {}, one per split of tp × cp × pp{}:\n\n", s.candidates,
-                       s.valid, s.fitting, s.plans.size(), r.model.moe ? " × ep" : "");
-    out += plans_table(s.plans, moe, r.tokens, r.gpus).render() + "\n" + breakdown_table(s.plans).render();
-    if (const std::string why = why_best(s.plans); !why.empty()) out += fmt::format("\n{}.\n", why);
+    out += wrap_lines(fmt::format("searched {} layouts: {} valid, {} fit in memory; the best {}, one per split of tp × cp × pp{}:", s.candidates,
+                                  s.valid, s.fitting, s.plans.size(), r.model.moe ? " × ep" : ""), w);
+    out += fmt::format("\n{}\n{}", plans_table(s.plans, moe, r.tokens, r.gpus, w).render(), breakdown_table(s.plans, w).render());
+    if (const std::string why = why_best(s.plans); !why.empty()) {
+      out += '\n';
+      out += wrap_lines(why + ".", w);
+    }
   }
   const Plan& best = s.plans.empty() ? *s.closest : s.plans.front();
-  if (const auto u = best.layout.pp > 1 ? uneven_split(r.model, best.layout) : std::nullopt) {
-    const Layout& l = best.layout;
-    const std::string stages = u->long_stages == l.pp ? fmt::format("every stage holds {} layers", u->stage_layers)
-                                                      : fmt::format("the first {} hold {} layers, the others {}", u->long_stages,
-                                                                    u->stage_layers, u->stage_layers - 1);
-    if (l.interleave == 1)
-      out += fmt::format("note: plan 1 splits {} layers unevenly over {} stages: {}.\n", r.model.layers, l.pp, stages);
-    else
-      out += fmt::format("note: plan 1 splits {} layers unevenly over {} stages × {} virtual stages = {} chunks: the first {} chunks hold {} "
-                         "layers, the others {}; {}; the bubble is priced with the longest chunk.\n",
-                         r.model.layers, l.pp, l.interleave, u->chunks, u->long_chunks, u->chunk_layers, u->chunk_layers - 1, stages);
-  }
-  if (best.layout.zero == 3) {
-    const double hidden = best.time.dp_total_s - static_cast<double>(best.time.micro_batches) * best.time.zero3_exposed_s;
-    out += fmt::format("note: plan 1 hides {} of ZeRO-3 gathers and reductions per step behind compute; ZeRO-3 at scale is the part of "
-                       "napkin's model published runs confirm least (docs/validation/README.md).\n",
-                       secs(std::max(0.0, hidden)));
-  }
-  out += fmt::format("\nmemory, most loaded GPU ({}): {} model states + {} activations = {} of {} available\n", best.memory.stage_reason,
-                     gb(best.memory.model_states_bytes), gb(best.memory.activations_bytes), gb(best.memory.total_bytes),
-                     gb(best.memory.available_bytes));
-  if (r.tokens) {
-    const PlanDuration d = plan_duration(best, r.gpus, *r.tokens);
-    out += fmt::format("training {} tokens with plan 1: {} ({} days), {} GPU-hours\n", format_count(*r.tokens), format_duration(d.days * 86400),
-                       format_sig(d.days, 4), format_count(d.gpu_hours));
-  }
-  out += "\nassumptions:\n";
-  for (const std::string& a : r.assumptions) out += "  " + a + "\n";
+  out += wrap_lines(plan_tail(r, best), w);
   return out;
 }
 
-std::string plan_explain(const PlanReport& r) {
+
+std::string plan_explain(const PlanReport& r, std::size_t w) {
   const Plan& p = r.search.plans.empty() ? *r.search.closest : r.search.plans.front();
   const StepTime& t = p.time;
   const LayerCost& c = t.layer;
@@ -190,6 +205,7 @@ std::string plan_explain(const PlanReport& r) {
                    memory_bound_backward_over_forward, secs(c.memory_bwd_s));
   o += "\nper micro-batch on the slowest stage:\n";
   KeyValues kv;
+  kv.max_width = w;
   kv.value_align = Align::right;
   kv.add("matrix products", secs(t.matmul_s));
   kv.add("attention", secs(t.attention_s));
@@ -215,6 +231,7 @@ std::string plan_explain(const PlanReport& r) {
 
   o += "\nper step:\n";
   KeyValues st;
+  st.max_width = w;
   st.value_align = Align::right;
   st.add("m micro-batches", secs(static_cast<double>(t.micro_batches) * t.microbatch_s), fmt::format("{} × {}", t.micro_batches, secs(t.microbatch_s)));
   if (const long long chunk = stage_layers(r.model, l, 0).largest_chunk; l.interleave > 1 && chunk * l.interleave != t.stage_layers)
@@ -253,7 +270,7 @@ std::string plan_explain(const PlanReport& r) {
   }
   o += "\nassumptions:\n";
   for (const std::string& a : r.assumptions) o += "  " + a + "\n";
-  return o;
+  return wrap_lines(o, w);  // the key-value blocks already fit; this wraps the prose around them
 }
 
 nlohmann::json plan_json(const Plan& p, long long gpus, const std::optional<double>& tokens) {

@@ -37,8 +37,9 @@ PlanDuration plan_duration(const Plan& p, long long gpus, double tokens);
 // differ most), or empty with fewer than two plans.
 std::string why_best(const std::vector<Plan>& plans);
 
-std::string plan_text(const PlanReport& r);
-std::string plan_explain(const PlanReport& r);
+// max_width: the terminal's columns (0: no limit, as into a pipe or under --wide).
+std::string plan_text(const PlanReport& r, std::size_t max_width = 0);
+std::string plan_explain(const PlanReport& r, std::size_t max_width = 0);
 nlohmann::json plan_json(const PlanReport& r);
 nlohmann::json plan_json(const Plan& p, long long gpus, const std::optional<double>& tokens);
 

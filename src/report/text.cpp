@@ -179,4 +179,24 @@ std::string wrap_paragraph(std::string_view text, std::size_t width, std::string
   return out;
 }
 
+std::string wrap_lines(std::string_view text, std::size_t width) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    if (width == 0 || display_width(line) <= width) {
+      out.append(line);
+      out += '\n';
+    } else {
+      const std::size_t lead = std::min(line.find_first_not_of(' '), line.size());
+      const std::string indent(lead, ' ');
+      out += wrap_paragraph(line.substr(lead), width, indent, indent + "  ");
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace napkin

@@ -34,4 +34,9 @@ std::size_t longest_piece(std::string_view text);
 // the others after `rest` (a hanging indent), each ending in '\n'.
 std::string wrap_paragraph(std::string_view text, std::size_t width, std::string_view first, std::string_view rest);
 
+// Lines of prose for a terminal `width` columns wide (0: no limit): each line longer than `width`
+// wrapped on its own, its continuation lines indented two more than it. Not for tables (their
+// Table::max_width fits them column by column).
+std::string wrap_lines(std::string_view text, std::size_t width);
+
 }  // namespace napkin
