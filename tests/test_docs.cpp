@@ -196,6 +196,7 @@ TEST_CASE("tables and notes fit the terminal; --wide and pipes get them whole") 
            {"memory --model llama3-70b --hardware h100-sxm --gpus 1024 --tp 8 --pp 4 --zero 1 --micro-batch 1 --seq 8192 "
             "--sequence-parallel --recompute selective --explain", 80},
            {"memory --model llama3-70b --hardware h100-sxm --gpus 64 --zero 3 --precision deepspeed --offload optimizer", 80},
+           {"train --model llama3-70b --hardware h100-sxm --tokens 15T --gpus 1024 --mfu predicted --global-batch 1024 --seq 8192", 80},
            // plan's table of layouts is 15 number columns, 94 wide: at 100 everything else wraps around it.
            {"plan --model llama3-70b --hardware h100-sxm --gpus 1024 --global-batch 1024 --seq 8192", 100},
            {"plan --model llama3-70b --hardware h100-sxm --gpus 1024 --global-batch 1024 --seq 8192 --tp 8 --pp 4 --cp 1 "

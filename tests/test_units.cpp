@@ -163,6 +163,15 @@ TEST_CASE("results that overflow or underflow what can be printed name the input
   CHECK(message(std::nan("")) == "--days 1e-300: the GPU count is not a number; check the input");
 }
 
+TEST_CASE("wrap_lines wraps only over-long lines, keeps aligned spaces, hangs continuations") {
+  // Width 20: the first line fits and is kept as is; the second (25 columns) breaks before "ccc",
+  // its run of 3 spaces kept, and its continuation starts 2 + 2 columns in.
+  CHECK(wrap_lines("short   line\n  aa   bb   cc ccc ddd eee", 20) == "short   line\n  aa   bb   cc ccc\n    ddd eee\n");
+  CHECK(wrap_lines("x y z", 0) == "x y z\n");                         // 0: no limit
+  CHECK(wrap_lines("a·b·c d·e·f", 6) == "a·b·c\n  d·e·f\n");          // "·" is one column
+  CHECK(wrap_lines("averyveryverylongword", 5) == "averyveryverylongword\n");  // a word is never cut
+}
+
 TEST_CASE("wrap_words breaks at spaces and cuts only words wider than the line") {
   CHECK(wrap_words("one two three four", 9) == std::vector<std::string>{"one two", "three", "four"});
   CHECK(wrap_words("a·b c·d", 3) == std::vector<std::string>{"a·b", "c·d"});  // "·" is one column

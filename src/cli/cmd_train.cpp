@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "report/format.hpp"
+#include "report/text.hpp"
 #include "report/train_report.hpp"
 
 namespace napkin::cli {
@@ -221,7 +222,9 @@ void setup_train(CLI::App& app, Context& ctx) {
       return;
     }
     for (const auto& w : r.warnings) warn(w);
-    emit(o->explain ? train_explain(r) : train_text(r));
+    // train's answer is short aligned lines and prose; lines wider than the terminal wrap with a
+    // hanging indent (pipes and --wide get them whole).
+    emit(wrap_lines(o->explain ? train_explain(r) : train_text(r), ctx.columns()));
   });
 }
 

@@ -179,6 +179,41 @@ std::string wrap_paragraph(std::string_view text, std::size_t width, std::string
   return out;
 }
 
+// One over-long line, broken at spaces: the runs of spaces inside each piece are kept (aligned
+// columns stay aligned), the run where a break falls is dropped, and continuation lines start
+// two columns further in than the line did.
+static std::string wrap_line(std::string_view line, std::size_t width) {
+  const std::size_t lead = std::min(line.find_first_not_of(' '), line.size());
+  const std::string hang(lead + 2, ' ');
+  std::string out(line.substr(0, lead));
+  std::size_t column = lead;
+  bool line_empty = true;  // nothing after the indent yet
+  std::size_t pos = lead;
+  while (pos < line.size()) {
+    const std::size_t word_start = line.find_first_not_of(' ', pos);
+    if (word_start == std::string_view::npos) break;
+    std::size_t word_end = line.find(' ', word_start);
+    if (word_end == std::string_view::npos) word_end = line.size();
+    const std::string_view gap = line.substr(pos, word_start - pos);
+    const std::string_view word = line.substr(word_start, word_end - word_start);
+    const std::size_t w = display_width(word);
+    if (!line_empty && column + gap.size() + w > width) {
+      out += '\n';
+      out += hang;
+      column = hang.size();
+    } else {
+      out.append(gap);
+      column += gap.size();
+    }
+    out.append(word);
+    column += w;
+    line_empty = false;
+    pos = word_end;
+  }
+  out += '\n';
+  return out;
+}
+
 std::string wrap_lines(std::string_view text, std::size_t width) {
   std::string out;
   std::size_t start = 0;
@@ -190,9 +225,7 @@ std::string wrap_lines(std::string_view text, std::size_t width) {
       out.append(line);
       out += '\n';
     } else {
-      const std::size_t lead = std::min(line.find_first_not_of(' '), line.size());
-      const std::string indent(lead, ' ');
-      out += wrap_paragraph(line.substr(lead), width, indent, indent + "  ");
+      out += wrap_line(line, width);
     }
     start = end + 1;
   }
