@@ -350,6 +350,9 @@ TEST_CASE("train --mfu predicted: the best plan's token rate, and the layout it 
   const std::string source = j["mfu_source"].get<std::string>();
   CHECK(source.find("predicted by napkin plan") == 0);
   CHECK(source.find("tp " + std::to_string(plan["plans"][0]["tp"].get<int>())) != std::string::npos);
+  // The plan's caveats travel with its MFU: when its layout uses context parallelism, so does the source.
+  if (plan["plans"][0]["cp"].get<int>() > 1) CHECK(source.find("context parallelism") != std::string::npos);
+  else CHECK(source.find("validation set") == std::string::npos);
 
   const std::string base = "train --model llama3-70b --tokens 15T --mfu predicted";
   check_bad(base + " --global-batch 1024", "--mfu predicted needs --gpus");

@@ -162,6 +162,7 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
   if (predicted) {
     q.mfu = predicted->tokens_per_s_per_gpu * (6 * *q.params + q.attention_flops_per_token) / q.peak_flops_per_s;
     r.mfu_source = "predicted by napkin plan: " + format_sig(predicted->tokens_per_s_per_gpu, 4) + " tokens/s per GPU with " + predicted->layout;
+    for (const std::string& c : predicted->caveats) r.mfu_source += "; " + c;  // where that layout leaves docs/validation
   }
   r.run = solve_training(q);
 

@@ -259,6 +259,7 @@ PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus,
                          l.ep > 1 ? fmt::format(" (ep {})", l.ep) : "", l.micro_batch,
                          l.interleave > 1 ? fmt::format(", interleave {}", l.interleave) : "", l.sequence_parallel ? "yes" : "no",
                          recompute_name(l.recompute), l.zero);
+  r.caveats = validation_caveats(m, hw.key, p);
   return r;
 }
 

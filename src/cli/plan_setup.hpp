@@ -40,6 +40,7 @@ struct PredictedRate {
   double mfu = 0;                  // the plan's MFU (6·P_active + causal attention)
   double tokens_per_s_per_gpu = 0;
   std::string layout;              // "tp 8 · cp 1 · pp 4 · dp 32, micro-batch 1, ..."
+  std::vector<std::string> caveats;  // validation_caveats of that layout
 };
 PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus, long long global_batch, long long seq, Dtype dtype);
 
