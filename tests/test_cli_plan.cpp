@@ -184,6 +184,8 @@ TEST_CASE("--gemm-efficiency FILE is read like a spec file, and its figures must
   check_bad(llama70 + " --gemm-efficiency " + (dir / "frac.json").string(), "products[0].m: 8.5");
   std::ofstream(dir / "huge.json") << R"({"products": [{"m": 8192, "n": 8192, "k": 8192, "time_per_product_s": 1e300}]})";
   check_bad(llama70 + " --gemm-efficiency " + (dir / "huge.json").string(), "products[0].time_per_product_s");
+  std::ofstream(dir / "denormal.json") << R"({"products": [{"m": 8192, "n": 8192, "k": 8192, "time_per_product_s": 5e-324}]})";
+  check_bad(llama70 + " --gemm-efficiency " + (dir / "denormal.json").string(), "is not a time in [1 ns, 3600 s]");
   // 8192³ is 1.0995e12 FLOP: 1.111 ms at the H100's 989.5 TFLOP/s. 0.1 ms would be 11x the peak.
   std::ofstream(dir / "fast.json") << R"({"products": [{"m": 8192, "n": 8192, "k": 8192, "time_per_product_s": 1e-4}]})";
   check_bad(llama70 + " --gemm-efficiency " + (dir / "fast.json").string(), "faster than h100-sxm's curve");
@@ -204,6 +206,22 @@ TEST_CASE("--json --explain: the arithmetic in the object, line by line, as trai
   for (const auto& line : j["explain"]) CHECK_MESSAGE(text.find(line.get<std::string>()) != std::string::npos, line);
   CHECK(j["explain"].size() >= 10);
   CHECK_FALSE(json_of(fixed).contains("explain"));
+}
+
+TEST_CASE("an uneven split is noted in the text, --explain and --json alike") {
+  // Llama 3 405B's 126 layers on pp 16 × v 4 = 64 chunks: 126 = 64 + 62, so 62 chunks hold 2 layers
+  // and 2 hold 1; stages: 126 = 16 · 7 + 14, so 14 stages hold 8 and 2 hold 7.
+  const std::string fixed = "plan --model llama3.1-405b --hardware h100-sxm --gpus 8192 --global-batch 2048 --seq 8192 "
+                            "--tp 8 --pp 16 --cp 1 --interleave 4 --micro-batch 1 --recompute full --zero 1 --no-sequence-parallel";
+  const std::string note = "plan 1 splits 126 layers unevenly over 16 stages × 4 virtual stages = 64 chunks: the first 62 chunks "
+                           "hold 2 layers, the others 1; the first 14 hold 8 layers, the others 7";
+  CHECK(run_napkin(fixed).out.find("note: " + note) != std::string::npos);
+  CHECK(run_napkin(fixed + " --explain").out.find("note: " + note) != std::string::npos);
+  const auto j = json_of(fixed, run_napkin(fixed).exit_code);
+  REQUIRE(j["notes"].size() == 1);
+  CHECK(j["notes"][0].get<std::string>().find(note) == 0);
+  // An even split (80 layers, pp 4 × v 5 = 20 chunks of 4) has no note.
+  CHECK(json_of(llama70 + " --tp 8 --pp 4 --cp 1 --micro-batch 1 --interleave 5 --sequence-parallel --recompute none --zero 1")["notes"].empty());
 }
 
 TEST_CASE("answers that cannot be printed are errors naming the input") {
@@ -263,8 +281,10 @@ TEST_CASE("a single flag no layout can satisfy is named, with its reason") {
   // are replicated, 16 being a multiple of 8).
   const auto cross = json_of(llama70 + " --tp 16 --allow-cross-node-tp --top 1");
   CHECK(cross["plans"][0]["tp"] == 16);
-  // Interleaving needs 80 layers = pp · v · chunk with pp > 1: 3 divides no 80/pp.
-  check_bad(llama70 + " --interleave 3", "--interleave 3: no --pp splits the 80 layers of llama3-70b into 3·pp equal model chunks (3 does not divide 80)");
+  // Interleaving needs a layer in each of the p·v chunks, pp > 1: v 41 makes 82 > 80 chunks even at pp 2.
+  check_bad(llama70 + " --interleave 41", "--interleave 41: every --pp > 1 that 1024 GPUs allow makes more than the 80 layers of llama3-70b in model chunks");
+  // v 3 splits unevenly (pp 2: 6 chunks of 14 or 13 layers): searched, not refused.
+  CHECK(run_napkin(llama70 + " --interleave 3 --top 1").exit_code == 0);
   // v = 5 with pp searched: 80 / 5 = 16, and pp 2, 4, 8, 16 divide it: accepted.
   CHECK(run_napkin(llama70 + " --interleave 5 --top 1").exit_code == 0);
   check_bad(llama70 + " --pp 1 --interleave 2", "--interleave 2 needs --pp > 1");

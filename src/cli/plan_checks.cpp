@@ -51,18 +51,15 @@ void check_domain(const PlanQuery& q) {
   if (q.tp && q.cp) beyond("--tp × --cp =", *q.tp * *q.cp);
 }
 
-// --interleave v with pp searched: some pp > 1 the search tries must split the layers into v·pp
-// equal chunks (Megatron's interleaved schedule).
+// --interleave v with pp searched: some pp > 1 the search tries must give every one of the p·v
+// model chunks at least one layer (the chunks may be uneven, core/layout.cpp).
 void check_interleave(const Model& m, const PlanQuery& q, const std::vector<Split>& all) {
   if (!q.interleave || *q.interleave <= 1 || q.pp) return;
   const long long v = *q.interleave;
   for (const Split& s : all)
-    if (s.pp > 1 && m.layers % (s.pp * v) == 0) return;
-  if (m.layers % v != 0)
-    throw Error(fmt::format("--interleave {}: no --pp splits the {} layers of {} into {}·pp equal model chunks ({} does not divide {})", v, m.layers,
-                            m.key, v, v, m.layers));
-  throw Error(fmt::format("--interleave {}: no --pp > 1 that {} GPUs allow splits the {} layers of {} into {}·pp equal model chunks (pp must divide {})",
-                          v, q.gpus, m.layers, m.key, v, m.layers / v));
+    if (s.pp > 1 && s.pp * v <= m.layers) return;
+  throw Error(fmt::format("--interleave {}: every --pp > 1 that {} GPUs allow makes more than the {} layers of {} in model chunks (pp · {} > {})",
+                          v, q.gpus, m.layers, m.key, v, m.layers));
 }
 
 // --micro-batch b: some data-parallel degree must leave each replica a whole number of

@@ -110,15 +110,20 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
           const long long micro_batches = per_replica && per_replica % b == 0 ? per_replica / b : 0;
           // v with at least one layer per model chunk (p·v ≤ layers); the chunks may be uneven
           // (stage_layers), as Llama 3 405B's 126 layers on 16 stages are. The bubble depends on
-          // the longest chunk, ceil(L/(p·v)) layers, so of the v sharing one longest chunk only
-          // the smallest is searched: a larger one has the same stages and bubble and only sends
-          // more. Every v dividing L/p is such a smallest one.
+          // the longest chunk, ceil(L/(p·v)) layers, so of the v sharing one longest chunk the
+          // smallest is the fastest (same bubble, fewest sends) and the largest holds the fewest
+          // micro-batches in flight ((p−1)/v + p, the most memory-frugal): both are searched, the
+          // ones between are neither. Every v dividing L/p is such a smallest one.
           const long long max_v = pp > 1 ? m.layers / pp : 1;
           std::vector<long long> vs;
           if (q.interleave) vs = {*q.interleave};
           else
-            for (long long v = 1; v <= max_v; ++v)
-              if (v == 1 || ceil_div(m.layers, pp * v) < ceil_div(m.layers, pp * (v - 1))) vs.push_back(v);
+            for (long long v = 1; v <= max_v; ++v) {
+              const long long chunk = ceil_div(m.layers, pp * v);
+              const bool smallest = v == 1 || chunk < ceil_div(m.layers, pp * (v - 1));
+              const bool largest = v == max_v || ceil_div(m.layers, pp * (v + 1)) < chunk;
+              if (smallest || largest) vs.push_back(v);
+            }
           for (long long v : vs) {
             // Searched, not given: skip the combinations Megatron refuses without building a message.
             if (!q.interleave && v > 1 && (micro_batches == 0 || micro_batches % pp != 0)) continue;
@@ -141,7 +146,12 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
                       problem = "--tp × --cp = " + std::to_string(tp * cp) + " exceeds the " + std::to_string(domain) +
                                 " GPUs of a scale-up domain (--allow-cross-node-tp to allow it)";
                     if (problem) {
-                      auto& [count, example] = refused[problem->substr(0, problem->find_first_of("0123456789"))];
+                      // Grouped by the rule: the message with its numbers masked ("--tp # does not divide ...").
+                      std::string rule;
+                      for (char ch : *problem)
+                        if (!(ch >= '0' && ch <= '9')) rule += ch;
+                        else if (rule.empty() || rule.back() != '#') rule += '#';
+                      auto& [count, example] = refused[rule];
                       if (count++ == 0) example = std::move(*problem);
                       continue;
                     }

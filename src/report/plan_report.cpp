@@ -88,27 +88,35 @@ Table breakdown_table(const std::vector<Plan>& plans, std::size_t w) {
   return t;
 }
 
-// plan_text after the tables: notes, memory, days, assumptions (prose, wrapped by the caller).
-std::string plan_tail(const PlanReport& r, const Plan& best) {
-  std::string out;
+// What plan 1 rests on beyond the assumptions: an uneven split of the layers, ZeRO-3's hidden
+// traffic. The same lines in the text, --explain and --json ("notes").
+std::vector<std::string> plan_notes(const PlanReport& r, const Plan& best) {
+  std::vector<std::string> notes;
   if (const auto u = best.layout.pp > 1 ? uneven_split(r.model, best.layout) : std::nullopt) {
     const Layout& l = best.layout;
     const std::string stages = u->long_stages == l.pp ? fmt::format("every stage holds {} layers", u->stage_layers)
                                                       : fmt::format("the first {} hold {} layers, the others {}", u->long_stages,
                                                                     u->stage_layers, u->stage_layers - 1);
     if (l.interleave == 1)
-      out += fmt::format("note: plan 1 splits {} layers unevenly over {} stages: {}.\n", r.model.layers, l.pp, stages);
+      notes.push_back(fmt::format("plan 1 splits {} layers unevenly over {} stages: {}.", r.model.layers, l.pp, stages));
     else
-      out += fmt::format("note: plan 1 splits {} layers unevenly over {} stages × {} virtual stages = {} chunks: the first {} chunks hold {} "
-                         "layers, the others {}; {}; the bubble is priced with the longest chunk.\n",
-                         r.model.layers, l.pp, l.interleave, u->chunks, u->long_chunks, u->chunk_layers, u->chunk_layers - 1, stages);
+      notes.push_back(fmt::format("plan 1 splits {} layers unevenly over {} stages × {} virtual stages = {} chunks: the first {} chunks hold {} "
+                                  "layers, the others {}; {}; the bubble is priced with the longest chunk.",
+                                  r.model.layers, l.pp, l.interleave, u->chunks, u->long_chunks, u->chunk_layers, u->chunk_layers - 1, stages));
   }
   if (best.layout.zero == 3) {
     const double hidden = best.time.dp_total_s - static_cast<double>(best.time.micro_batches) * best.time.zero3_exposed_s;
-    out += fmt::format("note: plan 1 hides {} of ZeRO-3 gathers and reductions per step behind compute; ZeRO-3 at scale is the part of "
-                       "napkin's model published runs confirm least (docs/validation/README.md).\n",
-                       secs(std::max(0.0, hidden)));
+    notes.push_back(fmt::format("plan 1 hides {} of ZeRO-3 gathers and reductions per step behind compute; ZeRO-3 at scale is the part of "
+                                "napkin's model published runs confirm least (docs/validation/README.md).",
+                                secs(std::max(0.0, hidden))));
   }
+  return notes;
+}
+
+// plan_text after the tables: notes, memory, days, assumptions (prose, wrapped by the caller).
+std::string plan_tail(const PlanReport& r, const Plan& best) {
+  std::string out;
+  for (const std::string& n : plan_notes(r, best)) out += "note: " + n + "\n";
   out += fmt::format("\nmemory, most loaded GPU ({}): {} model states + {} activations = {} of {} available\n", best.memory.stage_reason,
                      gb(best.memory.model_states_bytes), gb(best.memory.activations_bytes), gb(best.memory.total_bytes),
                      gb(best.memory.available_bytes));
@@ -268,6 +276,7 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
     o += fmt::format("days = {} tokens / {} tokens/s / 86400 = {}; GPU-hours = {} · days · 24 = {}\n", format_count(*r.tokens),
                      format_si(t.tokens_per_s, "", 4), format_sig(d.days, 4), r.gpus, format_count(d.gpu_hours));
   }
+  for (const std::string& n : plan_notes(r, p)) o += "note: " + n + "\n";
   o += "\nassumptions:\n";
   for (const std::string& a : r.assumptions) o += "  " + a + "\n";
   return wrap_lines(o, w);  // the key-value blocks already fit; this wraps the prose around them
@@ -329,6 +338,8 @@ nlohmann::json plan_json(const PlanReport& r) {
   j["plans"] = plans;
   if (r.search.plans.empty() && r.search.closest) j["closest"] = plan_json(*r.search.closest, r.gpus, r.tokens);
   j["assumptions"] = r.assumptions;
+  if (const Plan* best = !r.search.plans.empty() ? &r.search.plans.front() : r.search.closest ? &*r.search.closest : nullptr)
+    j["notes"] = plan_notes(r, *best);
   j["warnings"] = r.warnings;
   return j;
 }

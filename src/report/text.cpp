@@ -168,7 +168,9 @@ std::vector<std::string> wrap_words(std::string_view text, std::size_t width) {
 
 std::string wrap_paragraph(std::string_view text, std::size_t width, std::string_view first, std::string_view rest) {
   const std::size_t indent = std::max(display_width(first), display_width(rest));
-  const std::size_t room = width > indent + 20 ? width - indent : 0;  // never narrower than 20
+  // Never narrower than 20 columns: a terminal narrower than indent + 20 gets 20-column lines
+  // (a little too wide) rather than whole ones (far too wide).
+  const std::size_t room = width == 0 ? 0 : std::max<std::size_t>(20, width > indent ? width - indent : 0);
   std::string out;
   const std::vector<std::string> lines = wrap_words(text, room);
   for (std::size_t i = 0; i < lines.size(); ++i) {
