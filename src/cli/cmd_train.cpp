@@ -225,7 +225,8 @@ void setup_train(CLI::App& app, Context& ctx) {
     for (const auto& w : r.warnings) warn(w);
     // train's answer is short aligned lines and prose; lines wider than the terminal wrap with a
     // hanging indent (pipes and --wide get them whole).
-    emit(wrap_lines(o->explain ? train_explain(r) : train_text(r), ctx.columns()));
+    const std::size_t columns = ctx.columns();
+    emit(wrap_lines(o->explain ? train_explain(r, columns) : train_text(r, columns), columns));
   });
 }
 

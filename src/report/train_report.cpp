@@ -76,9 +76,10 @@ std::string flops_model_name(FlopsModel m) {
   return "6pd";
 }
 
-std::string train_text(const TrainReport& r) {
+std::string train_text(const TrainReport& r, std::size_t max_width) {
   const TrainingRun& run = r.run;
   KeyValues kv;
+  kv.max_width = max_width;
   kv.value_align = Align::right;
   auto mark = [&](Unknown u) { return run.solved_for == u ? "  <- solved" : ""; };
   kv.add("model", model_label(r));
@@ -119,6 +120,7 @@ std::string train_text(const TrainReport& r) {
     if (a.window > 0 && a.windowed_layers > 0)
       out += fmt::format("  ({} of {} layers attend to a window of {} tokens)\n", a.windowed_layers, a.layers, a.window);
     KeyValues at;
+    at.max_width = max_width;
     at.value_align = Align::right;
     at.add("non-causal 12·L·H·Q·T", format_si(a.noncausal_flops_per_token, "FLOP/token"),
            fmt::format("{} over 6·P  -> total {} FLOP", percent_over(a.noncausal_flops_per_token / p6), sci((p6 + a.noncausal_flops_per_token) * run.tokens)));
@@ -203,11 +205,11 @@ std::vector<std::string> explain_steps(const TrainReport& r) {
   return steps;
 }
 
-std::string train_explain(const TrainReport& r) {
+std::string train_explain(const TrainReport& r, std::size_t max_width) {
   std::string o = "How napkin got there (Kaplan et al. 2020 §2.1; Hoffmann et al. 2022; PaLM appendix B):\n\n";
   int step = 0;
   for (const auto& s : explain_steps(r)) o += fmt::format("{}. {}\n", ++step, s);
-  return o + "\n" + train_text(r);
+  return o + "\n" + train_text(r, max_width);
 }
 
 nlohmann::json train_json(const TrainReport& r) {

@@ -40,8 +40,9 @@ struct TrainReport {
   std::vector<std::string> warnings;
 };
 
-std::string train_text(const TrainReport& r);
-std::string train_explain(const TrainReport& r);
+// max_width: the terminal's columns for the key-value blocks (0: no limit); prose is wrapped by the caller.
+std::string train_text(const TrainReport& r, std::size_t max_width = 0);
+std::string train_explain(const TrainReport& r, std::size_t max_width = 0);
 // The arithmetic, one step per string, for --explain (numbered) and --json --explain (a list).
 std::vector<std::string> explain_steps(const TrainReport& r);
 nlohmann::json train_json(const TrainReport& r);
