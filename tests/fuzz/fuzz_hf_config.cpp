@@ -13,13 +13,7 @@
 #include "core/training.hpp"
 #include "spec/hf_config.hpp"
 
-#define require(ok)                                                                   \
-  do {                                                                                \
-    if (!(ok)) {                                                                      \
-      std::fprintf(stderr, "invariant failed at %s:%d: %s\n", __FILE__, __LINE__, #ok); \
-      std::abort();                                                                   \
-    }                                                                                 \
-  } while (0)
+#include "fuzz_require.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -16,14 +16,7 @@
 #include "core/training.hpp"
 #include "spec/spec_loader.hpp"
 
-// A broken invariant: say which, then abort so libFuzzer saves the input.
-#define require(ok)                                                                   \
-  do {                                                                                \
-    if (!(ok)) {                                                                      \
-      std::fprintf(stderr, "invariant failed at %s:%d: %s\n", __FILE__, __LINE__, #ok); \
-      std::abort();                                                                   \
-    }                                                                                 \
-  } while (0)
+#include "fuzz_require.hpp"
 
 namespace {
 
