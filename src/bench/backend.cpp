@@ -21,6 +21,7 @@ class UnavailableBackend final : public Backend {
   void warm_up(double, const std::function<bool()>&) override { fail(); }
   std::vector<double> time_iterations(int, int, bool) override { fail(); }
   CorrectnessCheck check_correctness() override { fail(); }
+  MemoryMeasurement measure_memory(std::size_t, int, const std::function<bool()>&) override { fail(); }
 
  private:
   [[noreturn]] void fail() { throw Error(reason_, ExitCode::failure); }
@@ -28,6 +29,10 @@ class UnavailableBackend final : public Backend {
 };
 
 }  // namespace
+
+MemoryMeasurement Backend::measure_memory(std::size_t, int, const std::function<bool()>&) {
+  throw Error("--memory: the " + key() + " device cannot measure its memory bandwidth");
+}
 
 std::unique_ptr<Backend> make_unavailable_backend(std::string key, std::string reason) {
   return std::make_unique<UnavailableBackend>(std::move(key), std::move(reason));

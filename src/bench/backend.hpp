@@ -60,6 +60,14 @@ class Backend {
   virtual Telemetry telemetry() { return {}; }
   // A peak the backend can measure itself (CPU: FMA microkernel); nullopt = use a spec.
   virtual std::optional<PeakInfo> measured_peak(Dtype) { return std::nullopt; }
+
+  // Memory bandwidth (napkin bench --memory): the array size a measurement uses by default
+  // (far larger than the last-level cache), and the measurement itself: each kernel run
+  // `repeats` times on arrays of `array_bytes`, stopping early when `stop()` says so. The
+  // default throws Error: a backend that cannot measure its memory says so.
+  virtual std::size_t default_memory_array_bytes() { return std::size_t(256) << 20; }
+  virtual std::optional<double> last_level_cache_bytes() { return std::nullopt; }
+  virtual MemoryMeasurement measure_memory(std::size_t array_bytes, int repeats, const std::function<bool()>& stop);
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

@@ -17,6 +17,7 @@
 
 #include "bench/backend.hpp"
 #include "bench/cpu_peak.hpp"
+#include "bench/cpu_stream.hpp"
 #include "bench/operands.hpp"
 #include "core/error.hpp"
 
@@ -146,6 +147,22 @@ class CpuBackend final : public Backend {
                          info_.flops_per_cycle_basis + ")";
     }
     return p;
+  }
+
+  // STREAM's rule: each array at least 4 times the last-level cache; 256 MiB at least, and at
+  // most an eighth of the machine's memory (three arrays are allocated).
+  std::size_t default_memory_array_bytes() override {
+    const double llc = info_.last_level_cache_bytes.value_or(32.0 * 1048576);
+    const double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+    return static_cast<std::size_t>(std::min(std::max(4 * llc, 256.0 * 1048576), have / 8));
+  }
+  std::optional<double> last_level_cache_bytes() override { return info_.last_level_cache_bytes; }
+  MemoryMeasurement measure_memory(std::size_t array_bytes, int repeats, const std::function<bool()>& stop) override {
+    const double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+    if (3 * double(array_bytes) > 0.8 * have)
+      throw Error("--size " + gib(double(array_bytes)) + ": three arrays need " + gib(3 * double(array_bytes)) +
+                  " of memory; this machine has " + gib(have) + " (napkin uses at most 80%)");
+    return measure_cpu_stream(array_bytes, info_.threads, repeats, stop);
   }
 
  private:

@@ -13,7 +13,7 @@
 
 namespace napkin::bench {
 
-inline constexpr int cuda_module_abi_version = 2;
+inline constexpr int cuda_module_abi_version = 3;
 inline constexpr const char* cuda_module_entry = "napkin_cuda_module_v1";
 inline constexpr const char* cuda_module_file = "libnapkin_cuda.so";
 

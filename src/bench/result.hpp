@@ -70,4 +70,48 @@ struct BenchRun {
   bool interrupted = false;         // stopped early (Ctrl-C): the results are what was measured
 };
 
+// A memory-bandwidth measurement (napkin bench --memory): what a backend timed, per kernel.
+// STREAM's convention counts the bytes a kernel's source reads and writes (copy c = a: 2
+// arrays; triad b = a + s·c: 3), not the write-allocate reads a cache adds (McCalpin,
+// "STREAM: Sustainable Memory Bandwidth", stream.c's bytes[] table); a device copy moves its
+// buffer in and out of HBM (2 × its bytes), as nvbandwidth and BabelStream count it.
+struct MemoryPass {
+  std::string kernel;         // "copy", "triad", "device copy"
+  double bytes_per_call = 0;  // bytes counted per timed call, by the convention above
+  std::vector<double> times_s;
+};
+
+struct MemoryMeasurement {
+  std::size_t array_bytes = 0;  // bytes of each array (buffer) the kernels stream through
+  int arrays = 0;               // how many such arrays were allocated
+  int threads = 0;              // CPU threads (0 on a GPU)
+  std::string method;           // "STREAM-style copy and triad, 2 threads, fp64"
+  bool check_ok = false;        // the kernels' results were read back and are right
+  std::string check_detail;
+  std::vector<MemoryPass> passes;
+};
+
+struct MemoryKernelResult {
+  std::string kernel;
+  double bytes_per_call = 0;
+  TimingStats time;
+  double bytes_per_s_best = 0;    // bytes / min time: STREAM reports the best of its runs
+  double bytes_per_s_median = 0;  // bytes / median time
+  std::optional<double> mbu;      // bytes_per_s_best / peak bandwidth
+};
+
+struct MemoryBenchRun {
+  std::string backend, device, device_name;
+  MemoryMeasurement measured;         // passes left out: they are summarised in `kernels`
+  std::vector<MemoryKernelResult> kernels;
+  std::size_t headline = 0;           // the kernel that `bytes_per_s` and `mbu` report
+  double bytes_per_s = 0;             // kernels[headline].bytes_per_s_best
+  std::optional<double> mbu;          // bytes_per_s / peak
+  std::optional<double> peak_bytes_per_s;
+  std::string peak_source;            // "spec h100-sxm (datasheet)", "--peak-bandwidth", or why none
+  std::optional<std::string> hardware_key;
+  std::vector<std::string> notes;
+  bool interrupted = false;
+};
+
 }  // namespace napkin::bench

@@ -5,10 +5,13 @@
 
 #include "bench/backend.hpp"
 #include "bench/harness.hpp"
+#include "bench/memory_bench.hpp"
 #include "cli/common.hpp"
 #include "cli/progress.hpp"
 #include "core/error.hpp"
+#include "core/interconnect.hpp"
 #include "report/bench_report.hpp"
+#include "report/memory_bench_report.hpp"
 #include "report/table.hpp"
 
 namespace napkin::cli {
@@ -26,6 +29,8 @@ struct BenchOptions {
   std::string hardware;
   std::string peak;
   bool json = false, csv = false, list_devices = false;
+  bool memory = false;
+  std::string size, peak_bandwidth;
 };
 
 // Any dtype napkin knows, narrowed to the ones a matmul backend can time.
@@ -84,11 +89,43 @@ bench::BenchConfig config(Context& ctx, const BenchOptions& o) {
   return cfg;
 }
 
+// bench --memory: the device's memory bandwidth, STREAM-style on the CPU, a device copy on a GPU.
+void run_memory(Context& ctx, const BenchOptions& o, const CLI::App& sub) {
+  refuse_ignored_flags(sub, "--memory",
+                       {"--memory", "--device", "--size", "--iters", "--hardware", "--peak-bandwidth", "--json", "--csv"});
+  bench::MemoryBenchConfig cfg;
+  // Checked before any device work. At least one 4 KiB page; at most 1 TiB an array.
+  if (!o.size.empty()) {
+    const double bytes = *bytes_flag(o.size, "--size");
+    if (!(bytes >= 4096 && bytes <= 1099511627776.0)) throw Error("--size must be between 4KiB and 1TiB, found '" + o.size + "'");
+    cfg.array_bytes = static_cast<std::size_t>(bytes);
+  }
+  if (!o.iters.empty())
+    cfg.repeats = static_cast<int>(whole_flag(o.iters, "--iters", static_cast<double>(bench::max_memory_repeats)));
+  if (!o.peak_bandwidth.empty()) {
+    const double bw = parse_bandwidth(o.peak_bandwidth, "--peak-bandwidth");
+    if (!(bw >= 1e6 && bw <= 1e15)) throw Error("--peak-bandwidth must be between 1MB/s and 1PB/s, found '" + o.peak_bandwidth + "'");
+    cfg.peak_bytes_per_s = bw;
+  }
+  if (!o.hardware.empty()) cfg.hardware = ctx.registry().hardware(o.hardware);
+  auto backend = bench::open_backend(o.device);
+  LongRun progress("bench");
+  progress.show("memory bandwidth: timing", true);
+  const bench::MemoryBenchRun result = bench::run_memory_bench(*backend, ctx.registry(), cfg, progress.stop_requested());
+  if (o.json) emit(memory_bench_json(result).dump(2) + "\n");
+  else if (o.csv) emit(memory_bench_csv(result));
+  else emit(memory_bench_text(result, ctx.columns()));
+  progress.throw_if_interrupted(result.kernels.empty() ? "nothing was measured" : "the runs timed before it are printed above");
+}
+
 void run(Context& ctx, const BenchOptions& o, const CLI::App& sub) {
   if (o.list_devices) {
     refuse_ignored_flags(sub, "--list-devices", {"--list-devices", "--json", "--csv"});
     return list_devices(o.json, o.csv, ctx.columns());
   }
+  if (o.memory) return run_memory(ctx, o, sub);
+  for (const char* flag : {"--size", "--peak-bandwidth"})
+    if (sub.count(flag)) throw Error(std::string(flag) + " applies only to 'bench --memory'");
   bench::BenchConfig cfg = config(ctx, o);
   const long long batch = whole_flag(o.batch, "--batch", 2147483647.0);
   std::optional<Dtype> dtype;
@@ -136,6 +173,12 @@ void setup_bench(CLI::App& app, Context& ctx) {
   auto* json = sub->add_flag("--json", o->json, "Print JSON: {device, hardware, results}");
   sub->add_flag("--csv", o->csv, "Print CSV, one row per shape (or per device with --list-devices)")->excludes(json);
   sub->add_flag("--list-devices", o->list_devices, "List the devices napkin can bench and whether each is available (and why not)");
+  sub->add_flag("--memory", o->memory,
+                "Measure memory bandwidth and MBU instead: STREAM copy and triad on the CPU, a device copy on a GPU");
+  sub->add_option("--size", o->size, "--memory: bytes of each array, e.g. 1GiB (default: 4x the last-level cache, 256MiB at least; 1GiB on a GPU)")
+      ->type_name("BYTES");
+  sub->add_option("--peak-bandwidth", o->peak_bandwidth, "--memory: the bandwidth MBU divides by, e.g. 3.35TB/s (default: the spec's)")
+      ->type_name("BW");
   sub->footer(
       "Progress goes to stderr when it is a terminal (NAPKIN_PROGRESS=1: always). Ctrl-C stops a long run,\n"
       "prints what was measured, and exits 130. The CUDA backend is a module napkin loads when needed:\n"
@@ -146,7 +189,9 @@ void setup_bench(CLI::App& app, Context& ctx) {
       "  napkin bench --dtype fp8 --sweep m=1024:16384:1024,n=8192,k=8192 --csv\n"
       "  napkin bench --device cuda --shape 2048x2048x128 --batch 32   # attention's batched products\n"
       "  napkin bench --device cpu --dtype fp32 --shape 4096 --json\n"
-      "  napkin bench --list-devices");
+      "  napkin bench --list-devices\n"
+      "  napkin bench --memory                          # memory bandwidth and MBU\n"
+      "  napkin bench --memory --device cpu --size 1GiB --peak-bandwidth 80GB/s --json");
   sub->callback([&ctx, o, sub] { run(ctx, *o, *sub); });
 }
 

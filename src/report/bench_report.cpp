@@ -11,13 +11,6 @@ namespace {
 using bench::BenchResult;
 using bench::BenchRun;
 
-// Product times: "812.3 us", "1.104 ms", "2.310 s".
-std::string format_duration_short(double s) {
-  if (s < 1e-3) return format_sig(s * 1e6, 4) + " us";
-  if (s < 1) return format_sig(s * 1e3, 4) + " ms";
-  return format_sig(s, 4) + " s";
-}
-
 // Significant digits, not decimals: a small MFU is "0.0248%", not "0.0%".
 std::string opt_pct(const std::optional<double>& v) {
   if (!v) return "-";
@@ -38,6 +31,12 @@ std::string telemetry_text(const bench::Telemetry& t) {
 }
 
 }  // namespace
+
+std::string format_duration_short(double s) {
+  if (s < 1e-3) return format_sig(s * 1e6, 4) + " us";
+  if (s < 1) return format_sig(s * 1e3, 4) + " ms";
+  return format_sig(s, 4) + " s";
+}
 
 std::string bench_text(const BenchRun& run) {
   KeyValues kv;

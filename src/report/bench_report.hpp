@@ -8,6 +8,8 @@
 
 namespace napkin {
 
+// Measured times: "812.3 us", "1.104 ms", "2.310 s".
+std::string format_duration_short(double s);
 std::string bench_text(const bench::BenchRun& run);
 // The "device" object of bench and calibrate JSON: {backend, name, description}.
 nlohmann::json device_json(const std::string& backend, const std::string& name, const std::string& description);

@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "state.hpp"
 
@@ -162,7 +163,7 @@ cudaError_t cudaFree(void* ptr) {
 
 namespace {
 
-// cudaMemcpy and cudaMemcpyAsync, host <-> device only (all napkin does).
+// cudaMemcpy and cudaMemcpyAsync: host <-> device, and device to device (bench --memory).
 cudaError_t copy(Call& c, const char* name, void* dst, const void* src, size_t n, cudaMemcpyKind kind, fake::Stream& s,
                  bool synchronous) {
   State& st = c.st;
@@ -196,7 +197,37 @@ cudaError_t copy(Call& c, const char* name, void* dst, const void* src, size_t n
     if (synchronous) st.host_synchronized(s, q);
     return cudaSuccess;
   }
-  st.violation(std::string(name) + ": only host<->device copies are implemented (kind " + std::to_string(kind) + ")");
+  if (kind == cudaMemcpyDeviceToDevice) {
+    // Both ends device memory; the ranges may not overlap (the runtime's copies are not
+    // memmove: "The memory areas may not overlap", as for memcpy). The device moves each
+    // byte in and out of memory: 2n bytes at the device rate.
+    if (!st.is_device_pointer(src) || !st.is_device_pointer(dst)) {
+      st.violation(std::string(name) + ": cudaMemcpyDeviceToDevice with a host pointer");
+      return fail(cudaErrorInvalidValue);
+    }
+    fake::Alloc* from = st.find(src, n, name, "the source");
+    fake::Alloc* to = from ? st.find(dst, n, name, "the destination") : nullptr;
+    if (!from || !to) return fail(cudaErrorInvalidValue);
+    const auto s0 = reinterpret_cast<std::uintptr_t>(src), d0 = reinterpret_cast<std::uintptr_t>(dst);
+    if (from == to && s0 < d0 + n && d0 < s0 + n) {
+      st.violation(std::string(name) + ": device-to-device copy between overlapping ranges");
+      return fail(cudaErrorInvalidValue);
+    }
+    const std::uint64_t q = st.issue(s, device_seconds(2 * n));
+    if (!st.access(*from, s, q, false, name, "the source") || !st.access(*to, s, q, true, name, "the destination"))
+      return fail(cudaErrorIllegalState);
+    if (from->uniform >= 0 && !from->deferred && from->written.covers(0, from->size) && s0 == from->base && n == from->size && n == to->size && d0 == to->base) {
+      st.fill(*to, 0, from->uniform, n);  // a whole uniform buffer onto a whole buffer: no host copy of it
+    } else {
+      std::vector<unsigned char> bytes(n);
+      if (!st.read(*from, s0 - from->base, bytes.data(), n, name)) return fail(cudaErrorIllegalState);
+      st.write(*to, d0 - to->base, bytes.data(), n);
+    }
+    if (synchronous) st.host_synchronized(s, q);
+    return cudaSuccess;
+  }
+  st.violation(std::string(name) + ": only host<->device and device-to-device copies are implemented (kind " +
+               std::to_string(kind) + ")");
   return fail(cudaErrorInvalidValue);
 }
 

@@ -225,7 +225,7 @@ TEST_CASE("each way the GPU cannot be used is one line") {
   r = run_napkin("bench --device cuda --shape 64", "NAPKIN_CUDA_MODULE='" NAPKIN_BAD_ABI_MODULE "'");
   CHECK(r.exit_code == 1);
   CHECK(r.err == "napkin: error: " NAPKIN_BAD_ABI_MODULE " was built for another napkin (module ABI 999, 0.0.0-other; "
-                 "this napkin 0.1.0, ABI 2): rebuild or reinstall napkin\n");
+                 "this napkin 0.1.0, ABI 3): rebuild or reinstall napkin\n");
 }
 
 TEST_CASE("faults during a run: failed allocations, unusable and failing candidates") {
@@ -308,4 +308,30 @@ TEST_CASE("bad values for bench's flags are one line") {
     CAPTURE(args);
     expect_error(f, 2, message);
   }
+}
+
+TEST_CASE("bench --memory --device cuda: a device copy at the stand-in's 3 TB/s, MBU against the H100's 3.35 TB/s") {
+  // README.md: device memory moves at 3 TB/s; a copy of N bytes reads and writes each (2N).
+  // Peak: hardware/h100-sxm.toml, 3.35 TB/s (NVIDIA H100 datasheet), detected from the name.
+  const auto f = fake("bench --memory --device cuda --size 16MiB --iters 3 --json");
+  REQUIRE(f.r.exit_code == 0);
+  const json j = json::parse(f.r.out);
+  CHECK(j["array_bytes"] == 16777216);
+  CHECK(j["arrays"] == 2);
+  CHECK(j["kernels"].size() == 1);
+  CHECK(j["kernels"][0]["kernel"] == "device copy");
+  CHECK(j["kernels"][0]["bytes_per_call"] == 2 * 16777216LL);
+  CHECK(j["kernels"][0]["iterations"] == 3);
+  CHECK(j["bytes_per_s"].get<double>() == doctest::Approx(3e12).epsilon(1e-5));
+  CHECK(j["hardware"]["key"] == "h100-sxm");
+  CHECK(j["mbu"].get<double>() == doctest::Approx(3e12 / 3.35e12).epsilon(1e-5));
+  CHECK(j["check"]["ok"] == true);
+  CHECK(f.report["calls"]["cudaMemcpyAsync"].get<long>() >= 4);  // the warm-up and 3 timed copies
+  // The second buffer's allocation fails: one line, exit 1, nothing left alive (checked by fake()).
+  expect_error(fake("bench --memory --device cuda --size 16MiB --iters 3", "malloc_fail=2"), 1,
+               "CUDA error in cudaMalloc: out of memory");
+  // A buffer pair larger than the device's free memory is refused before allocating.
+  const auto big = fake("bench --memory --device cuda --size 60GiB --iters 1");
+  CHECK(big.r.exit_code != 0);
+  CHECK(big.r.err.find("two such buffers") != std::string::npos);
 }

@@ -17,6 +17,7 @@
 
 #include "bench/backend.hpp"
 #include "bench/cuda/cuda_matmul.hpp"
+#include "bench/cuda/cuda_memcopy.hpp"
 #include "bench/cuda/cuda_util.hpp"
 #include "bench/cuda/nvml.hpp"
 #include "bench/operands.hpp"
@@ -185,6 +186,17 @@ class CudaBackend final : public Backend {
   }
 
   Telemetry telemetry() override { return telemetry_; }
+
+  // 1 GiB buffers: twenty times an H100's 50 MiB L2.
+  std::size_t default_memory_array_bytes() override { return std::size_t(1) << 30; }
+  std::optional<double> last_level_cache_bytes() override {
+    probe();
+    return available_ ? std::optional<double>(prop_.l2CacheSize) : std::nullopt;
+  }
+  MemoryMeasurement measure_memory(std::size_t bytes, int repeats, const std::function<bool()>& stop) override {
+    init();
+    return cuda::measure_device_copy(stream(), bytes, repeats, stop);
+  }
 
  private:
   int cc() const { return prop_.major * 10 + prop_.minor; }
