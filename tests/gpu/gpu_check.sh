@@ -3,7 +3,7 @@
 #   tests/gpu/gpu_check.sh [BUILD_DIR]      (configures and builds BUILD_DIR, default build-gpu)
 # It builds napkin and its CUDA module (libnapkin_cuda.so, beside the binary, which napkin
 # loads when a command needs the GPU), runs the bench tests, napkin bench in every dtype, a
-# sweep and a batched product, the same products in PyTorch (tests/gpu/torch_mm_bench.py),
+# sweep and a batched product, bench --memory, the same products in PyTorch (tests/gpu/torch_mm_bench.py),
 # napkin calibrate against a real PyTorch training step, and ends with a summary table.
 # Everything lands under docs/bench/<gpu name>/.
 set -euo pipefail
@@ -44,6 +44,12 @@ run napkin_bf16_sweep "$NAPKIN" bench --device cuda --dtype bf16 --sweep m=2048:
 run napkin_bf16_noflush "$NAPKIN" bench --device cuda --dtype bf16 --shape 8192x8192x8192 --no-flush --json
 # Attention's per (sequence, head) products of llama3-8b at seq 2048: 32 heads, one call.
 run napkin_bf16_batch32 "$NAPKIN" bench --device cuda --dtype bf16 --shape 2048x2048x128 --batch 32 --json
+# Memory bandwidth (bench --memory: a device-to-device copy of 1 GiB buffers), and NVIDIA's own
+# nvbandwidth device-local copy beside it where it is installed.
+run napkin_memory "$NAPKIN" bench --memory --device cuda --json
+if command -v nvbandwidth >/dev/null; then
+  nvbandwidth -t device_local_copy | tee "$OUT/nvbandwidth_device_local_copy.txt" || true
+fi
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   for dt in bf16 fp16 fp8 tf32 fp32 fp64; do
     run "torch_${dt}_8192" python3 tests/gpu/torch_mm_bench.py --dtype "$dt" --shape 8192x8192x8192
@@ -108,6 +114,10 @@ for model in ("gpt2", "llama3-8b"):
     c, s = load(f"calibrate_{model}", None), load(f"torch_step_{model}", None)
     rows.append((f"calibrate {model} seq 2048", "-", cell(c and 100 * c["mfu_measured"], "{:.1f}%"),
                  "-", cell(s and s.get("mfu_real") and 100 * s["mfu_real"], "real step MFU {:.1f}%"), "ok" if c else "failed"))
+m = load("napkin_memory", None)
+rows.append(("memory: device copy 1 GiB", cell(m and m["bytes_per_s"] / 1e12, "{:.3f} TB/s"),
+             cell(m and m["mbu"] and 100 * m["mbu"], "MBU {:.1f}%"), "-", "-",
+             ("ok" if m["check"]["ok"] else "WRONG") if m else "failed"))
 widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
 for r in rows:
     print("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))))
