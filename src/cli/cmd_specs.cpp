@@ -1,8 +1,9 @@
-// napkin hardware list|show NAME and napkin models list|show NAME.
+// napkin hardware list|show NAME, napkin models list|show NAME and napkin engines list|show NAME.
 #include <nlohmann/json.hpp>
 
 #include "cli/common.hpp"
 #include "core/error.hpp"
+#include "report/engine_report.hpp"
 #include "report/model_toml.hpp"
 #include "report/spec_report.hpp"
 
@@ -87,6 +88,28 @@ void setup_models(CLI::App& app, Context& ctx) {
   });
   sub->footer("Examples:\n  napkin models list\n  napkin models show llama3-8b --json\n"
               "  napkin models show path/to/config.json\n  napkin models import path/to/model-folder > my-model.toml");
+}
+
+void setup_engines(CLI::App& app, Context& ctx) {
+  CLI::App* sub = app.add_subcommand("engines", "List and show serving engines (napkin infer --engine)");
+  sub->require_subcommand(1);
+  sub->footer("Examples:\n  napkin engines list\n  napkin engines show vllm --json");
+  add_list_show(
+      sub, ctx, "serving engine",
+      [](Context& c, bool json) {
+        const auto all = c.registry().all_engines();
+        if (json) {
+          nlohmann::json arr = nlohmann::json::array();
+          for (const auto& [k, e] : all) arr.push_back(engine_json(e));
+          emit(arr.dump(2) + "\n");
+        } else {
+          emit(engines_list_text(all, c.columns()));
+        }
+      },
+      [](Context& c, const std::string& name, bool json) {
+        const Engine e = c.registry().engine(name);
+        emit(json ? engine_json(e).dump(2) + "\n" : engine_show_text(e, c.columns()));
+      });
 }
 
 }  // namespace napkin::cli

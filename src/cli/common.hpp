@@ -63,5 +63,7 @@ void setup_memory(CLI::App& app, Context& ctx);
 void setup_bench(CLI::App& app, Context& ctx);
 void setup_calibrate(CLI::App& app, Context& ctx);
 void setup_plan(CLI::App& app, Context& ctx);
+void setup_infer(CLI::App& app, Context& ctx);
+void setup_engines(CLI::App& app, Context& ctx);
 
 }  // namespace napkin::cli

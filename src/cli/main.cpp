@@ -36,8 +36,10 @@ int main(int argc, char** argv) {
   napkin::cli::setup_bench(app, ctx);
   napkin::cli::setup_calibrate(app, ctx);
   napkin::cli::setup_plan(app, ctx);
+  napkin::cli::setup_infer(app, ctx);
   napkin::cli::setup_hardware(app, ctx);
   napkin::cli::setup_models(app, ctx);
+  napkin::cli::setup_engines(app, ctx);
   napkin::cli::setup_completion(app, ctx);
   napkin::cli::apply_option_rules(app);  // after every setup_x: empty values, counts, value names
 
@@ -48,7 +50,7 @@ int main(int argc, char** argv) {
       for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
       if (std::find(names.begin(), names.end(), argv[1]) == names.end())
         throw napkin::Error(std::string("unknown command '") + argv[1] + "'" + napkin::did_you_mean(argv[1], names) +
-                            " (commands: train, memory, plan, bench, calibrate, hardware, models)");
+                            " (commands: train, memory, plan, infer, bench, calibrate, hardware, models, engines)");
     }
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
