@@ -175,6 +175,9 @@ TEST_CASE("napkin infer and napkin engines from the command line") {
   CHECK(eng.err.find("did you mean") != std::string::npos);
   const auto no = run_napkin("infer --model llama3-70b --hardware h100-sxm");
   CHECK(no.exit_code == 1);
+  // This machine's device (a CPU here) is not an H100: --mbu measured refuses before measuring.
+  const auto mbu = run_napkin("infer --model llama3-8b --hardware h100-sxm --mbu measured");
+  CHECK(((mbu.exit_code == 2 && mbu.err.find("this machine's device") != std::string::npos) || mbu.exit_code == 0));
   const auto list = run_napkin("engines list");
   CHECK(list.exit_code == 0);
   for (const char* e : {"vllm", "tensorrt-llm", "sglang", "lmdeploy", "gpt-fast"}) CHECK(list.out.find(e) != std::string::npos);

@@ -29,16 +29,20 @@ struct InferOptions {
 // unless the measured device is the estimate's hardware: a CPU's or another GPU's bandwidth
 // utilisation says nothing about the spec's.
 double measured_mbu(Context& ctx, const Hardware& hw, std::string& source) {
-  LongRun run("infer --mbu measured");
   auto backend = bench::open_backend("auto");
+  // Refuse before measuring: a bandwidth measured on another device cannot stand for this one's.
+  const std::string device = backend->device_name();
+  const Hardware* local = ctx.registry().hardware_for_device(device);
+  if (!local || local->key != hw.key)
+    throw Error(fmt::format("--mbu measured: this machine's device is {} ({}), not {}: a bandwidth utilisation measured there says nothing "
+                            "about {}'s; run it on a {} or give --mbu F",
+                            device, local ? "spec " + local->key : "no hardware spec lists it", hw.key, hw.key, hw.name));
+  LongRun run("infer --mbu measured");
   bench::MemoryBenchConfig cfg;
+  cfg.hardware = hw;
   const bench::MemoryBenchRun m = bench::run_memory_bench(*backend, ctx.registry(), cfg, run.stop_requested());
   if (m.interrupted) throw Error("interrupted by Ctrl-C: --mbu measured needs the whole measurement", ExitCode::interrupted);
-  if (!m.hardware_key || *m.hardware_key != hw.key || !m.mbu)
-    throw Error(fmt::format("--mbu measured: this machine's device is {} ({}), not {}: its measured {} cannot stand for {}'s bandwidth; "
-                            "run on a {} or give --mbu F",
-                            m.device, m.hardware_key ? "spec " + *m.hardware_key : "no spec lists it", hw.key, format_si(m.bytes_per_s, "B/s", 3),
-                            hw.key, hw.name));
+  if (!m.mbu) throw Error(fmt::format("--mbu measured: bench --memory found no peak for {}: give --mbu F", hw.key));
   source = fmt::format("measured: bench --memory on {}: {} = {} of {}, × {} (decode kernels against a copy)", m.device, format_si(m.bytes_per_s, "B/s", 3),
                        format_sig(*m.mbu, 3), m.peak_source, format_sig(decode_over_copy, 3));
   return *m.mbu * decode_over_copy;

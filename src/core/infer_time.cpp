@@ -103,19 +103,27 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
   st.kv_bytes = b * mem.kv.bytes_per_gpu(context);
   const double kernel_efficiency = !s.weights.weight_only ? 1.0 : s.weights.value_bytes >= 1 ? s.engine.int8_kernel_efficiency : s.engine.int4_kernel_efficiency;
   const double weight_read = st.weight_bytes / kernel_efficiency;
-  st.memory_s = d(s.pp) * (weight_read + st.kv_bytes) / (t.mbu * t.memory_bandwidth_bytes_per_s);
+  const double bw = t.mbu * t.memory_bandwidth_bytes_per_s;
+  st.memory_s = d(s.pp) * (weight_read + st.kv_bytes) / bw;
   // Products: 2 FLOPs per weight per token (the experts a token is routed to, not all), and
   // attention over the cache: Q·Kᵀ and P·V, 2·(d_qk + d_v) per key per head.
   const double matmul_params = mem.quantized_params - expert_params * (1 - (m.moe ? moe.top_k / moe.experts : 1)) + mem.head_params;
   const double dqk = m.mla ? d(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim) : d(m.head_dim);
   const double dv = m.mla ? d(m.mla->v_head_dim) : d(m.head_dim);
   const double keys_layers = mem.kv.bytes_per_token_per_gpu > 0 ? mem.kv.bytes_per_gpu(context) / (mem.kv.bytes_per_token_per_gpu / d(mem.kv.stage_layers)) : 0;
-  st.flops = 2 * b * matmul_params + 2 * b * keys_layers * (d(m.heads) / d(s.tp)) * (dqk + dv);
-  st.compute_s = d(s.pp) * st.flops / (t.peak_flops_per_s * t.gemm.peak_efficiency);
+  const double gemm_flops = 2 * b * matmul_params;
+  const double attention_flops = 2 * b * keys_layers * (d(m.heads) / d(s.tp)) * (dqk + dv);
+  st.flops = gemm_flops + attention_flops;
+  const double gemm_compute_s = gemm_flops / (t.peak_flops_per_s * t.gemm.peak_efficiency);
+  const double attention_rate = (t.attention_peak_flops_per_s > 0 ? t.attention_peak_flops_per_s : t.peak_flops_per_s) * flash_attention_efficiency;
+  const double attention_compute_s = attention_flops / attention_rate;
+  st.compute_s = d(s.pp) * (gemm_compute_s + attention_compute_s);
+  st.gemm_s = d(s.pp) * std::max(weight_read / bw, gemm_compute_s);
+  st.attention_s = d(s.pp) * std::max(st.kv_bytes / bw, attention_compute_s);
   st.tp_comm_s = tp_all_reduces_s(s, t, 2 * d(m.layers), b, m);
   st.pp_comm_s = pp_sends_s(s, t, b, m);
   st.overhead_s = s.engine.step_overhead_s + (s.engine.cuda_graphs ? 0 : d(m.layers) * eager_kernels_per_layer * eager_launch_s);
-  st.step_s = std::max(st.memory_s, st.compute_s) + st.tp_comm_s + st.pp_comm_s + st.overhead_s;
+  st.step_s = st.gemm_s + st.attention_s + st.tp_comm_s + st.pp_comm_s + st.overhead_s;
   return st;
 }
 

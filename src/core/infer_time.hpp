@@ -55,8 +55,11 @@ struct DecodeStep {
   double weight_bytes = 0;   // read per GPU: dense weights, and the experts the batch touches
   double kv_bytes = 0;       // read per GPU: the batch's caches
   double memory_s = 0;       // (weights / quantised-kernel efficiency + KV) / (MBU · bandwidth)
-  double flops = 0;          // per GPU
-  double compute_s = 0;      // flops / (peak · GEMM efficiency)
+  double flops = 0;          // per GPU: the products and attention
+  double compute_s = 0;      // the products at peak · GEMM efficiency, attention at the flash rate
+  // Each kernel is bound by its own roofline and they run one after another, so the step is the
+  // sum: the products, max(weights read, their FLOPs); attention, max(the cache read, its FLOPs).
+  double gemm_s = 0, attention_s = 0;
   double tp_comm_s = 0;      // 2 all-reduces a layer of batch × d_model activations
   double pp_comm_s = 0;      // (pp − 1) sends between stages
   double overhead_s = 0;     // the engine's per-step floor (+ eager launches without CUDA graphs)
