@@ -3,9 +3,10 @@
 // (compute-bound: the matrix products on napkin's GEMM curve, flash attention and the
 // elementwise work of core/step_time's layer_cost, plus tensor-parallel all-reduces), which is
 // the time to first token; then one decode step per output token as the context grows from
-// I to I+O: the bytes of the weights and the KV cache read at the memory bandwidth × MBU, or
-// the products at the compute peak, whichever is slower, plus the tensor-parallel all-reduces
-// (latency-bound at small batch, core/comm) and the engine's per-step floor.
+// I to I+O: for the products and for attention each, the bytes they read (weights; the KV cache)
+// at the memory bandwidth × MBU or their FLOPs at the compute peak, whichever is slower, summed;
+// plus the tensor-parallel all-reduces (latency-bound at small batch, core/comm) and the
+// engine's per-step floor.
 #include <string>
 #include <string_view>
 #include <vector>
