@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <fstream>
 
 #include "cli_helpers.hpp"
 #include "core/error.hpp"
@@ -178,6 +179,21 @@ TEST_CASE("napkin infer and napkin engines from the command line") {
   // This machine's device (a CPU here) is not an H100: --mbu measured refuses before measuring.
   const auto mbu = run_napkin("infer --model llama3-8b --hardware h100-sxm --mbu measured");
   CHECK(((mbu.exit_code == 2 && mbu.err.find("this machine's device") != std::string::npos) || mbu.exit_code == 0));
+  const auto big = run_napkin("infer --model llama3-8b --hardware h100-sxm --batch 500");
+  CHECK(big.exit_code == 1);
+  CHECK(big.out.find("--batch 500 is more than the 194 sequences") != std::string::npos);
+  // A user's engine file is read as strictly as a hardware spec: an unknown key names its line.
+  napkin::test::TempDir dir("napkin_engine");
+  {
+    std::ofstream f(dir / "mine.toml");
+    f << "name = \"Mine\"\nversion = \"1\"\nsource = \"me\"\nmemory_fraction = 0.9\nmemory_fraction_of = \"total\"\n"
+         "kv_block_tokens = 16\nmax_num_seqs = 8\nprefill_chunk_tokens = 2048\ncuda_graphs = false\nstep_overhead = \"2ms\"\n"
+         "int8_kernel_efficiency = 1\nint4_kernel_efficiency = 1\nblock_sise = 3\n";
+  }
+  const auto typo = run_napkin("engines show " + (dir / "mine.toml").string());
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.err.find("mine.toml:13") != std::string::npos);
+  CHECK(typo.err.find("block_sise") != std::string::npos);
   const auto list = run_napkin("engines list");
   CHECK(list.exit_code == 0);
   for (const char* e : {"vllm", "tensorrt-llm", "sglang", "lmdeploy", "gpt-fast"}) CHECK(list.out.find(e) != std::string::npos);

@@ -86,7 +86,10 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
   kv.add("per sequence", bytes(m.bytes_per_sequence), fmt::format("{} tokens in blocks of {}", format_sig(m.sequence_tokens, 6), s.engine.kv_block_tokens));
   kv.add("max batch", std::to_string(m.max_batch),
          m.capped_by_engine ? fmt::format("the engine's max_num_seqs; memory holds {}", m.max_batch_memory) : "sequences of input + output tokens whose cache fits");
-  kv.add("fits", m.fits ? "yes" : "no", m.fits ? "" : "the weights, workspace and reserve leave no room for one sequence's cache");
+  const bool batch_too_big = r.batch && *r.batch > m.max_batch && m.max_batch >= 1;
+  kv.add("fits", m.fits ? "yes" : "no",
+         m.fits ? "" : batch_too_big ? fmt::format("--batch {} is more than the {} sequences whose cache fits", *r.batch, m.max_batch)
+                                     : "the weights, workspace and reserve leave no room for one sequence's cache");
   out += kv.render();
   if (!r.hints.empty()) {
     out += "  a bigger batch:";
