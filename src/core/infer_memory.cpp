@@ -22,8 +22,8 @@ double d(long long v) { return static_cast<double>(v); }
 // group size 128: one fp16 scale and one packed 4-bit zero point per 128 weights
 // (Lin et al. 2024, AWQ §4; AutoAWQ's qzeros), (2 + 0.5)/128 bytes per weight.
 constexpr std::array<StorageFormat, 6> weight_formats = {{
-    {"bf16", 2, 0, "none", "the checkpoint's own format", Dtype::bf16, false},
-    {"fp16", 2, 0, "none", "the checkpoint's own format", Dtype::fp16, false},
+    {"bf16", 2, 0, "no scales", "the checkpoint's own format", Dtype::bf16, false},
+    {"fp16", 2, 0, "no scales", "the checkpoint's own format", Dtype::fp16, false},
     {"fp8", 1, 0, "per-tensor: one fp32 scale per weight matrix (W8A8, fp8 tensor cores)",
      "vLLM Fp8LinearMethod; TensorRT-LLM QuantAlgo.FP8", Dtype::fp8, false},
     {"int8", 1, 2.0 / 4096, "per-channel: one fp16 scale per output channel (weight-only W8A16)",
