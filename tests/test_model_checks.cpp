@@ -99,7 +99,7 @@ TEST_CASE("config.json: the contradictions the TOML loader refuses are refused h
   check_refused(run_napkin("models import " + types), "config.json: layer_types: lists 100 layers; num_hidden_layers is 32");
   // GPT-NeoX rotary_pct 1e-320: a denormal, accepted before and written to a spec the loader refused.
   const std::string neox = changed_config(tmp, "redpajama-incite-7b-base", {{"rotary_pct", 1e-320}});
-  check_refused(run_napkin("models import " + neox), "config.json: rotary_fraction (from rotary_pct (no parameters)): 1e-320 of head_dim 128");
+  check_refused(run_napkin("models import " + neox), "config.json: rotary_fraction (from rotary_pct): 1e-320 of head_dim 128");
 }
 
 TEST_CASE("config.json: Qwen2 with use_sliding_window and max_window_layers 0 windows every layer") {

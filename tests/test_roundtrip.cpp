@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_signal.hpp"
 #include "cli_helpers.hpp"
 
 using napkin::test::CliResult;
@@ -76,6 +77,19 @@ TEST_CASE("calibrate --json, then plan --gemm-efficiency reads that very file") 
   const auto d = run_napkin("plan --model " + q(spec) + " --hardware h100-sxm --gpus 8 --global-batch 64 --seq 16 --gemm-efficiency " + q(dry));
   CHECK(d.exit_code == 2);
   CHECK(d.err.find("has no timed products (run 'napkin calibrate' without --dry-run)") != std::string::npos);
+}
+
+TEST_CASE("a calibration stopped by Ctrl-C is refused by plan, saying why") {
+  const TempDir tmp("napkin_roundtrip_interrupted");
+  // --iters 1e9 cannot finish: the run is stopped while it times its first product.
+  const auto r = napkin::test::interrupt_when_timing(
+      {"calibrate", "--model", "gpt2", "--device", "cpu", "--seq", "16", "--iters", "1e9", "--warmup", "0", "--json"}, {}, "calls");
+  REQUIRE(r.status == 130);
+  const std::string cal = (tmp / "stopped.json").string();
+  std::ofstream(cal) << r.out;  // what the user's redirect would have kept
+  const auto p = run_napkin("plan --model gpt2 --hardware h100-sxm --gpus 8 --global-batch 64 --seq 1024 --gemm-efficiency " + q(cal));
+  CHECK(p.exit_code == 2);
+  CHECK_MESSAGE(p.err.find("is a calibration stopped by Ctrl-C") != std::string::npos, p.err);
 }
 
 TEST_CASE("models import of every config.json: each command reads the spec it wrote, with the same counts") {

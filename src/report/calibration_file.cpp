@@ -40,6 +40,8 @@ std::vector<MeasuredGemm> read_timed_products(const std::string& path, const std
   guard_json_depth(text, where);
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) throw Error(where + " is not JSON (expected 'napkin calibrate --json' output)");
+  if (j.is_object() && j.contains("interrupted") && j["interrupted"] == true)
+    throw Error(where + " is a calibration stopped by Ctrl-C: it times only part of the step; run 'napkin calibrate' to the end");
   if (!j.is_object() || !j.contains(kProducts) || !j[kProducts].is_array())
     throw Error(where + " has no '" + kProducts + "' list (expected 'napkin calibrate --json' output)");
   std::vector<MeasuredGemm> measured;

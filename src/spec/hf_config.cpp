@@ -395,7 +395,7 @@ HfImport import_hf_config(std::string_view json_text, const std::string& display
   if (const auto problem = model_problem(m)) {
     std::string from;
     for (const auto& [k, how] : out.derivations)
-      if (k == problem->field) from = " (from " + how + ")";
+      if (k == problem->field) from = " (from " + how.substr(0, how.find(" (")) + ")";  // the key, not its gloss
     throw Error(display_path + ": " + problem->field + from + ": " + problem->message + " (" + model_type + ")");
   }
   return out;
