@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "report/engine_report.hpp"
 #include "report/model_toml.hpp"
+#include "spec/spec_loader.hpp"
 #include "report/spec_report.hpp"
 
 namespace napkin::cli {
@@ -84,7 +85,15 @@ void setup_models(CLI::App& app, Context& ctx) {
         "(model_type \"" + hf->model_type + "\", read as napkin's " + hf->family + " family). A comment names the",
         "config.json key each value comes from; keys the config leaves out say which default they take."};
     for (const auto& n : hf->notes) header.push_back("Note: " + n);
-    emit(model_toml(hf->model, hf->derivations, header));
+    const std::string spec = model_toml(hf->model, hf->derivations, header);
+    // What import writes, the loader must take back (issue 16, class 2): load it before printing,
+    // so a spec napkin would refuse is never written.
+    try {
+      (void)parse_model(spec, *path + " (imported spec)", hf->model.key);
+    } catch (const Error& e) {
+      throw Error(std::string("models import: the spec written from this config would not load: ") + e.what(), ExitCode::failure);
+    }
+    emit(spec);
   });
   sub->footer("Examples:\n  napkin models list\n  napkin models show llama3-8b --json\n"
               "  napkin models show path/to/config.json\n  napkin models import path/to/model-folder > my-model.toml");

@@ -9,7 +9,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <iostream>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -98,8 +101,27 @@ Dtype dtype_flag(const std::string& text, const char* flag) {
 
 void emit(const std::string& text) {
   const std::string safe = printable(text);
-  std::fwrite(safe.data(), 1, safe.size(), stdout);
-  std::fflush(stdout);
+  // A full disk or a closed stdout is an error, not a truncated file left behind with exit 0
+  // (issue 16, class 7): `napkin models import x > spec.toml` on a full disk must say so.
+  errno = 0;
+  if (std::fwrite(safe.data(), 1, safe.size(), stdout) != safe.size() || std::fflush(stdout) != 0) throw output_error(errno);
+}
+
+Error output_error(int err) {
+  return Error(std::string("cannot write to standard output") + (err != 0 ? std::string(": ") + std::strerror(err) : std::string()) +
+                   " (a full disk, or a closed pipe or stdout?)",
+               ExitCode::failure);
+}
+
+int finish_output(int status) {
+  // What CLI11 printed (help, version) went through std::cout; napkin's own output through emit().
+  errno = 0;
+  std::cout.flush();
+  const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout);
+  // A non-zero status was already explained (emit() throws on the first failed write).
+  if (!failed || status != 0) return status;
+  print_error(output_error(errno).what());
+  return static_cast<int>(ExitCode::failure);
 }
 
 // Messages echo what the user typed. Any run without spaces longer than 160 bytes (a 100 kB

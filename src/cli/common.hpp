@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/error.hpp"
 #include "spec/registry.hpp"
 
 namespace napkin::cli {
@@ -48,7 +49,12 @@ Dtype dtype_flag(const std::string& text, const char* flag = "--dtype");
 
 // Writes to stdout; the subcommands print nothing else there. Control characters (from
 // arguments and spec strings) are escaped here, once for every command (report/text.hpp).
+// Throws Error (exit 1) when stdout cannot take it all.
 void emit(const std::string& text);
+Error output_error(int err);  // errno of the failed write, or 0
+// At exit: flushes stdout and std::cout; a failed write turns a 0 status into 1, with a message
+// (a non-zero status stands: its error was printed).
+int finish_output(int status);
 // "napkin: warning: ..." on stderr: one line, escaped, echoed input shortened.
 void warn(const std::string& text);
 // "napkin: error: ..." on stderr, the same way; main() prints every error with it.

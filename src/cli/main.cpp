@@ -14,7 +14,9 @@
 #include "core/error.hpp"
 #include "core/suggest.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   napkin::cli::Context ctx;
   CLI::App app{"napkin: back-of-envelope math for training large models, checked against the real GPU.", "napkin"};
   app.set_version_flag("-V,--version", std::string("napkin ") + NAPKIN_VERSION);
@@ -71,3 +73,7 @@ int main(int argc, char** argv) {
   }
   return ctx.exit_status;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return napkin::cli::finish_output(run(argc, argv)); }

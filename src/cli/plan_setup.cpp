@@ -1,7 +1,6 @@
 #include "cli/plan_setup.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 
@@ -9,8 +8,8 @@
 #include "core/error.hpp"
 #include "core/interconnect.hpp"
 #include "core/units.hpp"
+#include "report/calibration_file.hpp"
 #include "report/format.hpp"
-#include "spec/spec_file.hpp"
 #include "spec/toml_reader.hpp"
 
 namespace napkin::cli {
@@ -21,45 +20,9 @@ std::optional<long long> whole(const std::string& text, const char* flag, double
   return whole_flag(text, flag, max);
 }
 
-// `napkin calibrate --json` output: the timed products of a model's step. Read like a spec file
-// (regular files only, size-capped: a FIFO or /dev/zero is an error, not a hang); every field
-// napkin uses is type-checked, so a hand-edited file gets a message naming the product and key.
+// `napkin calibrate --json` output: the timed products of a model's step (report/calibration_file.hpp).
 GemmTimeModel gemm_from_calibration(GemmTimeModel base, const std::string& path) {
-  const std::string where = "--gemm-efficiency: " + path;
-  std::string text;
-  try {
-    text = read_spec_file(path, 16 * kMaxSpecFileBytes);  // calibrate's JSON: a few hundred products
-  } catch (const Error& e) {
-    throw Error(where + " is neither a fraction (0.7, 70%) nor a 'napkin calibrate --json' file: " + e.what());
-  }
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw Error(where + " is not JSON (expected 'napkin calibrate --json' output)");
-  if (!j.is_object() || !j.contains("products") || !j["products"].is_array())
-    throw Error(where + " has no 'products' list (expected 'napkin calibrate --json' output)");
-  std::vector<MeasuredGemm> measured;
-  std::size_t i = 0;
-  for (const auto& p : j["products"]) {
-    ++i;
-    if (!p.is_object() || !p.contains("time_per_product_s")) continue;  // a --dry-run entry: nothing timed
-    const auto field = [&](const char* key) -> const nlohmann::json& {
-      if (!p.contains(key) || !p[key].is_number())
-        throw Error(fmt::format("{}: products[{}].{}: missing or not a number", where, i - 1, key));
-      return p[key];
-    };
-    MeasuredGemm g;
-    for (auto [key, dim] : {std::pair{"m", &g.m}, std::pair{"n", &g.n}, std::pair{"k", &g.k}}) {
-      const double v = field(key).get<double>();
-      if (!(v >= 1 && v <= 1e9) || v != std::floor(v))
-        throw Error(fmt::format("{}: products[{}].{}: {} is not a whole dimension in [1, 1e9]", where, i - 1, key, format_sig(v, 6)));
-      *dim = static_cast<long long>(v);
-    }
-    g.time_s = field("time_per_product_s").get<double>();
-    // 1 ns is below any kernel launch; 1 h above any one product napkin would time.
-    if (!(g.time_s >= 1e-9 && g.time_s <= 3600))
-      throw Error(fmt::format("{}: products[{}].time_per_product_s: {} is not a time in [1 ns, 3600 s]", where, i - 1, format_sig(g.time_s, 6)));
-    measured.push_back(g);
-  }
-  return measured_gemm_model(base, measured, path);
+  return measured_gemm_model(base, calibration_file::read_timed_products(path, "--gemm-efficiency: " + path), path);
 }
 
 // A bandwidth flag, within the range a spec file's bandwidths must lie in (1 MB/s to 100 PB/s):

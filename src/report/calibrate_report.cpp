@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "report/bench_report.hpp"
+#include "report/calibration_file.hpp"
 #include "report/format.hpp"
 #include "report/table.hpp"
 #include "report/text.hpp"
@@ -136,21 +137,7 @@ nlohmann::json calibrate_json(const CalibrateReport& r) {
   j["tokens_per_step"] = r.step.micro_batch * r.step.seq;
   j["gemm_flops_per_step"] = total_flops(r.gemms);
   j["dry_run"] = !r.result.has_value();
-  nlohmann::json products = nlohmann::json::array();
-  for (std::size_t i = 0; i < r.gemms.size(); ++i) {
-    const Gemm& g = r.gemms[i];
-    nlohmann::json p{{"name", g.name}, {"m", g.m}, {"n", g.n}, {"k", g.k}, {"batch", g.batch}, {"count", g.count},
-                     {"useful_fraction", g.useful_fraction}, {"flops", g.flops}, {"time_s", nullptr}};
-    if (r.result) {
-      const TimedGemm& t = r.result->products.at(i);
-      p["time_s"] = t.time_s;
-      p["time_per_call_s"] = t.time_per_call_s;
-      p["flops_per_s"] = t.flops_per_s;
-      p["share"] = t.share;
-    }
-    products.push_back(p);
-  }
-  j["products"] = products;
+  j[calibration_file::kProducts] = calibration_file::products_json(r.gemms, r.result);
   if (r.result) {
     const CalibrationResult& c = *r.result;
     j["device"] = device_json(r.backend, r.device_name, r.device);
