@@ -2,6 +2,7 @@
 // What every subcommand shares: the spec registry (built once, on first use) and the
 // helpers that turn flag text into checked numbers.
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <optional>
 #include <string>
@@ -49,6 +50,9 @@ Dtype dtype_flag(const std::string& text, const char* flag = "--dtype");
 // Writes to stdout; the subcommands print nothing else there. Control characters (from
 // arguments and spec strings) are escaped here, once for every command (report/text.hpp).
 void emit(const std::string& text);
+// --json output of every command: counts made integers by one rule (report/json_count.hpp), then
+// printed with emit.
+void emit_json(nlohmann::json j);
 // "napkin: warning: ..." on stderr: one line, escaped, echoed input shortened.
 void warn(const std::string& text);
 // "napkin: error: ..." on stderr, the same way; main() prints every error with it.
