@@ -104,7 +104,9 @@ TEST_CASE("the sequence under context and sequence parallelism") {
   CHECK(layout_problem(llama3_70b(), l, 8196).value_or("").find("--cp 4 needs a sequence divisible by 2·cp = 8") == 0);
   l.cp = 1;
   l.sequence_parallel = true;
-  CHECK(layout_problem(llama3_70b(), l, 8190).value_or("").find("--sequence-parallel: the 8190 tokens") == 0);
+  CHECK(layout_problem(llama3_70b(), l, 8190).value_or("").find("--sequence-parallel: --seq 8190 does not split over --tp 8") == 0);
+  l.cp = 2;  // 8190 / 2 = 4095 tokens a context-parallel rank; the divisibility by 2·cp = 4 comes first
+  CHECK(layout_problem(llama3_70b(), l, 8200).value_or("").find("--sequence-parallel: the 4100 tokens per context-parallel rank") == 0);
   CHECK(layout_problem(llama3_70b(), l, 0).value_or("") == "--seq must be at least 1, found 0");
 }
 

@@ -43,14 +43,15 @@ void setup_hardware(CLI::App& app, Context& ctx) {
         if (json) {
           nlohmann::json arr = nlohmann::json::array();
           for (const auto& [k, h] : all) arr.push_back(hardware_json(h));
-          emit(arr.dump(2) + "\n");
+          emit_json(arr);
         } else {
           emit(hardware_list_text(all, c.columns()));
         }
       },
       [](Context& c, const std::string& name, bool json) {
         const Hardware h = c.registry().hardware(name);
-        emit(json ? hardware_json(h).dump(2) + "\n" : hardware_show_text(h, c.columns()));
+        if (json) emit_json(hardware_json(h));
+        else emit(hardware_show_text(h, c.columns()));
       });
 }
 
@@ -64,14 +65,15 @@ void setup_models(CLI::App& app, Context& ctx) {
         if (json) {
           nlohmann::json arr = nlohmann::json::array();
           for (const auto& [k, m] : all) arr.push_back(model_json(m));
-          emit(arr.dump(2) + "\n");
+          emit_json(arr);
         } else {
           emit(models_list_text(all, c.columns()));
         }
       },
       [](Context& c, const std::string& name, bool json) {
         const Model m = c.registry().model(name);
-        emit(json ? model_json(m).dump(2) + "\n" : model_show_text(m, c.columns()));
+        if (json) emit_json(model_json(m));
+        else emit(model_show_text(m, c.columns()));
       });
   // napkin models import config.json: the napkin TOML a Hugging Face config amounts to.
   auto path = std::make_shared<std::string>();

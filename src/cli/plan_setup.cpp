@@ -39,13 +39,35 @@ std::string bw(double bytes_per_s) { return format_si(bytes_per_s, "B/s", 4); }
 
 }  // namespace
 
+GlobalBatch global_batch_flag(const std::string& text, long long seq) {
+  GlobalBatch b;
+  constexpr std::string_view tok = "tok";
+  if (text.size() > tok.size() && text.compare(text.size() - tok.size(), tok.size(), tok) == 0) {
+    const double tokens = parse_count(std::string_view(text).substr(0, text.size() - tok.size()), "--global-batch");
+    const double sequences = tokens / static_cast<double>(seq);
+    if (!(sequences >= 1) || sequences != std::floor(sequences) || sequences > 1e9)
+      throw Error(fmt::format("--global-batch {}: {} tokens is not a whole number of {}-token sequences (from 1 to 1e9); give "
+                              "sequences (1024) or a multiple of --seq in tokens",
+                              text, format_sig(tokens, 4), seq));
+    b.sequences = static_cast<long long>(sequences);
+    return b;
+  }
+  b.sequences = whole_flag(text, "--global-batch", 1e9);
+  constexpr double max_tokens_per_step = 1e8;
+  const double tokens = static_cast<double>(b.sequences) * static_cast<double>(seq);
+  if (tokens > max_tokens_per_step)
+    b.warning = fmt::format("--global-batch {} is {} sequences of {} tokens, {} tokens a step (published runs use 1M to 16M): "
+                            "--global-batch counts sequences; write a token count with its unit, e.g. 4Mtok",
+                            text, b.sequences, seq, format_sig(tokens, 3));
+  return b;
+}
+
 PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& f) {
   PlanSetup ps;
   PlanQuery& q = ps.query;
   if (f.gpus.empty()) throw Error("--gpus is required: the number of accelerators to lay the model out on");
   q.gpus = whole_flag(f.gpus, "--gpus", 1e7);
   if (f.global_batch.empty()) throw Error("--global-batch is required: sequences per optimizer step (Llama 3 70B: 1024 of 8192 tokens)");
-  q.step.global_batch = whole_flag(f.global_batch, "--global-batch", 1e9);
   // Like train and memory: the model's pre-training sequence length, else its context.
   if (!f.seq.empty()) {
     q.step.seq = whole_flag(f.seq, "--seq", 1e9);
@@ -54,8 +76,15 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
     ps.assumptions.push_back(fmt::format("--seq not given: {}'s pre-training seq_len, {} tokens ({})", m.key, m.seq_len, m.seq_len_source));
   } else {
     q.step.seq = m.context;
-    ps.assumptions.push_back(fmt::format("--seq not given: the model's context, {} tokens (its spec gives no seq_len)", m.context));
+    // A warning, as train gives: a Hugging Face config has no seq_len, and its context (131,072
+    // for Llama 3.1) is rarely the length it trained at; the answer moves a lot with it.
+    ps.warnings.push_back(fmt::format("--seq not given: using {}'s context, {} tokens, as its spec gives no pre-training seq_len; "
+                                      "set --seq",
+                                      m.key, m.context));
   }
+  const GlobalBatch batch = global_batch_flag(f.global_batch, q.step.seq);
+  q.step.global_batch = batch.sequences;
+  if (batch.warning) ps.warnings.push_back(*batch.warning);
   if (q.step.seq > m.context) ps.warnings.push_back(fmt::format("--seq {} is longer than {}'s context ({})", q.step.seq, m.key, m.context));
 
   q.tp = whole(f.tp, "--tp");

@@ -68,7 +68,8 @@ std::optional<std::string> layout_problem(const Model& m, const Layout& l, long 
            n(seq);
   if (seq % l.cp != 0) return "--cp " + n(l.cp) + " does not divide --seq " + n(seq);
   if (l.sequence_parallel && (seq / l.cp) % l.tp != 0)
-    return "--sequence-parallel: the " + n(seq / l.cp) + " tokens per context-parallel rank do not split over --tp " + n(l.tp);
+    return l.cp == 1 ? "--sequence-parallel: --seq " + n(seq) + " does not split over --tp " + n(l.tp)
+                     : "--sequence-parallel: the " + n(seq / l.cp) + " tokens per context-parallel rank do not split over --tp " + n(l.tp);
   return std::nullopt;
 }
 

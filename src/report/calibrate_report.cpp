@@ -119,7 +119,8 @@ std::string calibrate_text(const CalibrateReport& r, std::size_t max_width) {
   }
   if (r.run_measured)
     kv.add("days to train (measured MFU)", format_sig(r.run_measured->days(), 4),
-           fmt::format("{} tokens on {} GPUs", format_count(r.run_measured->tokens), format_count(r.run_measured->gpus)));
+           fmt::format("{} tokens on {} GPU{}", format_count(r.run_measured->tokens), format_count(r.run_measured->gpus),
+                       r.run_measured->gpus == 1 ? "" : "s"));
   if (r.run_assumed) kv.add("days to train (assumed MFU)", format_sig(r.run_assumed->days(), 4));
   out += kv.render() + "\n";
   for (const std::string& n : notes(r)) out += wrap_paragraph("Note: " + n, max_width, "  ", "        ");

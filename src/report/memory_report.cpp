@@ -354,6 +354,9 @@ std::string totals_section(const MemoryReport& r, bool explain, std::size_t w) {
   const auto arithmetic = largest_arithmetic(r);
   big.add(fmt::format("{}, ZeRO-{}", gpus_text(l.gpus()), l.zero), count_or_dash(mem.max_params), explain ? arithmetic[0] : "");
   if (arithmetic.size() > 1) big.add("one GPU alone", count_or_dash(mem.max_params_single_gpu), explain ? arithmetic[1] : "");
+  if (r.lever)
+    big.add("with " + r.lever->flags, count_or_dash(r.lever->max_params),
+            fmt::format("the one flag that moves it most (speed cost {})", speed_cost_name(r.lever->speed_cost)));
   out += big.render();
   out += para(mem.activations_counted ? "beside this model's activations" + std::string(g.gather_buffer_bytes > 0 ? " and gather buffer" : "") +
                                             ", held fixed as the parameter count grows" + (mp > 1 ? ", parameters spread evenly over tp·pp" : "")
@@ -365,13 +368,13 @@ std::string totals_section(const MemoryReport& r, bool explain, std::size_t w) {
 
 std::string hints_section(const MemoryReport& r, std::size_t w) {
   if (r.hints.empty()) return "";
-  std::string out = "\nWhat would make it fit (one change at a time, on the most loaded GPU)\n";
+  std::string out = "\nWhat would make it fit (one change each; those that fit, then the fastest, first)\n";
   Table t;
   t.max_width = w;
-  t.header = {"change", "saves", "total", "then"};
-  t.align = {Align::left, Align::right, Align::right, Align::left};
+  t.header = {"change", "speed cost", "saves", "total", "then"};
+  t.align = {Align::left, Align::left, Align::right, Align::right, Align::left};
   for (const auto& h : r.hints)
-    t.add({h.flags, gb(h.saved_bytes), gb(h.total_bytes),
+    t.add({h.flags, std::string(speed_cost_name(h.speed_cost)), gb(h.saved_bytes), gb(h.total_bytes),
            h.fits ? fmt::format("fits, headroom {}", gb(r.memory.available_bytes - h.total_bytes))
                   : fmt::format("short by {}", gb(h.total_bytes - r.memory.available_bytes))});
   return out + t.render();

@@ -192,6 +192,11 @@ Model SpecRegistry::model(std::string_view name) const {
     return parse_model(read_spec_file(path), as_text(path), stem_of(path));
   }
   if (const Model* m = find<Model>(std::string(name))) return *m;
+  // A bare folder name ("ok", a Hugging Face download in the current folder) is a model when it
+  // holds a config.json, as "./ok" is; a known name wins over a folder of the same name.
+  std::error_code ec;
+  if (!name.empty() && std::filesystem::is_regular_file(std::filesystem::path(std::string(name)) / "config.json", ec))
+    if (auto hf = hf_model(name)) return hf->model;
   throw Error("unknown model '" + std::string(name) + "'" + did_you_mean(name, names_of(Kind::model)) +
               " ('napkin models list' shows all)");
 }
