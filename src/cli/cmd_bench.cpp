@@ -160,7 +160,7 @@ void run(Context& ctx, const BenchOptions& o, const CLI::App& sub) {
   // Ctrl-C: print what was measured, then say so and exit 130.
   if (o.json) emit_json(bench_json(result));
   else if (o.csv) emit(bench_csv(result));
-  else emit(bench_text(result));
+  else emit(bench_text(result, ctx.columns()));
   progress.throw_if_interrupted(fmt::format("{} of {} shapes measured{}", result.results.size(),
                                             cfg.shapes.empty() ? 1 : cfg.shapes.size(),
                                             result.results.empty() ? "" : " (printed above; the last may be partial)"));

@@ -142,7 +142,7 @@ void setup_calibrate(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<CalibrateOptions>();
   CLI::App* sub = app.add_subcommand(
       "calibrate", "Time the matrix products of one training step of a model here; report a measured MFU");
-  sub->add_option("--model", o->model, "A model name from 'napkin models list', or a .toml spec")->required()->type_name("NAME|FILE");
+  sub->add_option("--model", o->model, "Model: a name from 'napkin models list', a .toml spec, or a Hugging Face config.json (or a folder holding one)")->required()->type_name("NAME|FILE");
   sub->add_option("--micro-batch", o->micro_batch, "Sequences per GPU per step (default 1)")->type_name("N");
   sub->add_option("--seq", o->seq, "Tokens per sequence (default: the model's context, at most 2048)")->type_name("T");
   sub->add_option("--dtype", o->dtype, "Number format to multiply in (default bf16; the CPU times fp32)")->type_name("DTYPE");

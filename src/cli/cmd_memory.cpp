@@ -146,7 +146,7 @@ void setup_memory(CLI::App& app, Context& ctx) {
   sub->add_option("--ep", o->ep, "Expert-parallel ranks, out of the dp·cp ranks (MoE models; default 1)")->type_name("E");
   sub->add_option("--interleave", o->interleave, "Virtual pipeline stages per GPU (interleaved 1F1B; default 1)")->type_name("V");
   sub->add_flag("--sequence-parallel", o->sequence_parallel, "Split norms, dropout and layer inputs over the tp ranks (Korthikanti et al.)");
-  auto* model = sub->add_option("--model", o->model, "Model: a name from 'napkin models list' or a .toml spec")->type_name("NAME|FILE");
+  auto* model = sub->add_option("--model", o->model, "Model: a name from 'napkin models list', a .toml spec, or a Hugging Face config.json (or a folder holding one)")->type_name("NAME|FILE");
   auto* params = sub->add_option("--params", o->params, "Parameter count instead of a model, e.g. 7B (model states only)")->type_name("P");
   model->excludes(params);
   params->excludes(model);

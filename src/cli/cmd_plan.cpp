@@ -81,7 +81,7 @@ void setup_plan(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<PlanOptions>();
   PlanFlags& f = o->flags;
   CLI::App* sub = app.add_subcommand("plan", "Search tensor/pipeline/data/context/expert layouts: step time, MFU and memory per GPU");
-  sub->add_option("--model", o->model, "Model: a name from 'napkin models list' or a .toml spec")->type_name("NAME|FILE");
+  sub->add_option("--model", o->model, "Model: a name from 'napkin models list', a .toml spec, or a Hugging Face config.json (or a folder holding one)")->type_name("NAME|FILE");
   sub->add_option("--hardware", o->hardware, "Accelerator: a name from 'napkin hardware list' or a .toml spec [h100-sxm]")->type_name("NAME|FILE");
   sub->add_option("--gpus", f.gpus, "Number of accelerators")->type_name("N");
   sub->add_option("--global-batch", f.global_batch, "Sequences per optimizer step, over all data-parallel replicas (or tokens with their unit: 4Mtok)")->type_name("B");

@@ -188,7 +188,7 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
 void setup_train(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<TrainOptions>();
   CLI::App* sub = app.add_subcommand("train", "Training compute, time, GPU-hours, cost and energy (C = 6·P·D)");
-  sub->add_option("--model", o->model, "Model name (napkin models list) or path to a .toml spec")->type_name("NAME|FILE");
+  sub->add_option("--model", o->model, "Model: a name from 'napkin models list', a .toml spec, or a Hugging Face config.json (or a folder holding one)")->type_name("NAME|FILE");
   sub->add_option("--params", o->params, "Parameter count instead of a model: 70B, 7e9")->type_name("P");
   sub->add_option("--tokens", o->tokens, "Training tokens: 15T, 1.5e12, or 'chinchilla' (20 per parameter)")->type_name("D");
   sub->add_option("--hardware", o->hardware, "Accelerator name (napkin hardware list) or .toml path [h100-sxm]")->type_name("NAME|FILE");

@@ -395,6 +395,7 @@ const std::vector<std::string>& memory_left_out() {
 std::string memory_table_text(std::size_t max_width) {
   Table t;
   t.max_width = max_width;
+  t.split_columns = true;  // narrow: the recipes a few at a time, each group after the optimizers
   t.header = {"optimizer"};
   t.align = {Align::left};
   for (const auto& r : recipes) t.header.emplace_back(r.name), t.align.push_back(Align::right);
@@ -403,10 +404,17 @@ std::string memory_table_text(std::size_t max_width) {
     for (const auto& r : recipes) row.push_back(bpp(bytes_per_param(o, r).total()));
     t.add(std::move(row));
   }
-  std::string out = "Bytes per parameter, unsharded (weights + gradients + master weights + optimizer states)\n" + t.render();
-  out += "\n  recipe                 weights           gradients  master  optimizer states\n";
+  std::string out = wrap_paragraph("Bytes per parameter, unsharded (weights + gradients + master weights + optimizer states)", max_width, "",
+                                   "  ") +
+                    t.render();
+  Table dtypes;
+  dtypes.max_width = max_width;
+  dtypes.header = {"recipe", "weights", "gradients", "master", "optimizer states"};
+  dtypes.short_header = {"", "", "grads", "", "states"};
   for (const auto& r : recipes)
-    out += fmt::format("  {:<22} {:<17} {:<10} {:<7} {}\n", r.name, r.weight_dtype, r.grad_dtype, r.master_dtype, r.state_dtype);
+    dtypes.add({std::string(r.name), std::string(r.weight_dtype), std::string(r.grad_dtype), std::string(r.master_dtype), std::string(r.state_dtype)});
+  out += '\n';
+  out += dtypes.render();
   out += '\n';
   out += wrap_paragraph(fmt::format("adafactor: factored second moment assumed over square {0}×{0} matrices (2/{0} "
                                            "values/param); adam-8bit: 2 × (1 + 4/{1}) bytes whatever the recipe.",

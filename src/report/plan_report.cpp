@@ -49,8 +49,19 @@ Table plans_table(const std::vector<Plan>& plans, bool moe, const std::optional<
   for (const char* h : {"mbs", "v", "sp", "recompute", "zero", "step", "tokens/s", "MFU", "HFU", "memory/GPU"}) t.header.emplace_back(h);
   if (tokens) t.header.emplace_back("days");
   t.align.assign(t.header.size(), Align::right);
-  t.align[moe ? 9 : 8] = Align::left;  // sp
-  t.align[moe ? 10 : 9] = Align::left;  // recompute
+  // Narrower than the table: shorter headers, then the figures the others imply (HFU beside MFU,
+  // tokens/s beside the step time) are left out; the layout's own columns always stay.
+  t.short_header.assign(t.header.size(), "");
+  t.drop_rank.assign(t.header.size(), 0);
+  for (std::size_t c = 0; c < t.header.size(); ++c) {
+    const std::string& h = t.header[c];
+    if (h == "sp") t.align[c] = Align::left;
+    if (h == "recompute") t.short_header[c] = "rc", t.align[c] = Align::left;
+    if (h == "tokens/s") t.short_header[c] = "tok/s", t.drop_rank[c] = 2;
+    if (h == "memory/GPU") t.short_header[c] = "mem/GPU";
+    if (h == "HFU") t.drop_rank[c] = 3;
+    if (h == "MFU") t.drop_rank[c] = 1;
+  }
   int i = 0;
   for (const Plan& p : plans) {
     const Layout& l = p.layout;
@@ -68,6 +79,7 @@ Table plans_table(const std::vector<Plan>& plans, bool moe, const std::optional<
 Table breakdown_table(const std::vector<Plan>& plans, std::size_t w) {
   Table t;
   t.max_width = w;
+  t.split_columns = true;  // --top 50: the plans a few at a time, each group after the terms
   t.header = {"per step"};
   for (std::size_t i = 0; i < plans.size(); ++i) t.header.push_back(fmt::format("plan {}", i + 1));
   t.align.assign(t.header.size(), Align::right);

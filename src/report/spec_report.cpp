@@ -117,6 +117,9 @@ std::string models_list_text(const std::map<std::string, Model>& all, std::size_
   t.header = {"name", "model", "params", "active", "layers", "d_model", "heads", "kv", "d_ff", "vocab", "context"};
   t.align = {Align::left, Align::left};
   for (std::size_t i = 2; i < t.header.size(); ++i) t.align.push_back(Align::right);
+  // Too narrow: shorter headers, then the shape columns 'models show' repeats, least used first.
+  t.short_header = {"", "", "", "", "L", "d", "", "", "", "", "ctx"};
+  t.drop_rank = {0, 0, 0, 0, 0, 0, 0, 2, 3, 4, 1};
   for (const auto& [key, m] : all) {
     const ParamCount c = count_params(m);
     t.add({key, m.name, format_count(c.total), m.moe ? format_count(c.active) : "=", std::to_string(m.layers),
@@ -180,7 +183,7 @@ std::string model_show_text(const Model& m, std::size_t max_width) {
   p.add("non-embedding", format_count(c.non_embedding()),
         fmt::format("{:.0f} exactly, {:.1f}% of the total (without embedding and LM head)", c.non_embedding(), 100 * c.non_embedding() / c.total));
   if (m.moe) p.add("active per token", format_count(c.active), fmt::format("{:.0f} exactly", c.active));
-  std::string out = fmt::format("{}\n{}\nparameters\n{}", m.name, arch.render(), p.render());
+  std::string out = fmt::format("{}{}\nparameters\n{}", wrap_paragraph(m.name, max_width, "", ""), arch.render(), p.render());
   const std::string hang(11, ' ');  // under the text after "  source:  "
   out += '\n';
   out += wrap_paragraph(m.source, max_width, "  source:  ", hang);
