@@ -80,9 +80,12 @@ void keep_best(std::vector<Plan>& best, Plan&& p, std::size_t keep) {
   if (best.size() > keep) best.pop_back();
 }
 
+long long cross_domain_cap(const PlanQuery& q, long long tp, long long cp) {
+  return std::max(q.step.net.domain_gpus, (q.tp ? tp : 1) * (q.cp ? cp : 1));
+}
+
 PlanSearch search_plans(const Model& m, const PlanQuery& q) {
   if (auto problem = plan_query_problem(m, q)) throw Error(*problem);
-  const long long domain = q.step.net.domain_gpus;
   const bool moe = m.moe.has_value();
   PlanSearch out;
   out.single_layout = q.tp && q.cp && q.pp && q.micro_batch && (!moe || q.ep) && q.sequence_parallel && q.recompute && q.zero &&
@@ -99,7 +102,7 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
 
   for (long long tp : choices(q.tp, q.gpus)) {
     for (long long cp : choices(q.cp, q.gpus / tp)) {
-      if (!q.allow_cross_node_tp && tp * cp > domain && !(q.tp && q.cp)) continue;
+      if (!q.allow_cross_node_tp && tp * cp > cross_domain_cap(q, tp, cp)) continue;
       for (long long pp : choices(q.pp, q.gpus / (tp * cp))) {
         if (q.gpus % (tp * cp * pp) != 0) continue;
         const long long dp = q.gpus / (tp * cp * pp);
@@ -142,8 +145,8 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
                     if (!problem) problem = batch_problem(l, q.step.global_batch);
                     if (!problem && cp > 1 && !q.step.flash_attention)
                       problem = "--cp " + std::to_string(cp) + " needs flash attention";
-                    if (!problem && !q.allow_cross_node_tp && tp * cp > domain)
-                      problem = "--tp × --cp = " + std::to_string(tp * cp) + " exceeds the " + std::to_string(domain) +
+                    if (!problem && !q.allow_cross_node_tp && tp * cp > cross_domain_cap(q, tp, cp))
+                      problem = "--tp × --cp = " + std::to_string(tp * cp) + " exceeds the " + std::to_string(q.step.net.domain_gpus) +
                                 " GPUs of a scale-up domain (--allow-cross-node-tp to allow it)";
                     if (problem) {
                       // Grouped by the rule: the message with its numbers masked ("--tp # does not divide ...").
