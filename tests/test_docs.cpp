@@ -182,11 +182,11 @@ t() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); COMPREPLY=(); _nap
 t napkin tr
 t napkin train --flops-m
 t napkin train --dtype b
-t napkin hardware show h100-s
+t napkin hardware show h100-pc
 t napkin models s
 t napkin memory --zero ""
 )sh");
-  CHECK(out == "train\n--flops-model\nbf16\nh100-sxm\nshow\n0 1 2 3\n");
+  CHECK(out == "train\n--flops-model\nbf16\nh100-pcie\nshow\n0 1 2 3\n");
   CHECK(run_napkin("completion fish").err.find("completion: bash or zsh, not 'fish'") != std::string::npos);
 
   if (std::system("command -v zsh >/dev/null 2>&1") != 0) {

@@ -17,7 +17,7 @@ namespace {
 struct MemoryOptions {
   std::string hardware = "h100-sxm", gpus, optimizer = "adamw", precision = "bf16-mixed", model, params;
   std::string zero, tp, pp, cp, ep, interleave, micro_batch, seq, recompute = "none", reserve, offload = "none", node_gpus,
-      memory_basis = "datasheet";
+      memory_basis = "datasheet", selective = "attention-core", cross_entropy = "fused";
   bool sequence_parallel = false, flash_attention = true, dropout = false, json = false, explain = false, table = false;
 };
 
@@ -47,10 +47,13 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   s.dropout = o.dropout;
   if (given("--node-gpus") && s.offload == Offload::none)
     throw Error("--node-gpus only applies with --offload (it sizes one host's memory); add --offload optimizer|params or drop it");
+  s.selective = selective_policy_from_name(o.selective);
   if (given("--node-gpus")) s.node_gpus = whole_flag(o.node_gpus, "--node-gpus", 1e6);
   s.memory_bytes = gpu_memory_bytes(r.hardware, r.basis);
   r.reserve_text = given("--reserve") ? o.reserve : "";
   if (given("--reserve")) s.reserve_bytes = reserve_flag(o.reserve, s.memory_bytes);
+  s.cross_entropy = cross_entropy_from_name(o.cross_entropy);
+  s.runtime_reserve = !given("--reserve") && r.hardware.vendor == "NVIDIA";
 
   Layout& l = r.layout;
   auto degree = [&](const std::string& text, const char* flag) { return given(flag) ? whole_flag(text, flag, 1e7) : 1LL; };
@@ -154,6 +157,12 @@ void setup_memory(CLI::App& app, Context& ctx) {
   sub->add_option("--seq", o->seq, "Sequence length in tokens (needs --model; default the model's pre-training seq_len, else its context)")->type_name("s");
   sub->add_option("--recompute", o->recompute, "Activation recomputation: none, selective or full (default none)")
       ->type_name("none|selective|full");
+  sub->add_option("--selective", o->selective,
+                  "What selective recomputation recomputes: attention-core (Megatron) or every-other-matmul (torchtitan op-level AC) (default attention-core)")
+      ->type_name("POLICY");
+  sub->add_option("--cross-entropy", o->cross_entropy,
+                  "How the loss copies the logits: fused (Megatron vocab-parallel) or eager (F.cross_entropy on fp32 logits) (default fused)")
+      ->type_name("fused|eager");
   sub->add_flag("--flash-attention,!--no-flash-attention", o->flash_attention,
                 "Attention without the s² score tensors (FlashAttention; the default); --no-flash-attention counts them");
   sub->add_flag("--dropout,!--no-dropout", o->dropout,

@@ -41,6 +41,7 @@ void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
   r.search = run_plan_search(r.model, setup);
   if (const Plan* best = !r.search.plans.empty() ? &r.search.plans.front() : r.search.closest ? &*r.search.closest : nullptr) {
     const auto caveats = validation_caveats(r.model, hw.key, *best);
+    if (auto c = domain_caveat(*best, setup.query.step.net.domain_gpus)) r.assumptions.push_back(*c);
     r.assumptions.insert(r.assumptions.end(), caveats.begin(), caveats.end());
   }
   // An answer that cannot be printed (a step of 1e299 s from --scale-out-bw 1e-300Gb/s, days that
@@ -96,6 +97,12 @@ void setup_plan(CLI::App& app, Context& ctx) {
   sub->add_flag("--sequence-parallel", f.sequence_parallel, "Split norms and dropout over the tensor-parallel ranks [searched]");
   sub->add_flag("--no-sequence-parallel", f.no_sequence_parallel, "Do not use sequence parallelism")->excludes("--sequence-parallel");
   sub->add_option("--recompute", f.recompute, "Activation recomputation: none, selective or full [searched]")->type_name("none|selective|full");
+  sub->add_option("--selective", f.selective,
+                  "What selective recomputation recomputes: attention-core (Megatron) or every-other-matmul (torchtitan op-level AC) [attention-core]")
+      ->type_name("POLICY");
+  sub->add_option("--cross-entropy", f.cross_entropy,
+                  "How the loss copies the logits: fused (Megatron vocab-parallel) or eager (F.cross_entropy on fp32 logits) [fused]")
+      ->type_name("fused|eager");
   sub->add_option("--zero", f.zero, "ZeRO stage over the data-parallel ranks [searched]")->type_name("0|1|2|3");
   sub->add_flag("--flash-attention,!--no-flash-attention", f.flash_attention,
                 "Flash attention (default), or unfused attention with s² scores (--no-flash-attention)");
@@ -111,6 +118,10 @@ void setup_plan(CLI::App& app, Context& ctx) {
       ->type_name("F|FILE");
   sub->add_option("--node-gpus", f.node_gpus, "GPUs per scale-up domain (NVLink/NVSwitch node) [the hardware spec]")->type_name("N");
   sub->add_option("--scale-up-bw", f.scale_up_bw, "Scale-up bandwidth per GPU per direction, with its unit: 450GB/s [the spec]")->type_name("BW");
+  sub->add_option("--network", f.network,
+                  "nccl-tests output measured on the cluster, one file per collective and scope: [intra|inter][,all_reduce|all_gather|"
+                  "reduce_scatter|alltoall|sendrecv]=FILE; repeatable")
+      ->type_name("[SCOPE][,COLL]=FILE");
   sub->add_option("--scale-out-bw", f.scale_out_bw, "Scale-out (network) bandwidth per GPU per direction: 400Gb/s or 50GB/s [the spec]")->type_name("BW");
   sub->add_flag("--allow-cross-node-tp", f.allow_cross_node_tp, "Let tp × cp exceed the scale-up domain");
   sub->add_flag("--no-overlap", f.no_overlap, "Data-parallel reduction and ZeRO gathers wait for the compute (no overlap)");

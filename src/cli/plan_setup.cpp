@@ -10,6 +10,8 @@
 #include "core/units.hpp"
 #include "report/calibration_file.hpp"
 #include "report/format.hpp"
+#include "spec/nccl_tests.hpp"
+#include "spec/spec_file.hpp"
 #include "spec/toml_reader.hpp"
 
 namespace napkin::cli {
@@ -123,8 +125,11 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   q.memory.seq = q.step.seq;
   q.memory.flash_attention = q.step.flash_attention;
   q.memory.dropout = f.dropout;
+  if (!f.selective.empty()) q.memory.selective = selective_policy_from_name(f.selective);
   q.memory.memory_bytes = gpu_memory_bytes(hw, memory_basis_from_name(f.memory_basis));
   if (!f.reserve.empty()) q.memory.reserve_bytes = reserve_flag(f.reserve, q.memory.memory_bytes);
+  q.memory.cross_entropy = cross_entropy_from_name(f.cross_entropy);
+  q.memory.runtime_reserve = f.reserve.empty() && hw.vendor == "NVIDIA";
 
   q.step.gemm.peak_flops_per_s = *peak;
   q.step.gemm.memory_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
@@ -186,6 +191,16 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   if (ic.scale_up.latency_s) net.scale_up_latency_s = *ic.scale_up.latency_s;
   if (ic.scale_out.latency_s) net.scale_out_latency_s = *ic.scale_out.latency_s;
   net.scale_up_mesh = ic.scale_up_mesh;
+  for (const std::string& v : f.network) {
+    net.measured.push_back(network_flag(v));
+    const MeasuredCurve& m = net.measured.back();
+    ps.assumptions.push_back(fmt::format(
+        "{} {}: measured by nccl-tests in {} ({} ranks, {} to {}), interpolated between its sizes and scaled to each group by the ring "
+        "factor; below {} at that size's time, above {} at its bus bandwidth (extrapolated)",
+        collective_name(m.collective), !m.crosses_domains ? "in every group" : *m.crosses_domains ? "across scale-up domains" : "inside a scale-up domain",
+        m.source, m.ranks, format_si(m.size_bytes.front(), "B", 3), format_si(m.size_bytes.back(), "B", 3), format_si(m.size_bytes.front(), "B", 3),
+        format_si(m.size_bytes.back(), "B", 3)));
+  }
 
   auto from = [](const std::string& flag, const char* name) { return flag.empty() ? std::string("spec") : std::string(name); };
   ps.assumptions.push_back(fmt::format("{} dense peak {} per GPU ({}); memory {} per GPU at {}", dtype_name(ps.dtype), format_si(*peak, "FLOP/s"), hw.key,
@@ -212,6 +227,9 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   ps.assumptions.push_back(fmt::format("{} with {}: {} bytes/param of model states, gradients reduced in {} bytes; dropout {}", opt.name, recipe.name,
                                        format_sig(q.step.bytes_per_param.total(), 4), format_sig(recipe.grad_bytes, 2), f.dropout ? "on" : "off"));
   if (q.memory.reserve_bytes > 0) ps.assumptions.push_back(fmt::format("memory reserve {} per GPU (--reserve)", format_si(q.memory.reserve_bytes, "B", 3)));
+  if (q.memory.runtime_reserve) ps.assumptions.push_back(runtime_reserve_assumption(q.memory.cross_entropy));
+  if (q.memory.selective == SelectivePolicy::every_other_matmul && q.recompute == Recompute::selective)
+    ps.assumptions.push_back("selective every-other-matmul: its memory is modelled; the step time does not yet charge its recomputation");
   return ps;
 }
 
@@ -253,6 +271,7 @@ PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus,
                          l.interleave > 1 ? fmt::format(", interleave {}", l.interleave) : "", l.sequence_parallel ? "yes" : "no",
                          recompute_name(l.recompute), l.zero);
   r.caveats = validation_caveats(m, hw.key, p);
+  if (auto c = domain_caveat(p, setup.query.step.net.domain_gpus)) r.caveats.push_back(*c);
   return r;
 }
 

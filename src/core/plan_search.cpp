@@ -160,6 +160,12 @@ std::vector<long long> interleavings(long long layers, long long pp) {
 
 }  // namespace
 
+// A tp × cp the user gave is priced wherever it spans (issue 15 item 4): the domain rule
+// binds only the dimensions the search chooses.
+long long cross_domain_cap(const PlanQuery& q, long long tp, long long cp) {
+  return std::max(q.step.net.domain_gpus, (q.tp ? tp : 1) * (q.cp ? cp : 1));
+}
+
 PlanSearch search_plans(const Model& m, const PlanQuery& q) {
   if (auto problem = plan_query_problem(m, q)) throw Error(*problem);
   const long long domain = q.step.net.domain_gpus;
@@ -193,7 +199,7 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
     const std::optional<std::string> tp_problem = layout_problem(m, lt);  // the tp rules: the rest are at their defaults
     const std::vector<long long>& cps = choices(q.cp, q.gpus / tp);
     for (long long cp : cps) {
-      if (!q.allow_cross_node_tp && tp * cp > domain && !(q.tp && q.cp)) continue;
+      if (!q.allow_cross_node_tp && tp * cp > cross_domain_cap(q, tp, cp)) continue;
       std::optional<std::string> cp_problem;  // the sequence's rules: cp splits it, and a given --sequence-parallel
       if (!tp_problem) {
         Layout lc = lt;
@@ -202,7 +208,7 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
         cp_problem = layout_problem(m, lc, seq);
       }
       long long tp_refused = 0, cp_refused = 0;  // layouts refused for tp_problem, cp_problem: added once, below
-      const bool beyond_domain = !q.allow_cross_node_tp && tp * cp > domain;
+      const bool beyond_domain = !q.allow_cross_node_tp && tp * cp > cross_domain_cap(q, tp, cp);
       const std::vector<long long>& pps = choices(q.pp, q.gpus / (tp * cp));
       for (long long pp : pps) {
         if (q.gpus % (tp * cp * pp) != 0) continue;

@@ -16,6 +16,14 @@ nlohmann::json bpp_json(const BytesPerParam& b) {
   return {{"weights", b.weights}, {"grads", b.grads}, {"master", b.master}, {"optimizer", b.optimizer}, {"total", b.total()}};
 }
 
+// The reserve's named terms (runtime reserve only; empty otherwise).
+nlohmann::json runtime_terms_json(const StageMemory& g) {
+  nlohmann::json terms = nlohmann::json::array();
+  for (const RuntimeTerm& t : g.runtime.terms)
+    if (t.bytes > 0) terms.push_back({{"name", std::string(t.name)}, {"bytes", json_bytes(t.bytes)}, {"source", std::string(t.source)}});
+  return terms;
+}
+
 nlohmann::json stage_json(const StageMemory& g) {
   return {{"stage", g.stage},
           {"layers", g.layers.layers},
@@ -37,6 +45,9 @@ nlohmann::json stage_json(const StageMemory& g) {
           {"embedding_activations_bytes", json_bytes(g.embedding_bytes)},
           {"output_activations_bytes", json_bytes(g.output_bytes)},
           {"logits_bytes", json_bytes(g.logits_bytes)},
+          {"loss_copies_bytes", json_bytes(g.loss_copies_bytes)},
+          {"reserve_bytes", json_bytes(g.reserve_bytes)},
+          {"runtime_terms", runtime_terms_json(g)},
           {"activations_bytes", json_bytes(g.activations_bytes)},
           {"total_bytes", json_bytes(g.total_bytes)},
           {"host_bytes", json_bytes(g.host_bytes)}};

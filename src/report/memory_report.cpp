@@ -281,6 +281,10 @@ std::string activations_section(const MemoryReport& r, bool explain, std::size_t
     const std::string f = "4·s·b·v" + split_suffix(m, c, Split::tensor);
     kv.add("output logits (fp32)", gb(g.logits_bytes), explain ? f + " = " + substitute(f, sym) : f);
   }
+  if (g.loss_copies_bytes > 0)
+    kv.add("loss copies of the logits", gb(g.loss_copies_bytes),
+           r.setup.cross_entropy == CrossEntropy::eager ? "8·s·b·v" + split_suffix(m, c, Split::tensor) + ": fp32 log-softmax gradients (--cross-entropy eager)"
+                                                        : "2·s·b·v" + split_suffix(m, c, Split::tensor) + ": 16-bit logits beside the fp32 copy (--cross-entropy fused)");
   kv.add("activations total", gb(g.activations_bytes));
   out += kv.render();
   if (explain)
@@ -326,8 +330,14 @@ std::string totals_section(const MemoryReport& r, bool explain, std::size_t w) {
              ? fmt::format("--memory-basis datasheet: {} bytes as sold{}", num(mem.memory_bytes), usable)
              : fmt::format("--memory-basis usable: {} as a driver reports it (datasheet {})", format_iec_bytes(mem.memory_bytes, 4),
                            gb(r.hardware.memory_bytes)));
-  kv.add("reserve", gb(mem.reserve_bytes),
-         r.reserve_text.empty() ? "default 0: set --reserve for CUDA context, fragmentation, buffers" : "--reserve " + r.reserve_text);
+  if (r.setup.runtime_reserve) {
+    kv.add("reserve", gb(mem.reserve_bytes), "what a run holds beyond these (NVIDIA default; --reserve to set it):");
+    for (const RuntimeTerm& t : g.runtime.terms)
+      if (t.bytes > 0) kv.add("  " + std::string(t.name), gb(t.bytes), std::string(t.source));
+  } else {
+    kv.add("reserve", gb(mem.reserve_bytes),
+           r.reserve_text.empty() ? "default 0: set --reserve for CUDA context, fragmentation, buffers" : "--reserve " + r.reserve_text);
+  }
   kv.add("available", gb(mem.available_bytes));
   if (counted)
     kv.add("verdict", mem.fits ? "fits" : "DOES NOT FIT",
@@ -384,8 +394,7 @@ std::string hints_section(const MemoryReport& r, std::size_t w) {
 
 const std::vector<std::string>& memory_left_out() {
   static const std::vector<std::string> items = {
-      "CUDA context and library workspaces (cuBLAS, NCCL): typically 0.5-2 GB per GPU",
-      "allocator fragmentation and caching",
+      "CUDA context, NCCL buffers, library workspaces and allocator overhead, except in the NVIDIA default reserve (docs/METHODOLOGY.md 3.11)",
       "communication buffers (DDP gradient buckets, ZeRO-3 prefetch beyond the largest layer, pipeline send/receive, CP's K/V ring)",
       "temporary buffers inside kernels and the logits' gradient during backward",
   };

@@ -132,6 +132,11 @@ std::string plan_tail(const PlanReport& r, const Plan& best) {
   out += fmt::format("\nmemory, most loaded GPU ({}): {} model states + {} activations = {} of {} available\n", best.memory.stage_reason,
                      gb(best.memory.model_states_bytes), gb(best.memory.activations_bytes), gb(best.memory.total_bytes),
                      gb(best.memory.available_bytes));
+  if (!best.memory.reserve_terms.empty()) {
+    std::string terms;
+    for (const RuntimeTerm& t : best.memory.reserve_terms) terms += fmt::format("{}{} {}", terms.empty() ? "" : ", ", t.name, gb(t.bytes));
+    out += fmt::format("reserve {} held back per GPU: {}\n", gb(best.memory.reserve_bytes), terms);
+  }
   if (r.tokens) {
     const PlanDuration d = plan_duration(best, r.gpus, *r.tokens);
     // Beyond a year format_duration already gives the days: "2.75 years (1004 days)", once.
@@ -318,6 +323,7 @@ nlohmann::json plan_json(const Plan& p, long long gpus, const std::optional<doub
                    {"model_states_bytes", p.memory.model_states_bytes},
                    {"activations_bytes", p.memory.activations_bytes},
                    {"available_bytes", p.memory.available_bytes},
+                   {"reserve_bytes", p.memory.reserve_bytes},
                    {"fits", p.memory.fits}};
   nlohmann::json b = nlohmann::json::object();
   for (const StepTerm& t : p.time.terms) b[std::string(t.key)] = t.seconds;
