@@ -13,6 +13,7 @@
 #include "core/activations.hpp"
 #include "core/hardware.hpp"
 #include "core/layout.hpp"
+#include "core/lora_memory.hpp"
 #include "core/memory.hpp"
 #include "core/model.hpp"
 
@@ -45,6 +46,9 @@ struct MemorySetup {
   long long node_gpus = 8;      // GPUs sharing one host's memory (for offload's host memory per node)
   double memory_bytes = 0;      // capacity per GPU (gpu_memory_bytes); 0: no verdict
   double reserve_bytes = 0;     // held back per GPU (CUDA context, fragmentation)
+  // LoRA/QLoRA: a frozen base and trainable adapters (core/lora_memory.hpp); the optimizer applies
+  // to the adapters, the recipe's activation dtype to the activations.
+  std::optional<LoraSetup> lora;
 };
 
 // One pipeline stage, per GPU of that stage, in bytes.
@@ -60,7 +64,8 @@ struct StageMemory {
 
   double weights_bytes = 0, grads_bytes = 0, master_bytes = 0, optimizer_bytes = 0;
   double gather_buffer_bytes = 0;  // ZeRO-3 / offloaded parameters: 2·w·largest layer
-  double model_states_bytes = 0;   // the five above
+  double dequant_buffer_bytes = 0; // LoRA on a quantized base: one matrix dequantized to bf16
+  double model_states_bytes = 0;   // the six above
   double host_bytes = 0;           // offloaded to host memory by this GPU
 
   // Activations, per micro-batch unless noted.
@@ -78,7 +83,8 @@ struct StageMemory {
 
 struct LayoutMemory {
   Layout layout;
-  BytesPerParam bytes_per_param;         // unsharded, from optimizer × recipe
+  BytesPerParam bytes_per_param;         // unsharded, from optimizer × recipe (LoRA: of the adapters)
+  std::optional<LoraStates> lora;        // LoRA: the frozen base and the adapters, per GPU
   BytesPerParam dense_bytes_per_param;   // per GPU after ZeRO over dp·cp and offload
   BytesPerParam expert_bytes_per_param;  // per GPU after ZeRO over dp·cp/ep and offload
   double host_bytes_per_param = 0;       // unsharded bytes/param offloaded (fp32 grads + master + states [+ weights])

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "report/format.hpp"
+#include "report/lora_report.hpp"
 #include "report/table.hpp"
 #include "report/text.hpp"
 
@@ -114,6 +115,14 @@ std::string split_suffix(const Model& m, const ActivationConfig& c, Split split)
 // indented two more than the first.
 std::string para(const std::string& text, std::size_t w, const std::string& indent = "") {
   return wrap_paragraph(text, w, indent, indent + "  ");
+}
+
+// The logits the loss keeps: fp32 in full training; with LoRA, what the library keeps (FinetuneLib::logits_bytes).
+std::string logits_formula(const MemoryReport& r) {
+  return r.setup.lora ? fmt::format("{}·s·b·v", r.setup.lora->lib.logits_bytes) : "4·s·b·v";
+}
+std::string logits_label(const MemoryReport& r) {
+  return r.setup.lora ? fmt::format("logits kept for the loss ({})", r.setup.lora->lib.name) : "output logits (fp32)";
 }
 
 std::string header(const MemoryReport& r, std::size_t w) {
@@ -278,8 +287,8 @@ std::string activations_section(const MemoryReport& r, bool explain, std::size_t
            c.dropout ? "8·s·b + s·b·h" : "8·s·b");
   if (g.output_bytes > 0) kv.add("final norm + LM-head inputs", gb(g.output_bytes), "2·B·s·b·h");
   if (g.logits_bytes > 0) {
-    const std::string f = "4·s·b·v" + split_suffix(m, c, Split::tensor);
-    kv.add("output logits (fp32)", gb(g.logits_bytes), explain ? f + " = " + substitute(f, sym) : f);
+    const std::string f = logits_formula(r) + split_suffix(m, c, Split::tensor);
+    kv.add(logits_label(r), gb(g.logits_bytes), explain ? f + " = " + substitute(f, sym) : f);
   }
   kv.add("activations total", gb(g.activations_bytes));
   out += kv.render();
@@ -347,7 +356,7 @@ std::string totals_section(const MemoryReport& r, bool explain, std::size_t w) {
     host.add("DeepSpeed's estimate", gb(mem.host_bytes_per_node_deepspeed), "× 1.5, its additional_buffer_factor");
     out += "\nHost memory (offload)\n" + host.render();
   }
-  out += "\nLargest trainable model\n";
+  out += r.setup.lora ? "\nLargest model fine-tunable with this LoRA setup (same shape, scaled)\n" : "\nLargest trainable model\n";
   KeyValues big;
   big.max_width = w;
   const long long mp = l.tp * l.pp;
@@ -424,8 +433,8 @@ std::vector<std::string> memory_explain_steps(const MemoryReport& r) {
     }
     const StageMemory& g = r.memory.most_loaded();
     if (g.logits_bytes > 0) {
-      const std::string f = "4·s·b·v" + split_suffix(*r.model, lt.config, Split::tensor);
-      steps.push_back(fmt::format("activations, output logits (fp32): {} = {} = {}", f, substitute(f, sym), gb(g.logits_bytes)));
+      const std::string f = logits_formula(r) + split_suffix(*r.model, lt.config, Split::tensor);
+      steps.push_back(fmt::format("activations, {}: {} = {} = {}", logits_label(r), f, substitute(f, sym), gb(g.logits_bytes)));
     }
     if (const auto check = korthikanti_check(r)) steps.push_back(*check);
   }
@@ -437,12 +446,16 @@ std::vector<std::string> memory_explain_steps(const MemoryReport& r) {
 
 std::string memory_text(const MemoryReport& r, bool explain, std::size_t max_width) {
   const std::size_t w = max_width;
-  std::string out = header(r, w) + states_section(r, explain, w);
+  std::string out = header(r, w) + (r.memory.lora ? lora_states_section(r, explain, w) : states_section(r, explain, w));
   if (r.model && r.memory.activations_counted) out += activations_section(r, explain, w);
   out += totals_section(r, explain, w);
   out += hints_section(r, w);
   out += "\nAssumptions and omissions\n";
-  out += para(fmt::format("precision {}: {}", r.setup.recipe.name, r.setup.recipe.description), w, "  ");
+  if (r.setup.lora)
+    out += para(fmt::format("precision {}: its {}-byte activations; the frozen base and the adapters follow --base-weights and --finetune-lib",
+                            r.setup.recipe.name, r.setup.recipe.activation_bytes), w, "  ");
+  else
+    out += para(fmt::format("precision {}: {}", r.setup.recipe.name, r.setup.recipe.description), w, "  ");
   out += para(fmt::format("optimizer {}: {} ({})", r.setup.optimizer.name, r.setup.optimizer.description, r.setup.optimizer.source), w, "  ");
   for (const auto& n : r.notes) out += para(n, w, "  ");
   for (const auto& a : r.assumptions) out += para("assumption: " + a, w, "  ");
