@@ -148,11 +148,14 @@ LayerActivations layer_activations(const Model& m, const ActivationConfig& c, bo
     const double k = static_cast<double>(e.experts_per_token), f = static_cast<double>(e.d_ff_expert);
     L.add("router probabilities (fp32)", "4·s·b·E", fp32_bytes * sb * static_cast<double>(e.experts), Split::sequence);
     if (fz.keep_mlp_input) L.add("routed expert inputs (top-k copies)", "k·B·s·b·h", k * B * sb * h, Split::sequence);
-    L.add(gated ? "routed experts: gate, up and down-projection inputs" : "routed experts: GeLU input and output",
-          per_f == 3 ? "k·3·B·s·b·f" : "k·2·B·s·b·f", k * per_f * B * sb * f, Split::tensor);
+    const bool all_f = per_f == (gated ? 3 : 2);  // LoRA may drop the down-projection's input
+    L.add(gated ? (all_f ? "routed experts: gate, up and down-projection inputs" : "routed experts: gate and up outputs")
+                : (all_f ? "routed experts: GeLU input and output" : "routed experts: GeLU input"),
+          per_f == 3 ? "k·3·B·s·b·f" : per_f == 2 ? "k·2·B·s·b·f" : "k·B·s·b·f", k * per_f * B * sb * f, Split::tensor);
     if (e.shared_experts > 0)
-      L.add(gated ? "shared experts: gate, up and down-projection inputs" : "shared experts: GeLU input and output",
-            per_f == 3 ? "n_shared·3·B·s·b·f" : "n_shared·2·B·s·b·f", static_cast<double>(e.shared_experts) * per_f * B * sb * static_cast<double>(shared_expert_width(e)),
+      L.add(gated ? (all_f ? "shared experts: gate, up and down-projection inputs" : "shared experts: gate and up outputs")
+                  : (all_f ? "shared experts: GeLU input and output" : "shared experts: GeLU input"),
+            per_f == 3 ? "n_shared·3·B·s·b·f" : per_f == 2 ? "n_shared·2·B·s·b·f" : "n_shared·B·s·b·f", static_cast<double>(e.shared_experts) * per_f * B * sb * static_cast<double>(shared_expert_width(e)),
             Split::tensor);
   } else {
     L.add(gated ? (per_f == 3 ? "gate, up and down-projection inputs" : "gate and up outputs") : (per_f == 2 ? "GeLU input and output" : "GeLU input"),
