@@ -355,6 +355,12 @@ LayoutMemory memory_per_gpu(const Model& m, const Layout& l, const MemorySetup& 
   r.total_bytes = g.total_bytes;
 
   finish(r, l, s);
+  if (r.lora && s.memory_bytes > 0) {
+    // One GPU alone: the same setup unsharded (ZeRO over one rank), beside the same activations.
+    const double alone = lora_states(m, *s.lora, s.optimizer, 1, 0).total_bytes();
+    const double for_states = std::max(0.0, r.available_bytes - g.activations_bytes);
+    r.max_params_single_gpu = alone > 0 ? for_states / (alone / g.params()) : 0;
+  }
   return r;
 }
 

@@ -18,6 +18,26 @@ std::string para(const std::string& text, std::size_t w, const std::string& inde
 
 }  // namespace
 
+std::vector<std::string> lora_states_steps(const MemoryReport& r) {
+  const LoraStates& st = *r.memory.lora;
+  const LoraSetup& ls = *r.setup.lora;
+  const Optimizer& o = r.setup.optimizer;
+  const Layout& l = r.layout;
+  const double A = st.adapter_params;
+  std::vector<std::string> steps;
+  steps.push_back(fmt::format("trainable: Σ over adapted matrices of r·(in + out) = {} (exactly {:.0f})", format_count(A, 6), A));
+  if (ls.base.quantized)
+    steps.push_back(fmt::format("{}: {} bits per weight = values {} + scales (block {}, scale bits {}, second level per {} blocks at {} bits)",
+                                ls.base.name, sig(st.base_bits_per_param), sig(ls.base.value_bits), sig(ls.base.block), sig(ls.base.scale_bits),
+                                sig(ls.base.scale_block), sig(ls.base.scale_scale_bits)));
+  steps.push_back(fmt::format("adapters: {} × {} B weights + {} B gradients + {} optimizer{}", format_count(A, 6), sig(ls.lib.adapter_bytes),
+                              sig(ls.lib.adapter_bytes),
+                              o.fixed_state_bytes > 0 ? fmt::format("{} B (8-bit)", sig(o.fixed_state_bytes))
+                                                      : fmt::format("{} × {} B", sig(o.full_states), sig(ls.lib.adapter_bytes)),
+                              l.zero > 0 ? fmt::format(", sharded per ZeRO-{} over {}", l.zero, l.zero_ranks()) : ""));
+  return steps;
+}
+
 std::string lora_states_section(const MemoryReport& r, bool explain, std::size_t w) {
   const LayoutMemory& mem = r.memory;
   const StageMemory& g = mem.most_loaded();
@@ -48,20 +68,8 @@ std::string lora_states_section(const MemoryReport& r, bool explain, std::size_t
                           ls.lib.name, format_count(P, 4), format_count(A, 6), format_percent(A / P, 3)),
               w);
   out += t.render();
-  if (explain) {
-    out += para(fmt::format("trainable: Σ over adapted matrices of r·(in + out) = {} (exactly {:.0f})", format_count(A, 6), A), w, "  ");
-    if (ls.base.quantized)
-      out += para(fmt::format("{}: {} bits per weight = values {} + scales (block {}, scale bits {}, second level per {} blocks at {} bits)",
-                              ls.base.name, sig(st.base_bits_per_param), sig(ls.base.value_bits), sig(ls.base.block), sig(ls.base.scale_bits),
-                              sig(ls.base.scale_block), sig(ls.base.scale_scale_bits)),
-                  w, "  ");
-    out += para(fmt::format("adapters: {} × {} B weights + {} B gradients + {} optimizer{}", format_count(A, 6), sig(ls.lib.adapter_bytes),
-                            sig(ls.lib.adapter_bytes),
-                            o.fixed_state_bytes > 0 ? fmt::format("{} B (8-bit)", sig(o.fixed_state_bytes))
-                                                    : fmt::format("{} × {} B", sig(o.full_states), sig(ls.lib.adapter_bytes)),
-                            l.zero > 0 ? fmt::format(", sharded per ZeRO-{} over {}", l.zero, l.zero_ranks()) : ""),
-                w, "  ");
-  }
+  if (explain)
+    for (const std::string& step : lora_states_steps(r)) out += para(step, w, "  ");
   return out;
 }
 

@@ -305,6 +305,19 @@ std::vector<std::string> largest_arithmetic(const MemoryReport& r) {
   const std::string fixed = g.activations_bytes + g.gather_buffer_bytes > 0 ? " − " + num(g.activations_bytes + g.gather_buffer_bytes) : "";
   const std::string act = fmt::format("({} − {}{}) B / ", num(mem.memory_bytes), num(mem.reserve_bytes), fixed);
   const long long mp = l.tp * l.pp;
+  if (mem.lora) {
+    // LoRA: this model's own states per parameter (frozen base + adapters), as finish() scales them.
+    const double per_param = (g.model_states_bytes - g.gather_buffer_bytes) / g.params();
+    std::vector<std::string> lines{act + fmt::format("({} B states / {} parameters = {} B/param) = {}", num(g.model_states_bytes - g.gather_buffer_bytes),
+                                                     num(std::round(g.params())), format_sig(per_param, 4), format_sci(mem.max_params, 4))};
+    if (l.gpus() > 1 && mem.max_params_single_gpu > 0) {
+      const std::string alone = fmt::format("({} − {} − {}) B", num(mem.memory_bytes), num(mem.reserve_bytes), num(g.activations_bytes));
+      lines.push_back(fmt::format("{} / {} B/param unsharded = {}", alone,
+                                  format_sig((mem.available_bytes - g.activations_bytes) / mem.max_params_single_gpu, 4),
+                                  format_sci(mem.max_params_single_gpu, 4)));
+    }
+    return lines;
+  }
   std::vector<std::string> lines{act + fmt::format("{} B/param per GPU{} = {}", bpp(mem.dense_bytes_per_param.total()),
                                                    mp > 1 ? fmt::format(" × tp·pp {}", mp) : "", format_sci(mem.max_params, 4))};
   if (l.gpus() > 1 && mp == 1 && l.cp == 1)
@@ -423,7 +436,7 @@ std::string memory_table_text(std::size_t max_width) {
 }
 
 std::vector<std::string> memory_explain_steps(const MemoryReport& r) {
-  std::vector<std::string> steps = states_steps(r);
+  std::vector<std::string> steps = r.memory.lora ? lora_states_steps(r) : states_steps(r);
   if (r.model && r.memory.activations_counted) {
     const LayerTerms lt = layer_terms(r);
     const auto sym = symbols(*r.model, lt.config);
