@@ -58,3 +58,15 @@ TEST_CASE("LoRA flags: bad input is one line naming the flag") {
   refused("memory --model llama3-8b --lora 8 --tp 2 --gpus 2", "--lora");
   refused("train --model llama3-8b --tokens 1B --gpus 1 --micro-batch 2", "--micro-batch only matters with --lora");
 }
+
+TEST_CASE("memory --lora: the largest model fine-tunable on the card, from this setup's bytes per parameter") {
+  const auto r = run_napkin("memory --model llama3-8b --hardware rtx-4090 --lora 16 --base-weights nf4 --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  // Llama-3-8B's states by hand: its 6,979,321,856 quantized weights at 4.127 bits, the other
+  // 1,050,939,392 parameters in fp32 (hf-peft), 6,815,744 adapter values × 16 B (fp32 weight,
+  // gradient, m, v), one 4096 × 14336 matrix dequantized in bf16; over 8,030,261,248 parameters.
+  const double states = 6979321856.0 * (4 + 8.0 / 64 + 32.0 / 16384) / 8 + 1050939392.0 * 4 + 6815744.0 * 16 + 2 * 4096.0 * 14336;
+  const double largest = 24e9 / (states / 8030261248.0);
+  CHECK(j["max_params"].get<double>() == doctest::Approx(largest).epsilon(1e-6));
+}
