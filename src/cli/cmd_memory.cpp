@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/common.hpp"
+#include "cli/lora_flags.hpp"
 #include "core/error.hpp"
 #include "core/layout_memory.hpp"
 #include "core/training.hpp"
@@ -19,6 +20,7 @@ struct MemoryOptions {
   std::string zero, tp, pp, cp, ep, interleave, micro_batch, seq, recompute = "none", reserve, offload = "none", node_gpus,
       memory_basis = "datasheet", selective = "attention-core", cross_entropy = "fused";
   bool sequence_parallel = false, flash_attention = true, dropout = false, json = false, explain = false, table = false;
+  LoraOptions lora;
 };
 
 int zero_flag(const std::string& text) {
@@ -76,6 +78,8 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   }
 
   const bool batch_given = given("--micro-batch") || given("--seq");
+  s.lora = lora_setup(o.lora, sub, r.notes);
+  if (s.lora && o.model.empty()) throw Error("--lora needs --model: which projections get adapters depends on the architecture");
   if (o.model.empty()) {
     if (batch_given) throw Error("--micro-batch and --seq need --model: activation memory depends on the architecture");
     const bool activation_flags = given("--dropout") || given("--no-dropout") || given("--recompute") || given("--flash-attention") ||
@@ -176,6 +180,7 @@ void setup_memory(CLI::App& app, Context& ctx) {
       ->type_name("datasheet|usable");
   sub->add_option("--reserve", o->reserve, "Memory held back per GPU: a size with its unit (4GiB, 2GB) or a percent (10%) (default 0)")
       ->type_name("BYTES|PERCENT");
+  add_lora_options(sub, o->lora);
   sub->add_flag("--table", o->table, "Print bytes/param for every optimizer × precision recipe");
   sub->add_flag("--explain", o->explain, "Show the arithmetic with the numbers substituted (with --json: under \"explain\")");
   sub->add_flag("--json", o->json, "Print one JSON object");
@@ -187,7 +192,8 @@ void setup_memory(CLI::App& app, Context& ctx) {
       "  napkin memory --hardware h100-sxm --gpus 8 --zero 3 --params 70B\n"
       "  napkin memory --hardware h100-sxm --model llama3-8b --micro-batch 1 --seq 8192 --recompute full\n"
       "  napkin memory --model llama3-70b --gpus 1024 --tp 8 --pp 4 --zero 1 --seq 8192 --sequence-parallel --recompute selective\n"
-      "  napkin memory --model llama3-70b --gpus 64 --zero 3 --precision deepspeed --offload optimizer --json");
+      "  napkin memory --model llama3-70b --gpus 64 --zero 3 --precision deepspeed --offload optimizer --json\n"
+      "  napkin memory --model llama3-8b --hardware rtx-4090 --lora 16 --base-weights nf4 --seq 2048 --micro-batch 1");
   sub->callback([&ctx, o, sub] { run(ctx, *o, *sub); });
 }
 

@@ -2,6 +2,8 @@
 #include <memory>
 
 #include "cli/common.hpp"
+#include "cli/lora_flags.hpp"
+#include "core/lora.hpp"
 #include "cli/plan_setup.hpp"
 #include "cli/train_mfu.hpp"
 #include "core/error.hpp"
@@ -21,8 +23,34 @@ struct TrainOptions {
   std::string flops_model = "6pd";
   std::string price, pue = "1.0", grid;
   std::string iters;  // cap on --mfu measured|calibrated's timed products (cuda branch)
+  std::string micro_batch;  // with --lora: sequences per micro-batch, for the dequantisation time
   bool sparse = false, explain = false, json = false, force_cpu_mfu = false;
+  LoraOptions lora;
 };
+
+// --lora: the FLOPs of a LoRA step (4 per frozen parameter, 6 per adapter parameter) and the
+// dequantisation time of a quantized base (core/lora.hpp), into the query and the report.
+void apply_lora(const LoraSetup& ls, const Model& m, const Hardware& hw, double seq, double micro_batch, TrainingQuery& q, TrainReport& r) {
+  const LoraParams lp = lora_params(m, ls.rank, ls.targets);
+  // A token passes through the adapters of its top-k routed experts only.
+  const double skipped = m.moe ? static_cast<double>(m.moe_layers()) * lp.moe_layer_expert *
+                                     (1 - static_cast<double>(m.moe->experts_per_token) / static_cast<double>(m.moe->experts))
+                               : 0;
+  TrainLora l;
+  l.rank = ls.rank, l.targets = lora_targets_name(ls.targets), l.base_weights = std::string(ls.base.name);
+  l.finetune_lib = std::string(ls.lib.name);
+  l.adapter_params = lp.total - skipped;
+  l.tokens_per_micro_batch = seq * micro_batch;
+  l.bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
+  l.dequant_bytes_per_pass = dequant_bytes_per_pass(m, ls.base);
+  q.flops_per_param = lora_frozen_flops_per_param;
+  q.adapter_flops_per_token = lora_adapter_flops_per_param * l.adapter_params;
+  if (ls.base.quantized) {
+    if (!(hw.memory_bandwidth_bytes_per_s > 0)) throw Error("--base-weights " + l.base_weights + ": " + hw.key + "'s spec gives no memory bandwidth for the dequantisation time");
+    q.overhead_s_per_token = dequant_s_per_token(m, ls.base, l.tokens_per_micro_batch, hw.memory_bandwidth_bytes_per_s, l.passes);
+  }
+  r.lora = l;
+}
 
 TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
   // A flag given an empty value ('--params ""') is a mistake, not a flag left out.
@@ -164,6 +192,16 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
     if (!o.seq.empty()) throw Error("--seq needs --model (the attention term needs the architecture)");
   }
 
+  std::vector<std::string> lora_notes;
+  if (const std::optional<LoraSetup> ls = lora_setup(o.lora, *sub, lora_notes)) {
+    if (!model) throw Error("--lora needs --model: which projections get adapters depends on the architecture");
+    if (predicted) throw Error("--mfu predicted plans full training; with --lora give --mfu");
+    const double seq = r.attention ? r.attention->seq_len : static_cast<double>(model->training_seq_len());
+    apply_lora(*ls, *model, hw, seq, o.micro_batch.empty() ? 1.0 : static_cast<double>(whole_flag(o.micro_batch, "--micro-batch", 1e6)), q, r);
+    for (const std::string& n : lora_notes) r.warnings.push_back(n);
+  } else if (!o.micro_batch.empty()) {
+    throw Error("--micro-batch only matters with --lora (the dequantisation time per micro-batch)");
+  }
   if (predicted) {
     q.mfu = predicted->tokens_per_s_per_gpu * (6 * *q.params + q.attention_flops_per_token) / q.peak_flops_per_s;
     r.mfu_source = "predicted by napkin plan: " + format_sig(predicted->tokens_per_s_per_gpu, 4) + " tokens/s per GPU with " + predicted->layout;
@@ -207,6 +245,9 @@ void setup_train(CLI::App& app, Context& ctx) {
   sub->add_option("--iters", o->iters, "With --mfu measured|calibrated: timed products per shape (default: about 0.5 s worth)")->type_name("N");
   sub->add_flag("--force-cpu-mfu", o->force_cpu_mfu,
                 "With --mfu measured|calibrated on a machine with no GPU: use the CPU's MFU for the estimate's accelerator anyway");
+  add_lora_options(sub, o->lora);
+  sub->add_option("--micro-batch", o->micro_batch, "With --lora: sequences per micro-batch, over which one dequantisation pass is spread [1]")
+      ->type_name("b");
   sub->add_flag("--explain", o->explain, "Show the arithmetic step by step");
   sub->add_flag("--json", o->json, "Print one JSON object");
   sub->footer(
@@ -218,7 +259,8 @@ void setup_train(CLI::App& app, Context& ctx) {
       "  napkin train --params 70B --gpus 1024 --days 90            # how many tokens?\n"
       "  napkin train --model llama3-8b --tokens chinchilla --days 30 # how many GPUs?\n"
       "  napkin train --budget 1e24 --gpus 2048 --hardware h100-sxm  # compute-optimal P and D\n"
-      "  napkin train --model llama3.1-405b --tokens 15.6T --gpus 16384 --days 78.4  # what MFU?");
+      "  napkin train --model llama3.1-405b --tokens 15.6T --gpus 16384 --days 78.4  # what MFU?\n"
+      "  napkin train --model llama3-8b --lora 16 --base-weights nf4 --tokens 100M --gpus 1 --hardware rtx-4090 --mfu 0.35 --explain");
   sub->callback([o, &ctx, sub] {
     const TrainReport r = build(*o, ctx, sub);
     if (o->json) {

@@ -69,6 +69,18 @@ double every_other_matmul_bytes(const Model& m, const ActivationConfig& c, bool 
   return bytes;
 }
 
+// LoRA's own tensors (Hu et al. 2021 §4.1, h = W·x + B·A·x): each adapter keeps A·x, r values a
+// token, for B's weight gradient; with LoRA dropout, PEFT feeds A a dropped copy of x, which it
+// keeps with its 1-byte mask (peft/tuners/lora/layer.py LoraLayer.update_layer: nn.Dropout).
+void add_adapter_terms(LayerSum& L, bool moe_layer) {
+  const FrozenBase& fz = L.c.frozen;
+  const double sb = L.c.seq * L.c.micro_batch, B = L.c.value_bytes;
+  const double r = moe_layer ? fz.adapter_values_per_token_moe : fz.adapter_values_per_token_dense;
+  const double in = moe_layer ? fz.dropout_values_per_token_moe : fz.dropout_values_per_token_dense;
+  if (r > 0) L.add("LoRA intermediates A·x (Σ r over adapters)", "B·s·b·Σr", B * sb * r, Split::sequence);
+  if (in > 0) L.add("LoRA dropout outputs and masks (Σ in over adapters)", "(B+1)·s·b·Σin", (B + mask_bytes) * sb * in, Split::sequence);
+}
+
 }  // namespace
 
 std::string_view recompute_name(Recompute r) {
@@ -121,7 +133,8 @@ LayerActivations layer_activations(const Model& m, const ActivationConfig& c, bo
   // under sequence parallelism) are h wide; Q, K, V, the scores and the output-projection
   // input are split by heads (Korthikanti §4.2.1: 24/t of the 34, and 5as/(ht)).
   L.add("attention norm input", "B·s·b·h", B * sb * h, Split::sequence);
-  L.add("QKV input (norm output)", "B·s·b·h", B * sb * h, Split::sequence);
+  const FrozenBase& fz = c.frozen;
+  if (fz.keep_qkv_input) L.add("QKV input (norm output)", "B·s·b·h", B * sb * h, Split::sequence);
   double q_width = 0, k_width = 0, v_width = 0, o_width = 0;
   Split kv_split = Split::kv_heads;
   if (m.mla) {
@@ -129,8 +142,8 @@ LayerActivations layer_activations(const Model& m, const ActivationConfig& c, bo
     // materialized per head as in standard attention. The down-projections are replicated
     // over tp (Megatron-core MLA), so the latents are h-like edge tensors.
     const MlaSpec& x = *m.mla;
-    if (x.q_lora_rank > 0) L.add("q latent (W_UQ input)", "B·s·b·r_q", B * sb * static_cast<double>(x.q_lora_rank), Split::sequence);
-    L.add("kv latent (W_UKV input)", "B·s·b·r_kv", B * sb * static_cast<double>(x.kv_lora_rank), Split::sequence);
+    if (x.q_lora_rank > 0 && fz.keep_q_latent) L.add("q latent (W_UQ input)", "B·s·b·r_q", B * sb * static_cast<double>(x.q_lora_rank), Split::sequence);
+    if (fz.keep_kv_latent) L.add("kv latent (W_UKV input)", "B·s·b·r_kv", B * sb * static_cast<double>(x.kv_lora_rank), Split::sequence);
     q_width = k_width = a * static_cast<double>(x.qk_nope_head_dim + x.qk_rope_head_dim);
     v_width = o_width = a * static_cast<double>(x.v_head_dim);
     kv_split = Split::tensor;
@@ -154,33 +167,42 @@ LayerActivations layer_activations(const Model& m, const ActivationConfig& c, bo
       L.add("attention-probability dropout output", "B·a·s²·b", B * scores, Split::tensor, true);
     }
   }
-  L.add("output projection input", "B·s·b·a·d_v", B * sb * o_width, Split::tensor);
+  // FlashAttention saves its output for its own backward, so the output projection's input stays
+  // whether or not the projection needs it (flash_attn_interface.py FlashAttnFunc.forward).
+  if (fz.keep_o_input || c.flash_attention) L.add("output projection input", "B·s·b·a·d_v", B * sb * o_width, Split::tensor);
   if (c.dropout) L.add("attention dropout mask", "s·b·h", mask_bytes * sb * h, Split::sequence);
 
   // MLP block. Gated MLP: gate and up outputs, and their product (the down-projection input);
   // the activation of the gate is recomputed inside the fused kernel (Megatron bias_swiglu).
   L.add("MLP norm input", "B·s·b·h", B * sb * h, Split::sequence);
-  L.add("MLP input (norm output)", "B·s·b·h", B * sb * h, Split::sequence);
+  if (fz.keep_mlp_input) L.add("MLP input (norm output)", "B·s·b·h", B * sb * h, Split::sequence);
   const bool gated = is_gated(m.mlp);
-  const double per_f = gated ? 3 : 2;  // stored f-wide tensors per MLP
+  // Stored f-wide tensors per MLP; the down-projection's input (the last of them) only where its
+  // weight gradient or a saving frozen layer needs it.
+  const double per_f = (gated ? 3 : 2) - (fz.keep_down_input ? 0 : 1);
   if (moe_layer) {
     // Balanced routing: each GPU's tokens send k copies to the experts and get as many back,
     // whatever the expert-parallel degree; the experts' f-wide tensors split over tp.
     const MoeSpec& e = *m.moe;
     const double k = static_cast<double>(e.experts_per_token), f = static_cast<double>(e.d_ff_expert);
     L.add("router probabilities (fp32)", "4·s·b·E", fp32_bytes * sb * static_cast<double>(e.experts), Split::sequence);
-    L.add("routed expert inputs (top-k copies)", "k·B·s·b·h", k * B * sb * h, Split::sequence);
-    L.add(gated ? "routed experts: gate, up and down-projection inputs" : "routed experts: GeLU input and output",
-          gated ? "k·3·B·s·b·f" : "k·2·B·s·b·f", k * per_f * B * sb * f, Split::tensor);
+    if (fz.keep_mlp_input) L.add("routed expert inputs (top-k copies)", "k·B·s·b·h", k * B * sb * h, Split::sequence);
+    const bool all_f = per_f == (gated ? 3 : 2);  // LoRA may drop the down-projection's input
+    L.add(gated ? (all_f ? "routed experts: gate, up and down-projection inputs" : "routed experts: gate and up outputs")
+                : (all_f ? "routed experts: GeLU input and output" : "routed experts: GeLU input"),
+          per_f == 3 ? "k·3·B·s·b·f" : per_f == 2 ? "k·2·B·s·b·f" : "k·B·s·b·f", k * per_f * B * sb * f, Split::tensor);
     if (e.shared_experts > 0)
-      L.add(gated ? "shared experts: gate, up and down-projection inputs" : "shared experts: GeLU input and output",
-            gated ? "n_shared·3·B·s·b·f" : "n_shared·2·B·s·b·f", static_cast<double>(e.shared_experts) * per_f * B * sb * static_cast<double>(shared_expert_width(e)),
+      L.add(gated ? (all_f ? "shared experts: gate, up and down-projection inputs" : "shared experts: gate and up outputs")
+                  : (all_f ? "shared experts: GeLU input and output" : "shared experts: GeLU input"),
+            per_f == 3 ? "n_shared·3·B·s·b·f" : per_f == 2 ? "n_shared·2·B·s·b·f" : "n_shared·B·s·b·f", static_cast<double>(e.shared_experts) * per_f * B * sb * static_cast<double>(shared_expert_width(e)),
             Split::tensor);
   } else {
-    L.add(gated ? "gate, up and down-projection inputs" : "GeLU input and output", gated ? "3·B·s·b·f" : "2·B·s·b·f",
+    L.add(gated ? (per_f == 3 ? "gate, up and down-projection inputs" : "gate and up outputs") : (per_f == 2 ? "GeLU input and output" : "GeLU input"),
+          per_f == 3 ? "3·B·s·b·f" : per_f == 2 ? "2·B·s·b·f" : "B·s·b·f",
           per_f * B * sb * static_cast<double>(m.d_ff), Split::tensor);
   }
   if (c.dropout) L.add("MLP dropout mask", "s·b·h", mask_bytes * sb * h, Split::sequence);
+  if (fz.on) add_adapter_terms(L, moe_layer);
 
   switch (c.recompute) {
     case Recompute::none: L.out.stored_bytes = L.out.full_bytes; break;

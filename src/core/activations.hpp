@@ -37,6 +37,17 @@ enum class SelectivePolicy {
 };
 std::string_view selective_policy_name(SelectivePolicy p);          // "attention-core", "every-other-matmul"
 SelectivePolicy selective_policy_from_name(std::string_view name);  // throws Error naming --selective
+// LoRA on a frozen base (core/lora.hpp lora_activations): a frozen matrix needs no weight
+// gradient, so its input is kept only where an adapter reads it or the library's quantized layer
+// saves it anyway (bitsandbytes MatMul4Bit); each adapter adds its rank-r intermediate, and LoRA
+// dropout a dropped copy of its input with the mask. Off: full fine-tuning, every input kept.
+struct FrozenBase {
+  bool on = false;
+  bool keep_qkv_input = true, keep_o_input = true, keep_mlp_input = true, keep_down_input = true;
+  bool keep_q_latent = true, keep_kv_latent = true;  // MLA
+  double adapter_values_per_token_dense = 0, adapter_values_per_token_moe = 0;  // Σ r over adapted matrices a token passes
+  double dropout_values_per_token_dense = 0, dropout_values_per_token_moe = 0;  // Σ in_features, when LoRA dropout > 0
+};
 
 struct ActivationConfig {
   double micro_batch = 1;
@@ -49,6 +60,7 @@ struct ActivationConfig {
   long long tp = 1;              // tensor-parallel ranks: head- and f-wide tensors split over them
   long long cp = 1;              // context-parallel ranks: every per-token tensor split over them
   bool sequence_parallel = false;  // the h-wide tensors (norms, dropout, layer inputs) split over tp too
+  FrozenBase frozen;               // LoRA: see above
 };
 
 // How a tensor is split over the tensor-parallel ranks (all are split over cp by sequence).

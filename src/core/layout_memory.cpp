@@ -154,6 +154,31 @@ ShardedBytes place(const BytesPerParam& b, long long ranks, int zero, Offload o)
   return s;
 }
 
+// LoRA: the stage holds the frozen base and the adapters instead of trainable weights (one stage,
+// no tensor parallelism: checked in memory_per_gpu). Weights = base + adapters; gradients, master
+// and optimizer states are the adapters' only.
+void apply_lora_states(const Model& m, const Layout& l, const MemorySetup& s, StageMemory& g) {
+  const LoraStates st = lora_states(m, *s.lora, s.optimizer, l.zero_ranks(), l.zero);
+  g.weights_bytes = st.base_bytes + st.adapter_weights_bytes;
+  g.grads_bytes = st.adapter_grads_bytes;
+  g.master_bytes = 0;
+  g.optimizer_bytes = st.adapter_optimizer_bytes;
+  g.gather_buffer_bytes = st.gather_buffer_bytes;
+  g.dequant_buffer_bytes = st.dequant_buffer_bytes;
+  g.host_bytes = 0;
+}
+
+// Unsloth's kernels: gradient checkpointing that parks each layer's input in host memory
+// (use_gradient_checkpointing="unsloth") and a chunked cross entropy that never holds the full
+// fp32 logits (unsloth/kernels/cross_entropy_loss.py).
+void apply_lora_kernels(const FinetuneLib& lib, const Layout& l, StageMemory& g) {
+  if (lib.offloads_checkpoints && l.recompute == Recompute::full) {
+    g.host_bytes += g.layers_in_flight_bytes;
+    g.layers_in_flight_bytes = 0;
+  }
+  g.logits_bytes *= lib.logits_bytes / 4;  // edge_activations counts fp32 logits
+}
+
 StageMemory stage_memory(const Model& m, const Layout& l, const MemorySetup& s, const ModelParams& mp, const ShardedBytes& dense_b,
                          const ShardedBytes& expert_b, long long stage, const LayerActivations& dense_act,
                          const LayerActivations& moe_act, const EdgeActivations& edge) {
@@ -185,7 +210,8 @@ StageMemory stage_memory(const Model& m, const Layout& l, const MemorySetup& s, 
   // DeepSpeed's ZeRO-3 rule (docs/code-docs/source/memory.rst, stage3.py): the largest layer
   // gathered whole, 16-bit parameters plus their 16-bit gradients, "4 × largest layer" bytes.
   if (l.zero == 3 || s.offload == Offload::parameters) g.gather_buffer_bytes = 2 * s.recipe.weight_bytes * g.largest_layer_params;
-  g.model_states_bytes = g.weights_bytes + g.grads_bytes + g.master_bytes + g.optimizer_bytes + g.gather_buffer_bytes;
+  if (s.lora) apply_lora_states(m, l, s, g);
+  g.model_states_bytes = g.weights_bytes + g.grads_bytes + g.master_bytes + g.optimizer_bytes + g.gather_buffer_bytes + g.dequant_buffer_bytes;
 
   if (s.seq > 0) {
     g.dense_layer_bytes = g.layers.dense_layers() > 0 ? dense_act.stored_bytes : 0;
@@ -205,6 +231,7 @@ StageMemory stage_memory(const Model& m, const Layout& l, const MemorySetup& s, 
     if (g.lm_head) g.output_bytes = edge.output_bytes, g.logits_bytes = edge.logits_bytes;
     if (g.lm_head && s.runtime_reserve)
       g.loss_copies_bytes = edge.logits_bytes / 4 * cross_entropy_extra_bytes_per_logit(s.cross_entropy);  // logits_bytes: 4 per logit
+    if (s.lora) apply_lora_kernels(s.lora->lib, l, g);
     g.activations_bytes = g.layers_in_flight_bytes + g.recompute_working_bytes + g.embedding_bytes + g.output_bytes + g.logits_bytes +
                           g.loss_copies_bytes;
   }
@@ -258,6 +285,11 @@ void finish(LayoutMemory& r, const Layout& l, const MemorySetup& s) {
     const double per_param = r.dense_bytes_per_param.total();
     r.max_params = per_param > 0 ? for_states / per_param * static_cast<double>(l.tp * l.pp) : 0;
     r.max_params_single_gpu = for_states / r.bytes_per_param.total();
+    if (r.lora) {
+      // LoRA: the model's own states per parameter (base + adapters at this shape), scaled.
+      const double params = g.params(), states = g.model_states_bytes - g.gather_buffer_bytes;
+      r.max_params = r.max_params_single_gpu = params > 0 && states > 0 ? for_states / (states / params) : 0;
+    }
   }
 }
 
@@ -298,8 +330,11 @@ double gpu_memory_bytes(const Hardware& h, MemoryBasis b) {
 LayoutMemory memory_per_gpu(const Model& m, const Layout& l, const MemorySetup& s) {
   validate_layout(m, l, s.seq > 0 ? std::optional<long long>(s.seq) : std::nullopt);
   check_setup(l, s);
+  if (s.lora && (l.tp > 1 || l.pp > 1 || l.cp > 1 || l.ep > 1 || s.offload != Offload::none))
+    throw Error("--lora: napkin models LoRA on data parallelism with ZeRO/FSDP only (--tp, --pp, --cp, --ep 1 and no --offload)");
   LayoutMemory r;
   r.layout = l;
+  if (s.lora) r.lora = lora_states(m, *s.lora, s.optimizer, l.zero_ranks(), l.zero);
   std::optional<double> adafactor;
   if (s.optimizer.factored_second_moment) adafactor = adafactor_state_values_per_param(m);
   r.bytes_per_param = bytes_per_param(s.optimizer, s.recipe, adafactor);
@@ -314,7 +349,8 @@ LayoutMemory memory_per_gpu(const Model& m, const Layout& l, const MemorySetup& 
   EdgeActivations edge;
   r.activations_counted = s.seq > 0;
   if (r.activations_counted) {
-    const ActivationConfig c = activation_config(l, s);
+    ActivationConfig c = activation_config(l, s);
+    if (s.lora) c.frozen = lora_activations(m, *s.lora);
     dense_act = layer_activations(m, c, false);
     if (m.moe) moe_act = layer_activations(m, c, true);
     edge = edge_activations(m, c);
@@ -337,6 +373,12 @@ LayoutMemory memory_per_gpu(const Model& m, const Layout& l, const MemorySetup& 
   r.total_bytes = g.total_bytes;
 
   finish(r, l, s);
+  if (r.lora && s.memory_bytes > 0) {
+    // One GPU alone: the same setup unsharded (ZeRO over one rank), beside the same activations.
+    const double alone = lora_states(m, *s.lora, s.optimizer, 1, 0).total_bytes();
+    const double for_states = std::max(0.0, r.available_bytes - g.activations_bytes);
+    r.max_params_single_gpu = alone > 0 ? for_states / (alone / g.params()) : 0;
+  }
   return r;
 }
 

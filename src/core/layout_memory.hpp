@@ -13,6 +13,7 @@
 #include "core/activations.hpp"
 #include "core/hardware.hpp"
 #include "core/layout.hpp"
+#include "core/lora_memory.hpp"
 #include "core/memory.hpp"
 #include "core/model.hpp"
 #include "core/runtime_memory.hpp"
@@ -52,6 +53,9 @@ struct MemorySetup {
   // the last stage's activations.
   bool runtime_reserve = false;
   CrossEntropy cross_entropy = CrossEntropy::fused;
+  // LoRA/QLoRA: a frozen base and trainable adapters (core/lora_memory.hpp); the optimizer applies
+  // to the adapters, the recipe's activation dtype to the activations.
+  std::optional<LoraSetup> lora;
 };
 
 // One pipeline stage, per GPU of that stage, in bytes.
@@ -67,7 +71,8 @@ struct StageMemory {
 
   double weights_bytes = 0, grads_bytes = 0, master_bytes = 0, optimizer_bytes = 0;
   double gather_buffer_bytes = 0;  // ZeRO-3 / offloaded parameters: 2·w·largest layer
-  double model_states_bytes = 0;   // the five above
+  double dequant_buffer_bytes = 0; // LoRA on a quantized base: one matrix dequantized to bf16
+  double model_states_bytes = 0;   // the six above
   double host_bytes = 0;           // offloaded to host memory by this GPU
 
   // Activations, per micro-batch unless noted.
@@ -88,7 +93,8 @@ struct StageMemory {
 
 struct LayoutMemory {
   Layout layout;
-  BytesPerParam bytes_per_param;         // unsharded, from optimizer × recipe
+  BytesPerParam bytes_per_param;         // unsharded, from optimizer × recipe (LoRA: of the adapters)
+  std::optional<LoraStates> lora;        // LoRA: the frozen base and the adapters, per GPU
   BytesPerParam dense_bytes_per_param;   // per GPU after ZeRO over dp·cp and offload
   BytesPerParam expert_bytes_per_param;  // per GPU after ZeRO over dp·cp/ep and offload
   double host_bytes_per_param = 0;       // unsharded bytes/param offloaded (fp32 grads + master + states [+ weights])

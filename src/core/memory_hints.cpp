@@ -96,6 +96,11 @@ std::vector<std::string> memory_assumptions(const Model& m, const Layout& l, con
                 "(Ren et al. 2021); the GPU keeps the 16-bit weights");
   if (s.offload == Offload::parameters)
     a.push_back("ZeRO-Infinity: the 16-bit weights also live in host memory and stream in one layer at a time (Rajbhandari et al. 2021)");
+  if (s.lora) {
+    const std::vector<std::string> lora = lora_assumptions(m, *s.lora, s.optimizer);
+    a.insert(a.end(), lora.begin(), lora.end());
+    if (l.zero == 3) a.push_back("FSDP/ZeRO-3 over a LoRA base: the frozen base (quantized storage too) sharded, one decoder layer gathered at a time");
+  }
   return a;
 }
 

@@ -74,7 +74,15 @@ TrainingRun solve_training(const TrainingQuery& q) {
     throw Error(missing == 0 ? "params, tokens, GPUs, days and MFU are all given; leave one out to solve for it"
                              : "give three of params, tokens, GPUs and days; napkin solves for the fourth (or, given all four, for the MFU)");
 
+  if (!(q.flops_per_param > 0) || !(q.adapter_flops_per_token >= 0) || !(q.overhead_s_per_token >= 0) ||
+      !std::isfinite(q.adapter_flops_per_token + q.overhead_s_per_token))
+    throw Error("the FLOPs per parameter must be positive and the adapter FLOPs and overhead non-negative");
   TrainingRun r;
+  r.flops_per_param = q.flops_per_param;
+  r.adapter_flops_per_token = q.adapter_flops_per_token;
+  r.overhead_s_per_token = q.overhead_s_per_token;
+  const double o = q.overhead_s_per_token;
+  auto per_token = [&](double params) { return q.flops_per_param * params + q.adapter_flops_per_token + q.attention_flops_per_token; };
   r.peak_flops_per_s = q.peak_flops_per_s;
   r.attention_flops_per_token = q.attention_flops_per_token;
   r.mfu = q.mfu.value_or(0);
@@ -84,51 +92,54 @@ TrainingRun solve_training(const TrainingQuery& q) {
     // The usual check of a published run: the MFU its params, tokens, GPUs and days imply.
     r.solved_for = Unknown::mfu;
     r.params = *q.params, r.tokens = *q.tokens, r.gpus = *q.gpus, r.time_s = *q.days * 86400;
-    r.flops_per_token = 6 * r.params + r.attention_flops_per_token;
+    r.flops_per_token = per_token(r.params);
     r.total_flops = r.flops_per_token * r.tokens;
-    r.mfu = r.total_flops / (r.gpus * q.peak_flops_per_s * r.time_s);
+    const double compute_s = r.time_s - o * r.tokens / r.gpus;  // the time left for the model FLOPs
+    if (!(compute_s > 0)) throw Error("the dequantisation overhead alone takes longer than the days given");
+    r.mfu = r.total_flops / (r.gpus * q.peak_flops_per_s * compute_s);
     check_solved(r.mfu, min_mfu, 1, "MFU", "in (0, 1]", "the inputs: above 1 the run needs more than the accelerators' peak (dtype? GPUs? days?)");
     r.cluster_flops_per_s = r.gpus * q.peak_flops_per_s * r.mfu;
   } else if (!q.days) {
     r.solved_for = Unknown::days;
     r.params = *q.params, r.tokens = *q.tokens, r.gpus = *q.gpus;
-    r.flops_per_token = 6 * r.params + r.attention_flops_per_token;
+    r.flops_per_token = per_token(r.params);
     r.total_flops = r.flops_per_token * r.tokens;
     r.cluster_flops_per_s = r.gpus * per_gpu;
-    r.time_s = r.total_flops / r.cluster_flops_per_s;
+    r.time_s = r.total_flops / r.cluster_flops_per_s + o * r.tokens / r.gpus;
     // Only the upper bound: a tiny model trains in microseconds, and that is the right answer.
     check_solved(r.days(), 0, days_range.hi, "days", "at most " + g(days_range.hi) + " days", "the params, tokens and GPUs");
   } else if (!q.tokens) {
     r.solved_for = Unknown::tokens;
     r.params = *q.params, r.gpus = *q.gpus, r.time_s = *q.days * 86400;
-    r.flops_per_token = 6 * r.params + r.attention_flops_per_token;
+    r.flops_per_token = per_token(r.params);
     r.cluster_flops_per_s = r.gpus * per_gpu;
-    r.total_flops = r.cluster_flops_per_s * r.time_s;
-    r.tokens = r.total_flops / r.flops_per_token;
+    r.tokens = r.gpus * r.time_s / (r.flops_per_token / per_gpu + o);
+    r.total_flops = r.flops_per_token * r.tokens;
     check_solved(r.tokens, tokens_range.lo, tokens_range.hi, "tokens", range_text(tokens_range), "the days and GPUs");
   } else if (!q.gpus) {
     // Solve, round up to whole accelerators, then recompute the time on that many: GPU-hours
     // and days then describe the same cluster that is printed.
     r.solved_for = Unknown::gpus;
     r.params = *q.params, r.tokens = *q.tokens, r.requested_time_s = *q.days * 86400;
-    r.flops_per_token = 6 * r.params + r.attention_flops_per_token;
+    r.flops_per_token = per_token(r.params);
     r.total_flops = r.flops_per_token * r.tokens;
-    r.gpus_exact = r.total_flops / (per_gpu * r.requested_time_s);
+    r.gpus_exact = (r.total_flops / per_gpu + o * r.tokens) / r.requested_time_s;
     check_solved(r.gpus_exact, 0, max_gpus, "GPUs", "at most 1e9 accelerators", "the days (and tokens, params)");
     r.gpus = whole_gpus(r.gpus_exact);
     r.cluster_flops_per_s = r.gpus * per_gpu;
-    r.time_s = r.total_flops / r.cluster_flops_per_s;
+    r.time_s = r.total_flops / r.cluster_flops_per_s + o * r.tokens / r.gpus;
   } else {
     r.solved_for = Unknown::params;
     r.tokens = *q.tokens, r.gpus = *q.gpus, r.time_s = *q.days * 86400;
     r.cluster_flops_per_s = r.gpus * per_gpu;
-    r.total_flops = r.cluster_flops_per_s * r.time_s;
-    r.flops_per_token = r.total_flops / r.tokens;
-    r.params = (r.flops_per_token - r.attention_flops_per_token) / 6;
+    r.flops_per_token = per_gpu * (r.gpus * r.time_s / r.tokens - o);
+    r.total_flops = r.flops_per_token * r.tokens;
+    r.params = (r.flops_per_token - r.attention_flops_per_token - r.adapter_flops_per_token) / q.flops_per_param;
     if (r.params <= 0) throw Error("the attention term alone exceeds the compute available per token; no model size fits");
     check_solved(r.params, params_range.lo, params_range.hi, "parameters", range_text(params_range), "the days and tokens");
   }
   if (r.solved_for != Unknown::gpus) r.gpus_exact = r.gpus;
+  r.overhead_s = o * r.tokens / r.gpus;
   finite_or_throw(r.total_flops, "total FLOPs");
   finite_or_throw(r.cluster_flops_per_s, "cluster throughput");
   finite_or_throw(r.time_s, "training time");

@@ -59,6 +59,13 @@ struct TrainingQuery {
   double peak_flops_per_s = 0;   // per accelerator, for the dtype (sparse already applied)
   std::optional<double> mfu = 0.5;  // leave it out, with all four above given, to solve for it
   double attention_flops_per_token = 0;  // 0 unless the flops model counts attention
+  // LoRA (core/lora_flops.hpp): a frozen weight costs 4 FLOPs per token (forward and input
+  // gradient, no weight gradient), the adapters their own 6·A; 6 and 0 for full training.
+  double flops_per_param = 6;
+  double adapter_flops_per_token = 0;
+  // Time per token per GPU outside the model FLOPs (a quantized base's dequantisation): added to
+  // the time, never to the FLOPs, so MFU keeps its meaning.
+  double overhead_s_per_token = 0;
 };
 
 struct TrainingRun {
@@ -70,7 +77,11 @@ struct TrainingRun {
   double mfu = 0;
   double peak_flops_per_s = 0;
   double attention_flops_per_token = 0;
-  double flops_per_token = 0;     // 6·P + attention term
+  double flops_per_param = 6;
+  double adapter_flops_per_token = 0;
+  double overhead_s_per_token = 0;
+  double flops_per_token = 0;     // 6·P + attention term (LoRA: 4·P + 6·A + attention)
+  double overhead_s = 0;          // overhead_s_per_token · tokens / gpus, inside time_s
   double total_flops = 0;
   double cluster_flops_per_s = 0;  // gpus · peak · mfu
   double time_s = 0;              // on `gpus` accelerators

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "report/memory_report.hpp"
+#include "report/lora_report.hpp"
 
 namespace napkin {
 namespace {
@@ -108,6 +109,7 @@ nlohmann::json memory_json(const MemoryReport& r) {
   j["model_states_bytes"] = or_null(json_bytes(mem.model_states_bytes));
   j["activations_bytes"] = json_bytes(mem.activations_bytes);
   j["fits"] = or_null(mem.fits);
+  if (mem.lora) j["lora"] = lora_states_json(r);
   j["per_gpu"] = {{"weights_bytes", or_null(json_bytes(g.weights_bytes))},
                   {"grads_bytes", or_null(json_bytes(g.grads_bytes))},
                   {"master_bytes", or_null(json_bytes(g.master_bytes))},

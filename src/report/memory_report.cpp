@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "report/format.hpp"
+#include "report/lora_report.hpp"
 #include "report/table.hpp"
 #include "report/text.hpp"
 
@@ -114,6 +115,14 @@ std::string split_suffix(const Model& m, const ActivationConfig& c, Split split)
 // indented two more than the first.
 std::string para(const std::string& text, std::size_t w, const std::string& indent = "") {
   return wrap_paragraph(text, w, indent, indent + "  ");
+}
+
+// The logits the loss keeps: fp32 in full training; with LoRA, what the library keeps (FinetuneLib::logits_bytes).
+std::string logits_formula(const MemoryReport& r) {
+  return r.setup.lora ? fmt::format("{}·s·b·v", r.setup.lora->lib.logits_bytes) : "4·s·b·v";
+}
+std::string logits_label(const MemoryReport& r) {
+  return r.setup.lora ? fmt::format("logits kept for the loss ({})", r.setup.lora->lib.name) : "output logits (fp32)";
 }
 
 std::string header(const MemoryReport& r, std::size_t w) {
@@ -278,8 +287,8 @@ std::string activations_section(const MemoryReport& r, bool explain, std::size_t
            c.dropout ? "8·s·b + s·b·h" : "8·s·b");
   if (g.output_bytes > 0) kv.add("final norm + LM-head inputs", gb(g.output_bytes), "2·B·s·b·h");
   if (g.logits_bytes > 0) {
-    const std::string f = "4·s·b·v" + split_suffix(m, c, Split::tensor);
-    kv.add("output logits (fp32)", gb(g.logits_bytes), explain ? f + " = " + substitute(f, sym) : f);
+    const std::string f = logits_formula(r) + split_suffix(m, c, Split::tensor);
+    kv.add(logits_label(r), gb(g.logits_bytes), explain ? f + " = " + substitute(f, sym) : f);
   }
   if (g.loss_copies_bytes > 0)
     kv.add("loss copies of the logits", gb(g.loss_copies_bytes),
@@ -300,6 +309,19 @@ std::vector<std::string> largest_arithmetic(const MemoryReport& r) {
   const std::string fixed = g.activations_bytes + g.gather_buffer_bytes > 0 ? " − " + num(g.activations_bytes + g.gather_buffer_bytes) : "";
   const std::string act = fmt::format("({} − {}{}) B / ", num(mem.memory_bytes), num(mem.reserve_bytes), fixed);
   const long long mp = l.tp * l.pp;
+  if (mem.lora) {
+    // LoRA: this model's own states per parameter (frozen base + adapters), as finish() scales them.
+    const double per_param = (g.model_states_bytes - g.gather_buffer_bytes) / g.params();
+    std::vector<std::string> lines{act + fmt::format("({} B states / {} parameters = {} B/param) = {}", num(g.model_states_bytes - g.gather_buffer_bytes),
+                                                     num(std::round(g.params())), format_sig(per_param, 4), format_sci(mem.max_params, 4))};
+    if (l.gpus() > 1 && mem.max_params_single_gpu > 0) {
+      const std::string alone = fmt::format("({} − {} − {}) B", num(mem.memory_bytes), num(mem.reserve_bytes), num(g.activations_bytes));
+      lines.push_back(fmt::format("{} / {} B/param unsharded = {}", alone,
+                                  format_sig((mem.available_bytes - g.activations_bytes) / mem.max_params_single_gpu, 4),
+                                  format_sci(mem.max_params_single_gpu, 4)));
+    }
+    return lines;
+  }
   std::vector<std::string> lines{act + fmt::format("{} B/param per GPU{} = {}", bpp(mem.dense_bytes_per_param.total()),
                                                    mp > 1 ? fmt::format(" × tp·pp {}", mp) : "", format_sci(mem.max_params, 4))};
   if (l.gpus() > 1 && mp == 1 && l.cp == 1)
@@ -357,7 +379,7 @@ std::string totals_section(const MemoryReport& r, bool explain, std::size_t w) {
     host.add("DeepSpeed's estimate", gb(mem.host_bytes_per_node_deepspeed), "× 1.5, its additional_buffer_factor");
     out += "\nHost memory (offload)\n" + host.render();
   }
-  out += "\nLargest trainable model\n";
+  out += r.setup.lora ? "\nLargest model fine-tunable with this LoRA setup (same shape, scaled)\n" : "\nLargest trainable model\n";
   KeyValues big;
   big.max_width = w;
   const long long mp = l.tp * l.pp;
@@ -434,7 +456,7 @@ std::string memory_table_text(std::size_t max_width) {
 }
 
 std::vector<std::string> memory_explain_steps(const MemoryReport& r) {
-  std::vector<std::string> steps = states_steps(r);
+  std::vector<std::string> steps = r.memory.lora ? lora_states_steps(r) : states_steps(r);
   if (r.model && r.memory.activations_counted) {
     const LayerTerms lt = layer_terms(r);
     const auto sym = symbols(*r.model, lt.config);
@@ -444,8 +466,8 @@ std::vector<std::string> memory_explain_steps(const MemoryReport& r) {
     }
     const StageMemory& g = r.memory.most_loaded();
     if (g.logits_bytes > 0) {
-      const std::string f = "4·s·b·v" + split_suffix(*r.model, lt.config, Split::tensor);
-      steps.push_back(fmt::format("activations, output logits (fp32): {} = {} = {}", f, substitute(f, sym), gb(g.logits_bytes)));
+      const std::string f = logits_formula(r) + split_suffix(*r.model, lt.config, Split::tensor);
+      steps.push_back(fmt::format("activations, {}: {} = {} = {}", logits_label(r), f, substitute(f, sym), gb(g.logits_bytes)));
     }
     if (const auto check = korthikanti_check(r)) steps.push_back(*check);
   }
@@ -457,12 +479,16 @@ std::vector<std::string> memory_explain_steps(const MemoryReport& r) {
 
 std::string memory_text(const MemoryReport& r, bool explain, std::size_t max_width) {
   const std::size_t w = max_width;
-  std::string out = header(r, w) + states_section(r, explain, w);
+  std::string out = header(r, w) + (r.memory.lora ? lora_states_section(r, explain, w) : states_section(r, explain, w));
   if (r.model && r.memory.activations_counted) out += activations_section(r, explain, w);
   out += totals_section(r, explain, w);
   out += hints_section(r, w);
   out += "\nAssumptions and omissions\n";
-  out += para(fmt::format("precision {}: {}", r.setup.recipe.name, r.setup.recipe.description), w, "  ");
+  if (r.setup.lora)
+    out += para(fmt::format("precision {}: its {}-byte activations; the frozen base and the adapters follow --base-weights and --finetune-lib",
+                            r.setup.recipe.name, r.setup.recipe.activation_bytes), w, "  ");
+  else
+    out += para(fmt::format("precision {}: {}", r.setup.recipe.name, r.setup.recipe.description), w, "  ");
   out += para(fmt::format("optimizer {}: {} ({})", r.setup.optimizer.name, r.setup.optimizer.description, r.setup.optimizer.source), w, "  ");
   for (const auto& n : r.notes) out += para(n, w, "  ");
   for (const auto& a : r.assumptions) out += para("assumption: " + a, w, "  ");

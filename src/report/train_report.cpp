@@ -30,6 +30,13 @@ std::string model_label(const TrainReport& r) {
 }
 
 std::string flops_formula(const TrainReport& r) {
+  if (r.lora) {
+    switch (r.flops_model) {
+      case FlopsModel::six_pd: return "(4·P + 6·A)";
+      case FlopsModel::six_pd_attn: return "(4·P + 6·A + 12·L·H·Q·T)";
+      case FlopsModel::six_pd_attn_causal: return "(4·P + 6·A + 6·L·H·Q·T causal)";
+    }
+  }
   switch (r.flops_model) {
     case FlopsModel::six_pd: return "6·P";
     case FlopsModel::six_pd_attn: return "6·P + 12·L·H·Q·T";
@@ -114,7 +121,9 @@ std::string train_text(const TrainReport& r, std::size_t max_width) {
   std::string out = kv.render();
   if (r.attention) {
     const AttentionTerm& a = *r.attention;
-    const double p6 = 6 * run.params;
+    // The weights' FLOPs a token: 6·P, or LoRA's 4·P + 6·A.
+    const double p6 = run.flops_per_param * run.params + run.adapter_flops_per_token;
+    const std::string over = r.lora ? "4·P + 6·A" : "6·P";
     out += fmt::format("\n  attention at sequence {} ({}; PaLM's count; {} the headline):\n", seq_text(a.seq_len), a.seq_source,
                        r.flops_model == FlopsModel::six_pd ? "not in" : "included in");
     if (a.window > 0 && a.windowed_layers > 0)
@@ -123,14 +132,30 @@ std::string train_text(const TrainReport& r, std::size_t max_width) {
     at.max_width = max_width;
     at.value_align = Align::right;
     at.add("non-causal 12·L·H·Q·T", format_si(a.noncausal_flops_per_token, "FLOP/token"),
-           fmt::format("{} over 6·P  -> total {} FLOP", percent_over(a.noncausal_flops_per_token / p6), sci((p6 + a.noncausal_flops_per_token) * run.tokens)));
+           fmt::format("{} over {}  -> total {} FLOP", percent_over(a.noncausal_flops_per_token / p6), over, sci((p6 + a.noncausal_flops_per_token) * run.tokens)));
     at.add("causal half", format_si(a.causal_flops_per_token, "FLOP/token"),
-           fmt::format("{} over 6·P  -> total {} FLOP", percent_over(a.causal_flops_per_token / p6), sci((p6 + a.causal_flops_per_token) * run.tokens)));
+           fmt::format("{} over {}  -> total {} FLOP", percent_over(a.causal_flops_per_token / p6), over, sci((p6 + a.causal_flops_per_token) * run.tokens)));
     out += at.render("    ");
   }
   out += "\n  assumptions:\n";
   for (const auto& s : assumptions(r)) out += "    - " + s + "\n";
   return out;
+}
+
+// LoRA's FLOP count and dequantisation time, with the numbers substituted.
+template <typename Line>
+void lora_steps(const TrainReport& r, Line& line) {
+  const TrainLora& l = *r.lora;
+  const TrainingRun& run = r.run;
+  line(fmt::format("LoRA r = {} on {} ({}): A = {} adapter parameters a token passes through. A frozen weight costs 4 FLOPs a token "
+                   "(forward 2, input gradient 2, no weight gradient); an adapter parameter 6. MFU is defined on this count "
+                   "(recomputation not counted), not on 6 · P",
+                   l.rank, l.targets, l.finetune_lib, format_count(l.adapter_params)));
+  if (run.overhead_s_per_token > 0)
+    line(fmt::format("Dequantisation ({}): {} passes × {} B (read at {} + written in bf16) / {} B/s / {} tokens per micro-batch = {} s per token per GPU, "
+                     "added to the time, not to the FLOPs",
+                     l.base_weights, l.passes, sci(l.dequant_bytes_per_pass), l.base_weights, sci(l.bandwidth_bytes_per_s),
+                     format_count(l.tokens_per_micro_batch), sci(run.overhead_s_per_token)));
 }
 
 std::vector<std::string> explain_steps(const TrainReport& r) {
@@ -165,16 +190,26 @@ std::vector<std::string> explain_steps(const TrainReport& r) {
       line(fmt::format("Attention per token: 6·L·H·T·(d_qk + d_v){} = 6 × {} × {} × {} × ({} + {}){} = {} FLOP", causal ? " / 2 (causal)" : "",
                        a.layers, a.heads, seq_text(a.seq_len), a.d_qk, a.d_v, causal ? " / 2" : "", sci(run.attention_flops_per_token)));
   }
+  if (r.lora) lora_steps(r, line);
+  const std::string six_p = r.lora ? fmt::format("4 · P + 6 · A ({})", sci(run.adapter_flops_per_token)) : "6 · P";
   switch (run.solved_for) {
     case Unknown::days:
-      line(fmt::format("FLOPs per token: 6 · P{} = 6 × {}{} = {} FLOP", attn.empty() ? "" : " + attention", sci(run.params), attn, sci(run.flops_per_token)));
+      if (r.lora)
+        line(fmt::format("FLOPs per token: 4 · P + 6 · A{} = 4 × {} + 6 × {}{} = {} FLOP", attn.empty() ? "" : " + attention", sci(run.params),
+                         sci(r.lora->adapter_params), attn, sci(run.flops_per_token)));
+      else
+        line(fmt::format("FLOPs per token: 6 · P{} = 6 × {}{} = {} FLOP", attn.empty() ? "" : " + attention", sci(run.params), attn, sci(run.flops_per_token)));
       line(fmt::format("Total compute: C = {} × D = {} × {} = {} FLOP", flops_formula(r), sci(run.flops_per_token), sci(run.tokens), sci(run.total_flops)));
       line(fmt::format("Cluster throughput: N × {} = {} × {} = {} FLOP/s", sci(peak * run.mfu), format_sig(run.gpus, 6), sci(peak * run.mfu), sci(run.cluster_flops_per_s)));
-      line(fmt::format("Time: C / throughput = {} / {} = {} s = {} days", sci(run.total_flops), sci(run.cluster_flops_per_s), sci(run.time_s), format_sig(run.days(), 4)));
+      if (run.overhead_s > 0)
+        line(fmt::format("Time: C / throughput + dequantisation = {} / {} + {} s = {} s = {} days", sci(run.total_flops), sci(run.cluster_flops_per_s),
+                         sci(run.overhead_s), sci(run.time_s), format_sig(run.days(), 4)));
+      else
+        line(fmt::format("Time: C / throughput = {} / {} = {} s = {} days", sci(run.total_flops), sci(run.cluster_flops_per_s), sci(run.time_s), format_sig(run.days(), 4)));
       break;
     case Unknown::tokens:
       line(fmt::format("Compute available: N × {} × time = {} × {} × {} s = {} FLOP", sci(peak * run.mfu), format_sig(run.gpus, 6), sci(peak * run.mfu), sci(run.time_s), sci(run.total_flops)));
-      line(fmt::format("FLOPs per token: 6 · P{} = {} FLOP", attn, sci(run.flops_per_token)));
+      line(fmt::format("FLOPs per token: {}{} = {} FLOP", six_p, attn, sci(run.flops_per_token)));
       line(fmt::format("Tokens: D = {} / {} = {}", sci(run.total_flops), sci(run.flops_per_token), format_count(run.tokens)));
       break;
     case Unknown::gpus:
@@ -185,7 +220,7 @@ std::vector<std::string> explain_steps(const TrainReport& r) {
                        sci(run.total_flops), sci(run.cluster_flops_per_s), sci(run.time_s), format_sig(run.days(), 4)));
       break;
     case Unknown::mfu:
-      line(fmt::format("FLOPs per token: 6 · P{} = {} FLOP", attn, sci(run.flops_per_token)));
+      line(fmt::format("FLOPs per token: {}{} = {} FLOP", six_p, attn, sci(run.flops_per_token)));
       line(fmt::format("Total compute: C = {} × D = {} × {} = {} FLOP", flops_formula(r), sci(run.flops_per_token), sci(run.tokens), sci(run.total_flops)));
       line(fmt::format("MFU = C / (N × peak × time) = {} / ({} × {} × {} s) = {:.4g}", sci(run.total_flops), format_sig(run.gpus, 6), sci(peak),
                        sci(run.time_s), run.mfu));
@@ -193,7 +228,8 @@ std::vector<std::string> explain_steps(const TrainReport& r) {
     case Unknown::params:
       line(fmt::format("Compute available: N × {} × time = {} FLOP", sci(peak * run.mfu), sci(run.total_flops)));
       line(fmt::format("FLOPs per token: C / D = {} / {} = {} FLOP", sci(run.total_flops), sci(run.tokens), sci(run.flops_per_token)));
-      line(fmt::format("Parameters: P = FLOPs per token / 6 = {}", format_count(run.params)));
+      line(r.lora ? fmt::format("Frozen parameters: P = (FLOPs per token − 6 · A) / 4 = {}", format_count(run.params))
+                  : fmt::format("Parameters: P = FLOPs per token / 6 = {}", format_count(run.params)));
       break;
   }
   line(fmt::format("GPU-hours: N × time / 3600 = {} × {} / 3600 = {}", format_sig(run.gpus, 6), sci(run.time_s), sci(run.gpu_hours())));
@@ -246,9 +282,19 @@ nlohmann::json train_json(const TrainReport& r) {
     j["seq_len_source"] = r.attention->seq_source;
     j["attention_flops_per_token"] = r.attention->noncausal_flops_per_token;
     j["attention_flops_per_token_causal"] = r.attention->causal_flops_per_token;
-    j["total_flops_with_attention"] = (6 * run.params + r.attention->noncausal_flops_per_token) * run.tokens;
-    j["total_flops_with_attention_causal"] = (6 * run.params + r.attention->causal_flops_per_token) * run.tokens;
+    j["total_flops_with_attention"] = (run.flops_per_param * run.params + run.adapter_flops_per_token + r.attention->noncausal_flops_per_token) * run.tokens;
+    j["total_flops_with_attention_causal"] = (run.flops_per_param * run.params + run.adapter_flops_per_token + r.attention->causal_flops_per_token) * run.tokens;
   }
+  if (r.lora)
+    j["lora"] = {{"rank", r.lora->rank},
+                 {"targets", r.lora->targets},
+                 {"base_weights", r.lora->base_weights},
+                 {"finetune_lib", r.lora->finetune_lib},
+                 {"adapter_params_per_token", json_count(r.lora->adapter_params)},
+                 {"flops_per_frozen_param", run.flops_per_param},
+                 {"adapter_flops_per_token", run.adapter_flops_per_token},
+                 {"dequant_s_per_token", run.overhead_s_per_token},
+                 {"dequant_s", run.overhead_s}};
   return j;
 }
 

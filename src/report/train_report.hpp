@@ -20,6 +20,17 @@ struct AttentionTerm {
   long long layers = 0, heads = 0, d_qk = 0, d_v = 0;
 };
 
+// A LoRA/QLoRA run (--lora): what the FLOP count and the dequantisation time rest on.
+struct TrainLora {
+  long long rank = 0;
+  std::string targets, base_weights, finetune_lib;
+  double adapter_params = 0;           // per token (MoE: the top-k experts' adapters)
+  double dequant_bytes_per_pass = 0;   // read at the base's bits + written in bf16
+  int passes = 3;
+  double tokens_per_micro_batch = 0;
+  double bandwidth_bytes_per_s = 0;
+};
+
 struct TrainReport {
   std::string model_key;        // empty when --params was given
   std::string model_name;
@@ -32,6 +43,7 @@ struct TrainReport {
   std::string mfu_source;       // "default", "--mfu", "measured on ...", ...
   FlopsModel flops_model = FlopsModel::six_pd;
   std::optional<AttentionTerm> attention;
+  std::optional<TrainLora> lora;
   std::optional<double> budget_flops;   // --budget
   bool tokens_chinchilla = false;       // --tokens chinchilla
   TrainingRun run;

@@ -1,0 +1,44 @@
+#include "cli/lora_flags.hpp"
+
+#include "cli/common.hpp"
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+namespace napkin::cli {
+
+void add_lora_options(CLI::App* sub, LoraOptions& o) {
+  sub->add_option("--lora", o.rank, "Fine-tune with LoRA adapters of this rank on a frozen base (e.g. 16)")->type_name("R");
+  sub->add_option("--lora-targets", o.targets,
+                  "Projections that get adapters: a comma list of q, k, v, o, gate, up, down, router, or all-linear (default q,v, PEFT's)")
+      ->type_name("LIST");
+  sub->add_option("--base-weights", o.base, "Frozen base storage: bf16, fp16, int8, nf4 (QLoRA, double-quantised), nf4-nodq or fp4 (default bf16)")
+      ->type_name("bf16|fp16|int8|nf4|nf4-nodq|fp4");
+  sub->add_option("--finetune-lib", o.lib, "Fine-tuning library whose choices apply: hf-peft, qlora, torchtune, torchtune-compile, litgpt, unsloth, axolotl (default hf-peft)")
+      ->type_name("NAME");
+  sub->add_option("--lora-dropout", o.dropout, "LoRA dropout probability (default: the library's); > 0 keeps a dropped copy of each adapted input")
+      ->type_name("P");
+}
+
+std::optional<LoraSetup> lora_setup(const LoraOptions& o, const CLI::App& sub, std::vector<std::string>& notes) {
+  auto given = [&sub](const char* flag) { return sub.count(flag) > 0; };
+  if (!given("--lora")) {
+    for (const char* f : {"--lora-targets", "--base-weights", "--finetune-lib", "--lora-dropout"})
+      if (given(f)) throw Error(std::string(f) + " needs --lora R (the adapters' rank)");
+    return std::nullopt;
+  }
+  LoraSetup s;
+  s.rank = whole_flag(o.rank, "--lora", 1e6);
+  s.targets = lora_targets_from_names(o.targets);
+  s.base = find_base_weights(o.base);
+  s.lib = find_finetune_lib(o.lib);
+  s.lora_dropout = s.lib.lora_dropout;
+  if (given("--lora-dropout")) {
+    s.lora_dropout = parse_count(o.dropout, "--lora-dropout");
+    if (!(s.lora_dropout >= 0 && s.lora_dropout < 1)) throw Error("--lora-dropout must lie in [0, 1), found '" + o.dropout + "'");
+  }
+  if (!given("--lora-targets")) notes.push_back("--lora-targets not given: q,v (PEFT's default for Llama-family models)");
+  if (!given("--finetune-lib")) notes.push_back("--finetune-lib not given: hf-peft");
+  return s;
+}
+
+}  // namespace napkin::cli

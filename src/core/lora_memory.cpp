@@ -1,0 +1,155 @@
+#include "core/lora_memory.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <initializer_list>
+
+#include "core/error.hpp"
+#include "core/suggest.hpp"
+
+namespace napkin {
+namespace {
+
+double dbl(long long v) { return static_cast<double>(v); }
+std::string g4(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+// Σ over the adapted matrices a token passes through of `per(p)`: each routed expert's matrix
+// once per top-k choice (k of the E experts see a token), the others once per copy.
+template <typename F>
+double per_token(const Model& m, bool moe_layer, LoraTargets t, F per) {
+  double sum = 0;
+  for (const Projection& p : lora_projections(m, moe_layer)) {
+    if ((p.targets & t.mask) == 0) continue;
+    const double copies = p.expert ? dbl(m.moe->experts_per_token) : p.count;
+    sum += copies * per(p);
+  }
+  return sum;
+}
+
+bool any(LoraTargets t, std::initializer_list<LoraTarget> names) {
+  return std::any_of(names.begin(), names.end(), [&](LoraTarget n) { return t.has(n); });
+}
+
+}  // namespace
+
+const FinetuneLib& find_finetune_lib(std::string_view name) {
+  for (const auto& l : finetune_libs)
+    if (l.name == name) return l;
+  std::vector<std::string> names;
+  std::string all;
+  for (const auto& l : finetune_libs) {
+    names.emplace_back(l.name);
+    if (!all.empty()) all += ", ";
+    all += l.name;
+  }
+  std::string hint = did_you_mean(name, names);
+  throw Error("--finetune-lib: unknown library '" + std::string(name) + "'" + (hint.empty() ? "; known: " + all : hint));
+}
+
+LoraStates lora_states(const Model& m, const LoraSetup& s, const Optimizer& o, long long dp, int zero) {
+  LoraStates r;
+  const double n = dbl(std::max(1LL, dp));
+  const double moe_layers = dbl(m.moe_layers()), dense_layers = dbl(m.layers) - moe_layers;
+  const double total = count_params(m).total;
+  r.adapter_params = lora_params(m, s.rank, s.targets).total;
+
+  // The frozen base. Quantized: the layers' linear matrices at the format's bits (scales included),
+  // everything else (embeddings, LM head, norms, biases) at the library's dtype for them.
+  const double layer_matrices = dense_layers * quantizable_layer_params(m, false) + moe_layers * quantizable_layer_params(m, true);
+  const double dense_layer_bytes = dense_layers > 0 ? base_layer_bytes(m, false, s.base) : 0;
+  const double moe_layer_bytes = moe_layers > 0 ? base_layer_bytes(m, true, s.base) : 0;
+  if (s.base.quantized) {
+    r.base_quantized_bytes = dense_layers * dense_layer_bytes + moe_layers * moe_layer_bytes;
+    r.base_unquantized_bytes = (total - layer_matrices) * s.lib.unquantized_bytes;
+    r.base_bits_per_param = base_bits_per_param(s.base, dbl(m.d_model));
+    // One matrix at a time is dequantized to the compute dtype (bf16) for its GEMM, forward and
+    // backward (bitsandbytes MatMul4Bit: F.dequantize_4bit(B, state).to(A.dtype)).
+    const double largest = std::max(dense_layers > 0 ? largest_quantizable_matrix(m, false) : 0.0,
+                                    moe_layers > 0 ? largest_quantizable_matrix(m, true) : 0.0);
+    r.dequant_buffer_bytes = 2 * largest;
+  } else {
+    r.base_unquantized_bytes = total * s.base.value_bits / 8;
+  }
+  r.base_bytes = r.base_quantized_bytes + r.base_unquantized_bytes;
+  if (zero == 3 && n > 1) {
+    r.base_bytes /= n, r.base_quantized_bytes /= n, r.base_unquantized_bytes /= n;
+    // FSDP gathers one wrapped decoder layer at a time (transformer auto-wrap policy).
+    r.gather_buffer_bytes = std::max(dense_layer_bytes, moe_layer_bytes);
+  }
+
+  // The adapters: weights and gradients in the adapter dtype; torch optimizers keep their states
+  // in the parameter's dtype (torch/optim/adamw.py _init_group: zeros_like(p)); 8-bit Adam its
+  // own 1 byte + block scales. Adafactor on an r×in matrix: about 1/r values per parameter.
+  const double ab = s.lib.adapter_bytes;
+  const double state_values = o.full_states + (o.factored_second_moment ? 1.0 / dbl(s.rank) : 0);
+  const double A = r.adapter_params;
+  r.adapter_weights_bytes = A * ab / (zero >= 3 ? n : 1);
+  r.adapter_grads_bytes = A * ab / (zero >= 2 ? n : 1);
+  r.adapter_optimizer_bytes = A * (state_values * ab + o.fixed_state_bytes) / (zero >= 1 ? n : 1);
+  return r;
+}
+
+FrozenBase lora_activations(const Model& m, const LoraSetup& s) {
+  FrozenBase f;
+  f.on = true;
+  const LoraTargets t = s.targets;
+  // A frozen 16-bit nn.Linear saves no input: PyTorch's autograd saves a matmul operand only for
+  // the gradient that needs it (tools/autograd/gen_variable_type.py, guarded saves). A quantized
+  // one saves it where the library's autograd function does.
+  const bool saves = s.base.quantized && s.lib.quantized_saves_input;
+  using T = LoraTarget;
+  f.keep_qkv_input = saves || any(t, {T::q, T::k, T::v});
+  f.keep_q_latent = saves || t.has(T::q);
+  f.keep_kv_latent = saves || any(t, {T::k, T::v});
+  f.keep_o_input = saves || t.has(T::o);
+  f.keep_mlp_input = saves || any(t, {T::gate, T::up, T::router});
+  f.keep_down_input = saves || t.has(T::down);
+  const double r = dbl(s.rank);
+  auto rank = [r](const Projection&) { return r; };
+  auto in = [](const Projection& p) { return p.in; };
+  const bool moe = m.moe_layers() > 0, dense = m.layers > m.moe_layers();
+  if (dense) f.adapter_values_per_token_dense = per_token(m, false, t, rank);
+  if (moe) f.adapter_values_per_token_moe = per_token(m, true, t, rank);
+  if (s.lora_dropout > 0) {
+    if (dense) f.dropout_values_per_token_dense = per_token(m, false, t, in);
+    if (moe) f.dropout_values_per_token_moe = per_token(m, true, t, in);
+  }
+  return f;
+}
+
+std::vector<std::string> lora_assumptions(const Model& m, const LoraSetup& s, const Optimizer& o) {
+  std::vector<std::string> a;
+  const FinetuneLib& l = s.lib;
+  const std::string lib(l.name);
+  a.push_back("LoRA r = " + std::to_string(s.rank) + " on " + lora_targets_name(s.targets) +
+              ": A (r×in) and B (out×r) per adapted matrix, no bias (PEFT bias='none')");
+  for (const std::string& note : lora_params(m, s.rank, s.targets).notes) a.push_back(note);
+  a.push_back(lib + ": adapters in " + std::string(l.adapter_dtype) + " (" + std::string(l.adapter_source) + "); their gradients and " +
+              std::string(o.name) + " states in the same dtype (torch optimizers keep states in the parameter's dtype)");
+  if (s.base.quantized) {
+    a.push_back("base weights " + std::string(s.base.name) + ": " + g4(base_bits_per_param(s.base, dbl(m.d_model))) +
+                " bits per weight with its scales (" + std::string(s.base.source) + ")");
+    a.push_back(lib + ": embeddings, LM head and norms kept at " + g4(l.unquantized_bytes) + " bytes (" + std::string(l.unquantized_source) + ")");
+    a.push_back(lib + ": a quantized frozen layer " + (l.quantized_saves_input ? "saves" : "does not save") + " its input for the backward pass (" +
+                std::string(l.saves_input_source) + ")");
+    a.push_back("dequantisation: one matrix at a time in bf16 for its GEMM (bitsandbytes MatMul4Bit: dequantize_4bit(B).to(A.dtype))");
+  } else {
+    a.push_back("base weights " + std::string(s.base.name) +
+                ": a frozen 16-bit layer saves no input (PyTorch saves a matmul operand only for the gradient that needs it)");
+  }
+  if (s.lora_dropout > 0)
+    a.push_back("LoRA dropout " + g4(s.lora_dropout) + ": each adapter keeps a dropped copy of its input and the mask (" +
+                std::string(l.dropout_source) + ")");
+  a.push_back(lib + ":" + (l.fused_lora ? " fused LoRA kernels;" : "") +
+                (l.offloads_checkpoints ? " checkpointed layer inputs in host memory (with --recompute full);" : "") + " logits kept at " +
+                g4(l.logits_bytes) + " B per value for the loss (" + std::string(l.kernels_source) + ")");
+  if (o.fixed_state_bytes > 0)
+    a.push_back("paged 8-bit AdamW (bitsandbytes PagedAdamW8bit) holds the same states as adam-8bit; paging only moves them to host memory under pressure");
+  return a;
+}
+
+}  // namespace napkin

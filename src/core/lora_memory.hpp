@@ -1,0 +1,49 @@
+#pragma once
+// The memory of a LoRA/QLoRA run, as terms of the training memory model (core/layout_memory):
+// a frozen base at its storage format (no gradients, master copy or optimizer states), the
+// adapters with their gradients and optimizer states, the dequantisation buffer of a quantized
+// base, and which activations the frozen layers still keep. Derivations in docs/METHODOLOGY.md §3.12.
+#include <string>
+#include <vector>
+
+#include "core/activations.hpp"
+#include "core/finetune_lib.hpp"
+#include "core/lora.hpp"
+#include "core/memory.hpp"
+#include "core/model.hpp"
+
+namespace napkin {
+
+struct LoraSetup {
+  long long rank = 0;
+  LoraTargets targets;
+  BaseWeights base = find_base_weights("bf16");
+  FinetuneLib lib = finetune_libs[0];
+  double lora_dropout = 0;  // the library's default unless --lora-dropout
+};
+const FinetuneLib& find_finetune_lib(std::string_view name);  // throws Error naming --finetune-lib
+
+// Model states of one GPU, unsharded or sharded over `dp` ranks by ZeRO stage `zero` (FSDP
+// FULL_SHARD = 3 shards the frozen base too: QLoRA + FSDP, bitsandbytes quant_storage).
+struct LoraStates {
+  double adapter_params = 0;         // trainable, whole model
+  double base_bytes = 0;             // frozen base: quantized matrices + the rest at the library's dtype
+  double base_quantized_bytes = 0;   // of which the quantized matrices (values + scales)
+  double base_unquantized_bytes = 0; // of which embeddings, LM head, norms, biases (and every matrix when 16-bit)
+  double adapter_weights_bytes = 0, adapter_grads_bytes = 0, adapter_optimizer_bytes = 0;
+  double dequant_buffer_bytes = 0;   // one quantized matrix dequantized to bf16 for its GEMM
+  double gather_buffer_bytes = 0;    // ZeRO-3/FSDP: one decoder layer's base gathered
+  double base_bits_per_param = 16;   // of the quantized matrices, scales included (Llama-shaped: same for all)
+  double total_bytes() const {
+    return base_bytes + adapter_weights_bytes + adapter_grads_bytes + adapter_optimizer_bytes + dequant_buffer_bytes + gather_buffer_bytes;
+  }
+};
+LoraStates lora_states(const Model& m, const LoraSetup& s, const Optimizer& o, long long dp, int zero);
+
+// The activation configuration's frozen-base part for this model and setup.
+FrozenBase lora_activations(const Model& m, const LoraSetup& s);
+
+// What the LoRA estimate assumes, one sentence each (the library's choices with their sources).
+std::vector<std::string> lora_assumptions(const Model& m, const LoraSetup& s, const Optimizer& o);
+
+}  // namespace napkin

@@ -1,0 +1,72 @@
+// The LoRA flags of memory and train through the binary: JSON figures checked by hand, and bad
+// input refused with one line naming the flag.
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.hpp"
+
+using napkin::test::run_napkin;
+
+TEST_CASE("memory --lora: trainable count and the frozen base in JSON") {
+  const auto r = run_napkin("memory --model llama2-7b --hardware a100-sxm-80gb --lora 8 --lora-targets q,v --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  // PEFT: "trainable params: 4,194,304" for Llama-2-7B r=8 q,v.
+  CHECK(j["lora"]["trainable_params"] == 4194304);
+  // A 16-bit base: every one of Llama-2-7B's 6,738,415,616 parameters at 2 bytes.
+  CHECK(j["lora"]["base_bytes"] == 2LL * 6738415616LL);
+  // hf-peft's fp32 adapters: weights 4 B, gradients 4 B, AdamW m and v 8 B per trainable value.
+  CHECK(j["lora"]["adapter_optimizer_bytes"] == 8LL * 4194304LL);
+  CHECK(j["per_gpu"]["master_bytes"] == 0);
+}
+
+TEST_CASE("train --lora: FLOPs per token are 4 per frozen and 6 per adapter parameter") {
+  const auto r = run_napkin("train --model llama2-7b --lora 8 --lora-targets q,v --tokens 1B --gpus 1 --hardware a100-sxm-80gb --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  // 4 × 6,738,415,616 + 6 × 4,194,304 = 26,978,828,288.
+  CHECK(j["flops_per_token"].get<double>() == doctest::Approx(26978828288.0).epsilon(1e-12));
+  CHECK(j["lora"]["dequant_s"].get<double>() == 0);  // a bf16 base needs no dequantisation
+}
+
+TEST_CASE("train --lora --base-weights nf4: the dequantisation time is added, the FLOPs unchanged") {
+  const std::string base = "train --model llama2-7b --lora 8 --tokens 1B --gpus 1 --hardware a100-sxm-80gb --seq 2048 --json";
+  const auto bf16 = nlohmann::json::parse(run_napkin(base).out);
+  const auto nf4 = nlohmann::json::parse(run_napkin(base + " --base-weights nf4").out);
+  CHECK(nf4["flops_per_token"] == bf16["flops_per_token"]);
+  CHECK(nf4["time_s"].get<double>() > bf16["time_s"].get<double>());
+  // 3 passes per 2048-token micro-batch, each reading the 6.476B quantized weights at 4.127 bits and
+  // writing them in bf16, at the A100's 2.039e12 B/s: the per-token time by hand.
+  const double elements = 32.0 * (4 * 4096.0 * 4096 + 3 * 4096.0 * 11008);
+  const double per_token = 3 * elements * ((4 + 8.0 / 64 + 32.0 / 16384) / 8 + 2) / 2.039e12 / 2048;
+  CHECK(nf4["lora"]["dequant_s_per_token"].get<double>() == doctest::Approx(per_token).epsilon(1e-3));
+}
+
+TEST_CASE("LoRA flags: bad input is one line naming the flag") {
+  auto refused = [](const std::string& args, const std::string& needle) {
+    const auto r = run_napkin(args);
+    CHECK(r.exit_code == 2);
+    CHECK_MESSAGE(r.err.find(needle) != std::string::npos, args << " -> " << r.err);
+  };
+  refused("memory --model llama3-8b --lora 8 --lora-targets q,vv", "--lora-targets: unknown target 'vv'");
+  refused("memory --model llama3-8b --lora 8 --base-weights nf5", "did you mean 'nf4'");
+  refused("memory --model llama3-8b --lora 8 --finetune-lib torchtun", "did you mean 'torchtune'");
+  refused("memory --model llama3-8b --base-weights nf4", "--base-weights needs --lora");
+  refused("memory --params 7B --lora 8", "--lora needs --model");
+  refused("memory --model llama3-8b --lora 0", "--lora");
+  refused("memory --model llama3-8b --lora 8 --lora-dropout 1.5", "--lora-dropout");
+  refused("memory --model llama3-8b --lora 8 --tp 2 --gpus 2", "--lora");
+  refused("train --model llama3-8b --tokens 1B --gpus 1 --micro-batch 2", "--micro-batch only matters with --lora");
+}
+
+TEST_CASE("memory --lora: the largest model fine-tunable on the card, from this setup's bytes per parameter") {
+  const auto r = run_napkin("memory --model llama3-8b --hardware rtx-4090 --lora 16 --base-weights nf4 --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  // Llama-3-8B's states by hand: its 6,979,321,856 quantized weights at 4.127 bits, the other
+  // 1,050,939,392 parameters in fp32 (hf-peft), 6,815,744 adapter values × 16 B (fp32 weight,
+  // gradient, m, v), one 4096 × 14336 matrix dequantized in bf16; over 8,030,261,248 parameters.
+  const double states = 6979321856.0 * (4 + 8.0 / 64 + 32.0 / 16384) / 8 + 1050939392.0 * 4 + 6815744.0 * 16 + 2 * 4096.0 * 14336;
+  const double largest = 24e9 / (states / 8030261248.0);
+  CHECK(j["max_params"].get<double>() == doctest::Approx(largest).epsilon(1e-6));
+}
