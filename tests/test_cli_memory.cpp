@@ -31,7 +31,7 @@ void check_bad(const std::string& args, const std::string& needle) {
 
 TEST_CASE("memory --table lists every optimizer × recipe") {
   const auto j = json_of("--table");
-  REQUIRE(j["table"].size() == 9 * 9);
+  REQUIRE(j["table"].size() == 9 * 10);
   auto find = [&](const char* o, const char* r) {
     for (const auto& row : j["table"])
       if (row["optimizer"] == o && row["precision"] == r) return row["bytes_per_param"].get<double>();
@@ -116,7 +116,15 @@ TEST_CASE("memory defaults to h100-sxm and says so") {
 
 TEST_CASE("llama3-8b at micro-batch 1, seq 8192 on one H100, bf16-mixed AdamW") {
   // 8,030,261,248 params (HF safetensors). 16 B/param → 128,484,179,968 bytes of model states.
-  auto j = json_of("--hardware h100-sxm --model llama3-8b --micro-batch 1 --seq 8192 --recompute full --flash-attention --no-dropout", 1);
+  // --reserve 0GB: no runtime reserve, so the terms are napkin's own (the default adds them below).
+  auto j = json_of("--hardware h100-sxm --model llama3-8b --micro-batch 1 --seq 8192 --recompute full --flash-attention --no-dropout --reserve 0GB", 1);
+  // The NVIDIA default: the fused loss's 16-bit logits beside the fp32 copy, 2·s·b·v = 2·8192·128256
+  // = 2,101,346,304 more activations; the reserve: 400 MB context + 1 communicator × 32 × 12 MiB NCCL
+  // + 3 × 32 MiB workspaces + 9.8% of the 138,211,885,056 allocated.
+  const auto d = json_of("--hardware h100-sxm --model llama3-8b --micro-batch 1 --seq 8192 --recompute full --flash-attention --no-dropout", 1);
+  CHECK(d["per_gpu"]["activations_bytes"] == 7626358784LL + 2101346304LL);
+  CHECK(d["per_gpu"]["reserve_bytes"].get<double>() ==
+        doctest::Approx(400e6 + 32 * 12582912.0 + 3 * 33554432.0 + 0.098 * 138211885056.0).epsilon(1e-9));
   CHECK(j["params"] == 8030261248LL);
   const auto& g = j["per_gpu"];
   CHECK(g["weights_bytes"] == 16060522496LL);    // 2·P
@@ -134,7 +142,7 @@ TEST_CASE("llama3-8b at micro-batch 1, seq 8192 on one H100, bf16-mixed AdamW") 
   // ZeRO-3 over 8 GPUs: states 2·P = 16,060,522,496 plus DeepSpeed's gather buffer, 4 × the largest
   // layer (the 128256 × 4096 embedding, 525,336,576 params) = 2,101,346,304 → 18,161,868,800;
   // + 7,626,358,784 activations = 25,788,227,584.
-  auto z3 = json_of("--hardware h100-sxm --gpus 8 --zero 3 --model llama3-8b --micro-batch 1 --seq 8192 --recompute full");
+  auto z3 = json_of("--reserve 0GB --hardware h100-sxm --gpus 8 --zero 3 --model llama3-8b --micro-batch 1 --seq 8192 --recompute full");
   CHECK(z3["per_gpu"]["gather_buffer_bytes"] == 2101346304LL);
   CHECK(z3["per_gpu"]["total_bytes"] == 25788227584LL);
   CHECK(z3["per_gpu"]["fits"] == true);
@@ -146,11 +154,11 @@ TEST_CASE("does not fit: exit status 1 in text and JSON alike, with hints") {
   // Issue 10: llama3-8b on 8 A100-80GB at ZeRO-3, sequence 8192. With flash attention (the default) it
   // fits: states 18,161,868,800 (above) + 32 layers × 1,141,899,264 + token ids 65,536 + head inputs
   // 134,217,728 + logits 4,202,692,608 = 59,039,621,120 < 80e9.
-  auto flash = json_of("--hardware a100-sxm-80gb --gpus 8 --zero 3 --model llama3-8b --seq 8192");
+  auto flash = json_of("--reserve 0GB --hardware a100-sxm-80gb --gpus 8 --zero 3 --model llama3-8b --seq 8192");
   CHECK(flash["per_gpu"]["total_bytes"] == 59039621120LL);
   CHECK(flash["flash_attention"] == true);
   // Eager attention adds the 2·a·s²·b softmax output, 4,294,967,296 bytes a layer: it does not fit.
-  auto eager = json_of("--hardware a100-sxm-80gb --gpus 8 --zero 3 --model llama3-8b --seq 8192 --no-flash-attention", 1);
+  auto eager = json_of("--reserve 0GB --hardware a100-sxm-80gb --gpus 8 --zero 3 --model llama3-8b --seq 8192 --no-flash-attention", 1);
   // − the logsumexp 4·a·s·b = 1,048,576 a layer, + the softmax output 2·a·s²·b = 4,294,967,296 a layer.
   CHECK(eager["per_gpu"]["total_bytes"] == 59039621120LL - 32 * 1048576LL + 32 * 4294967296LL);
   bool flash_hint = false;
@@ -161,7 +169,7 @@ TEST_CASE("does not fit: exit status 1 in text and JSON alike, with hints") {
       CHECK(h["total_bytes"] == 59039621120LL);
     }
   CHECK(flash_hint);
-  const auto text = run_napkin("memory --hardware a100-sxm-80gb --gpus 8 --zero 3 --model llama3-8b --seq 8192 --no-flash-attention");
+  const auto text = run_napkin("memory --reserve 0GB --hardware a100-sxm-80gb --gpus 8 --zero 3 --model llama3-8b --seq 8192 --no-flash-attention");
   CHECK(text.exit_code == 1);
   CHECK(text.out.find("DOES NOT FIT") != std::string::npos);
   CHECK(text.out.find("What would make it fit") != std::string::npos);
@@ -171,7 +179,7 @@ TEST_CASE("does not fit: exit status 1 in text and JSON alike, with hints") {
 TEST_CASE("a layout: llama3-70b on 1024 H100s, tp 8, pp 4, ZeRO-1, SP, selective") {
   // By hand in test_layout_memory.cpp: stage 0 holds 9,934,561,280 bytes of states and
   // 22,502,703,104 of activations; the last stage 16,119,098,368 in all.
-  auto j = json_of("--model llama3-70b --gpus 1024 --tp 8 --pp 4 --zero 1 --micro-batch 1 --seq 8192 --sequence-parallel "
+  auto j = json_of("--reserve 0GB --model llama3-70b --gpus 1024 --tp 8 --pp 4 --zero 1 --micro-batch 1 --seq 8192 --sequence-parallel "
                    "--recompute selective --hardware h100-sxm");
   CHECK(j["layout"]["dp"] == 32);
   CHECK(j["layout"]["tp"] == 8);
@@ -187,7 +195,7 @@ TEST_CASE("a layout: llama3-70b on 1024 H100s, tp 8, pp 4, ZeRO-1, SP, selective
   // Interleaved, v = 5 (80 layers = 4 stages × 5 chunks of 4): the first stage holds
   // 4·(1 + 3/20) = 4.6 micro-batches: 20 × 281,280,512 × 4.6 = 25,877,807,104, + token ids
   // 65,536 × 4.6 = 301,465.6 → 25,878,108,569.6, printed as whole bytes.
-  auto v5 = json_of("--model llama3-70b --gpus 1024 --tp 8 --pp 4 --interleave 5 --zero 1 --seq 8192 --sequence-parallel "
+  auto v5 = json_of("--reserve 0GB --model llama3-70b --gpus 1024 --tp 8 --pp 4 --interleave 5 --zero 1 --seq 8192 --sequence-parallel "
                     "--hardware h100-sxm");
   CHECK(v5["stages"][0]["in_flight_micro_batches"].get<double>() == doctest::Approx(4.6));
   CHECK(v5["activations_bytes"] == 25878108570LL);
@@ -202,7 +210,7 @@ TEST_CASE("offload: GPU and host memory as DeepSpeed's estimators give them") {
   // llama3-70b, ZeRO-3 over 64, the DeepSpeed recipe, optimizer offloaded: 4·L + 2·P/64 =
   // 4,202,692,608 + 2,204,803,328 = 6,407,495,936 on the GPU; 16·P/8 = 141,107,412,992 on an 8-GPU
   // node's host, × 1.5 in DeepSpeed's estimate = 211,661,119,488 (test_layout_memory.cpp).
-  auto j = json_of("--model llama3-70b --gpus 64 --zero 3 --precision deepspeed --offload optimizer --hardware h100-sxm");
+  auto j = json_of("--reserve 0GB --model llama3-70b --gpus 64 --zero 3 --precision deepspeed --offload optimizer --hardware h100-sxm");
   CHECK(j["model_states_bytes"] == 6407495936LL);
   CHECK(j["host"]["per_node_bytes"] == 141107412992LL);
   CHECK(j["host"]["per_node_deepspeed_bytes"] == 211661119488LL);
@@ -212,7 +220,7 @@ TEST_CASE("offload: GPU and host memory as DeepSpeed's estimators give them") {
 }
 
 TEST_CASE("--explain substitutes the numbers") {
-  const auto r = run_napkin("memory --hardware h100-sxm --model llama3-8b --micro-batch 1 --seq 8192 --explain");
+  const auto r = run_napkin("memory --reserve 0GB --hardware h100-sxm --model llama3-8b --micro-batch 1 --seq 8192 --explain");
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("B·s·b·h = 2·8192·1·4096") != std::string::npos);
   CHECK(r.out.find("4·s·b·v = 4·8192·1·128256") != std::string::npos);
@@ -224,7 +232,7 @@ TEST_CASE("--explain substitutes the numbers") {
 TEST_CASE("precision: model states are not lost beside huge activations") {
   // Issue 11: --seq 1e12 printed "model states 0 B" (total − activations). Now each is kept on its
   // own; 1e12 is refused, 1e9 keeps 16·P = 128.5 GB of states on the line.
-  const auto r = run_napkin("memory --hardware h100-sxm --model llama3-8b --seq 1e9");
+  const auto r = run_napkin("memory --reserve 0GB --hardware h100-sxm --model llama3-8b --seq 1e9");
   CHECK(r.out.find("model states         128.5 GB") != std::string::npos);
   check_bad("--hardware h100-sxm --model llama3-8b --seq 1e12", "--seq must be at most");
 }

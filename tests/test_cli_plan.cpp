@@ -227,7 +227,7 @@ TEST_CASE("an uneven split is noted in the text, --explain and --json alike") {
 TEST_CASE("answers that cannot be printed are errors naming the input") {
   check_bad(llama70 + " --scale-out-bw 1e-300Gb/s", "--scale-out-bw: '1e-300Gb/s' is outside [1.00 MB/s, 100 PB/s]");
   check_bad(llama70 + " --scale-up-bw 1e9PB/s", "--scale-up-bw: '1e9PB/s' is outside");
-  check_bad(llama70 + " --tokens 1e-300", "--tokens 1e-300: must be at least one token");
+  check_bad(llama70 + " --tokens 1e-300", "--tokens 1e-300 is outside what napkin answers for: give between 1 and 1e+30 tokens");
   // The slowest network accepted still gives a printable answer: 1 MB/s is 1e6 B/s.
   const auto j = json_of("plan --model gpt2 --hardware h100-sxm --gpus 16 --global-batch 64 --seq 1024 --scale-out-bw 1MB/s --tokens 1T");
   CHECK(std::isfinite(j["plans"][0]["days"].get<double>()));
@@ -273,10 +273,21 @@ TEST_CASE("--reserve: a size with its unit or a percent, parsed as napkin memory
 }
 
 TEST_CASE("a single flag no layout can satisfy is named, with its reason") {
-  // h100-sxm's scale-up domain is 8 GPUs (HGX H100 board): tp or cp of 16 would cross nodes.
-  check_bad(llama70 + " --tp 16", "--tp 16 exceeds the 8 GPUs of a scale-up domain");
-  check_bad(llama70 + " --cp 16", "--cp 16 exceeds the 8 GPUs of a scale-up domain");
-  check_bad(llama70 + " --tp 4 --cp 4", "--tp × --cp = 16 exceeds the 8 GPUs of a scale-up domain");
+  // h100-sxm's scale-up domain is 8 GPUs (HGX H100 board): a tp or cp of 16 given on the command line
+  // crosses nodes and is priced so (issue 15 item 4), never refused; the answer says so.
+  for (const std::string flags : {" --tp 16", " --cp 16", " --tp 8 --cp 2", " --tp 4 --cp 4"}) {
+    const auto r = run_napkin(llama70 + flags + " --top 1");
+    CHECK_MESSAGE(r.exit_code == 0, flags);
+    CHECK_MESSAGE(r.out.find("tp × cp = 16 spans 2 scale-up domains of 8 GPUs") != std::string::npos, flags);
+  }
+  // Given in full, the layout is the one priced.
+  const std::string fixed = llama70 + " --pp 8 --micro-batch 1 --interleave 5 --sequence-parallel --recompute none --zero 1 --top 1";
+  const auto two_nodes = json_of(fixed + " --tp 8 --cp 2");
+  CHECK(two_nodes["plans"][0]["cp"] == 2);
+  CHECK(two_nodes["plans"][0]["tp"] == 8);
+  // The search alone keeps its rule: with tp 8 given, it adds no cp that would cross nodes.
+  CHECK(json_of(llama70 + " --tp 8 --top 5")["plans"][0]["cp"] == 1);
+  for (const auto& p : json_of(llama70 + " --tp 8 --top 5")["plans"]) CHECK(p["cp"] == 1);
   // Allowed across nodes, tp 16 plans (16 divides Llama 3 70B's 64 heads and 28672 d_ff; 8 KV heads
   // are replicated, 16 being a multiple of 8).
   const auto cross = json_of(llama70 + " --tp 16 --allow-cross-node-tp --top 1");

@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/suggest.hpp"
 #include "core/units.hpp"
+#include "report/json_count.hpp"
 #include "report/text.hpp"
 
 namespace napkin::cli {
@@ -72,8 +73,15 @@ long long whole_count(const std::string& text, const char* flag, long long min, 
 // "4GiB", "2GB" are bytes; "10%" is a share of the GPU's memory. A bare number is refused: "2"
 // used to mean 2 bytes in one command and "0.5" half the memory in another.
 double reserve_flag(const std::string& text, double memory_bytes) {
-  if (text.find('%') != std::string::npos) return parse_fraction(text, "--reserve") * memory_bytes;
+  if (text.find('%') != std::string::npos) {
+    const double bytes = parse_fraction(text, "--reserve") * memory_bytes;
+    if (bytes < 1) throw Error(fmt::format("--reserve '{}' is less than one byte of the GPU's memory; give 0 or a size such as 2GB", text));
+    return bytes;
+  }
   const bool has_unit = !text.empty() && std::isalpha(static_cast<unsigned char>(text.back()));
+  // A bare number is refused before its size is judged: "0.1" is ambiguous, not "less than a byte".
+  if (!has_unit && !text.empty() && std::isdigit(static_cast<unsigned char>(text.back())))
+    throw Error(fmt::format("--reserve '{}': give a unit or a percent (2GB, 2GiB, 10%); a bare number is ambiguous", text));
   const double v = parse_bytes(text, "--reserve");
   if (!has_unit)
     throw Error(fmt::format("--reserve '{}': give a unit or a percent (2GB, 2GiB, 10%); a bare number is ambiguous", text));
@@ -97,6 +105,11 @@ Dtype dtype_flag(const std::string& text, const char* flag) {
   std::vector<std::string> names;
   for (Dtype d : all_dtypes) names.emplace_back(dtype_name(d));
   throw Error(fmt::format("{}: unknown dtype '{}' (one of {}){}", flag, text, fmt::join(names, ", "), did_you_mean(text, names)));
+}
+
+void emit_json(nlohmann::json j) {
+  integer_counts(j);
+  emit(j.dump(2) + "\n");
 }
 
 void emit(const std::string& text) {

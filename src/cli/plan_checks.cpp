@@ -17,38 +17,21 @@ struct Split {
 };
 
 // The splits of the GPUs the search visits (core/plan_search.cpp's outer loops): the given
-// degrees, else every divisor; tp·cp within the scale-up domain unless allowed; pp at most the
+// degrees, else every divisor; tp·cp within cross_domain_cap; pp at most the
 // layers. A superset of the valid ones (heads, batch are not checked), so a check that finds no
 // split refuses only what the search would refuse too.
 std::vector<Split> splits(const Model& m, const PlanQuery& q) {
   auto values = [](const std::optional<long long>& fixed, long long n) { return fixed ? std::vector<long long>{*fixed} : divisors(n); };
-  const long long domain = q.step.net.domain_gpus;
   std::vector<Split> out;
   for (long long tp : values(q.tp, q.gpus))
     for (long long cp : values(q.cp, q.gpus / tp)) {
-      if (!q.allow_cross_node_tp && tp * cp > domain) continue;
+      if (!q.allow_cross_node_tp && tp * cp > cross_domain_cap(q, tp, cp)) continue;
       for (long long pp : values(q.pp, q.gpus / (tp * cp))) {
         if (q.gpus % (tp * cp * pp) != 0 || (pp > m.layers && !q.pp)) continue;
         out.push_back({tp, cp, pp, q.gpus / (tp * cp * pp)});
       }
     }
   return out;
-}
-
-// Beyond one scale-up domain, tensor and context parallelism would cross the network on every
-// layer; the search refuses it unless --allow-cross-node-tp.
-void check_domain(const PlanQuery& q) {
-  if (q.allow_cross_node_tp) return;
-  const long long domain = q.step.net.domain_gpus;
-  auto beyond = [&](const std::string& what, long long v) {
-    if (v > domain)
-      throw Error(fmt::format("{} {} exceeds the {} GPUs of a scale-up domain (--node-gpus): tensor and context parallelism stay inside "
-                              "one; --allow-cross-node-tp to allow it",
-                              what, v, domain));
-  };
-  if (q.tp) beyond("--tp", *q.tp);
-  if (q.cp) beyond("--cp", *q.cp);
-  if (q.tp && q.cp) beyond("--tp × --cp =", *q.tp * *q.cp);
 }
 
 // --interleave v with pp searched: some pp > 1 the search tries must give every one of the p·v
@@ -105,9 +88,13 @@ PlanSearch run_plan_search(const Model& m, const PlanSetup& s) {
     if (auto p = plan_layout_problem(m, l, q.step.seq)) throw Error(*p);
   };
   Layout fixed;
+  // With --sequence-parallel, a fixed tp must divide the sequence: if it does not at cp = 1, no
+  // cp makes it (s/cp divisible by tp needs s divisible by tp), so the search's refusals would
+  // blame whatever cp it tried last, a --cp the user never gave.
+  fixed.sequence_parallel = q.sequence_parallel.value_or(false);
   if (q.tp) fixed.tp = *q.tp, check_alone(fixed);
+  fixed.sequence_parallel = false;
   if (q.cp) fixed.cp = *q.cp, check_alone(fixed);
-  check_domain(q);
   if (q.pp) {
     Layout l;
     l.pp = *q.pp;
@@ -126,6 +113,14 @@ PlanSearch run_plan_search(const Model& m, const PlanSetup& s) {
                             r.candidates));
   }
   return r;
+}
+
+std::optional<std::string> domain_caveat(const Plan& p, long long domain_gpus) {
+  const long long tc = p.layout.tp * p.layout.cp;
+  if (tc <= domain_gpus) return std::nullopt;
+  return fmt::format("tp × cp = {} spans {} scale-up domains of {} GPUs: its tensor- and context-parallel collectives are priced over the "
+                     "scale-out network, every layer (the search itself keeps tp × cp within a domain unless --allow-cross-node-tp)",
+                     tc, (tc + domain_gpus - 1) / domain_gpus, domain_gpus);
 }
 
 std::vector<std::string> validation_caveats(const Model& m, const std::string& hardware_key, const Plan& best) {

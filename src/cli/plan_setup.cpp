@@ -10,6 +10,8 @@
 #include "core/units.hpp"
 #include "report/calibration_file.hpp"
 #include "report/format.hpp"
+#include "spec/nccl_tests.hpp"
+#include "spec/spec_file.hpp"
 #include "spec/toml_reader.hpp"
 
 namespace napkin::cli {
@@ -39,13 +41,35 @@ std::string bw(double bytes_per_s) { return format_si(bytes_per_s, "B/s", 4); }
 
 }  // namespace
 
+GlobalBatch global_batch_flag(const std::string& text, long long seq) {
+  GlobalBatch b;
+  constexpr std::string_view tok = "tok";
+  if (text.size() > tok.size() && text.compare(text.size() - tok.size(), tok.size(), tok) == 0) {
+    const double tokens = parse_count(std::string_view(text).substr(0, text.size() - tok.size()), "--global-batch");
+    const double sequences = tokens / static_cast<double>(seq);
+    if (!(sequences >= 1) || sequences != std::floor(sequences) || sequences > 1e9)
+      throw Error(fmt::format("--global-batch {}: {} tokens is not a whole number of {}-token sequences (from 1 to 1e9); give "
+                              "sequences (1024) or a multiple of --seq in tokens",
+                              text, format_sig(tokens, 4), seq));
+    b.sequences = static_cast<long long>(sequences);
+    return b;
+  }
+  b.sequences = whole_flag(text, "--global-batch", 1e9);
+  constexpr double max_tokens_per_step = 1e8;
+  const double tokens = static_cast<double>(b.sequences) * static_cast<double>(seq);
+  if (tokens > max_tokens_per_step)
+    b.warning = fmt::format("--global-batch {} is {} sequences of {} tokens, {} tokens a step (published runs use 1M to 16M): "
+                            "--global-batch counts sequences; write a token count with its unit, e.g. 4Mtok",
+                            text, b.sequences, seq, format_sig(tokens, 3));
+  return b;
+}
+
 PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& f) {
   PlanSetup ps;
   PlanQuery& q = ps.query;
   if (f.gpus.empty()) throw Error("--gpus is required: the number of accelerators to lay the model out on");
   q.gpus = whole_flag(f.gpus, "--gpus", 1e7);
   if (f.global_batch.empty()) throw Error("--global-batch is required: sequences per optimizer step (Llama 3 70B: 1024 of 8192 tokens)");
-  q.step.global_batch = whole_flag(f.global_batch, "--global-batch", 1e9);
   // Like train and memory: the model's pre-training sequence length, else its context.
   if (!f.seq.empty()) {
     q.step.seq = whole_flag(f.seq, "--seq", 1e9);
@@ -54,8 +78,15 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
     ps.assumptions.push_back(fmt::format("--seq not given: {}'s pre-training seq_len, {} tokens ({})", m.key, m.seq_len, m.seq_len_source));
   } else {
     q.step.seq = m.context;
-    ps.assumptions.push_back(fmt::format("--seq not given: the model's context, {} tokens (its spec gives no seq_len)", m.context));
+    // A warning, as train gives: a Hugging Face config has no seq_len, and its context (131,072
+    // for Llama 3.1) is rarely the length it trained at; the answer moves a lot with it.
+    ps.warnings.push_back(fmt::format("--seq not given: using {}'s context, {} tokens, as its spec gives no pre-training seq_len; "
+                                      "set --seq",
+                                      m.key, m.context));
   }
+  const GlobalBatch batch = global_batch_flag(f.global_batch, q.step.seq);
+  q.step.global_batch = batch.sequences;
+  if (batch.warning) ps.warnings.push_back(*batch.warning);
   if (q.step.seq > m.context) ps.warnings.push_back(fmt::format("--seq {} is longer than {}'s context ({})", q.step.seq, m.key, m.context));
 
   q.tp = whole(f.tp, "--tp");
@@ -94,8 +125,11 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   q.memory.seq = q.step.seq;
   q.memory.flash_attention = q.step.flash_attention;
   q.memory.dropout = f.dropout;
+  if (!f.selective.empty()) q.memory.selective = selective_policy_from_name(f.selective);
   q.memory.memory_bytes = gpu_memory_bytes(hw, memory_basis_from_name(f.memory_basis));
   if (!f.reserve.empty()) q.memory.reserve_bytes = reserve_flag(f.reserve, q.memory.memory_bytes);
+  q.memory.cross_entropy = cross_entropy_from_name(f.cross_entropy);
+  q.memory.runtime_reserve = f.reserve.empty() && hw.vendor == "NVIDIA";
 
   q.step.gemm.peak_flops_per_s = *peak;
   q.step.gemm.memory_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
@@ -157,6 +191,16 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   if (ic.scale_up.latency_s) net.scale_up_latency_s = *ic.scale_up.latency_s;
   if (ic.scale_out.latency_s) net.scale_out_latency_s = *ic.scale_out.latency_s;
   net.scale_up_mesh = ic.scale_up_mesh;
+  for (const std::string& v : f.network) {
+    net.measured.push_back(network_flag(v));
+    const MeasuredCurve& m = net.measured.back();
+    ps.assumptions.push_back(fmt::format(
+        "{} {}: measured by nccl-tests in {} ({} ranks, {} to {}), interpolated between its sizes and scaled to each group by the ring "
+        "factor; below {} at that size's time, above {} at its bus bandwidth (extrapolated)",
+        collective_name(m.collective), !m.crosses_domains ? "in every group" : *m.crosses_domains ? "across scale-up domains" : "inside a scale-up domain",
+        m.source, m.ranks, format_si(m.size_bytes.front(), "B", 3), format_si(m.size_bytes.back(), "B", 3), format_si(m.size_bytes.front(), "B", 3),
+        format_si(m.size_bytes.back(), "B", 3)));
+  }
 
   auto from = [](const std::string& flag, const char* name) { return flag.empty() ? std::string("spec") : std::string(name); };
   ps.assumptions.push_back(fmt::format("{} dense peak {} per GPU ({}); memory {} per GPU at {}", dtype_name(ps.dtype), format_si(*peak, "FLOP/s"), hw.key,
@@ -183,6 +227,9 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   ps.assumptions.push_back(fmt::format("{} with {}: {} bytes/param of model states, gradients reduced in {} bytes; dropout {}", opt.name, recipe.name,
                                        format_sig(q.step.bytes_per_param.total(), 4), format_sig(recipe.grad_bytes, 2), f.dropout ? "on" : "off"));
   if (q.memory.reserve_bytes > 0) ps.assumptions.push_back(fmt::format("memory reserve {} per GPU (--reserve)", format_si(q.memory.reserve_bytes, "B", 3)));
+  if (q.memory.runtime_reserve) ps.assumptions.push_back(runtime_reserve_assumption(q.memory.cross_entropy));
+  if (q.memory.selective == SelectivePolicy::every_other_matmul && q.recompute == Recompute::selective)
+    ps.assumptions.push_back("selective every-other-matmul: its memory is modelled; the step time does not yet charge its recomputation");
   return ps;
 }
 
@@ -224,6 +271,7 @@ PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus,
                          l.interleave > 1 ? fmt::format(", interleave {}", l.interleave) : "", l.sequence_parallel ? "yes" : "no",
                          recompute_name(l.recompute), l.zero);
   r.caveats = validation_caveats(m, hw.key, p);
+  if (auto c = domain_caveat(p, setup.query.step.net.domain_gpus)) r.caveats.push_back(*c);
   return r;
 }
 

@@ -15,6 +15,9 @@ struct PlanFlags {
   std::string gpus, global_batch, seq, tp, pp, cp, ep, micro_batch, interleave, recompute, zero;
   std::string top = "3", dtype = "bf16", optimizer = "adamw", precision = "bf16-mixed";
   std::string node_gpus, scale_up_bw, scale_out_bw, gemm_efficiency, reserve, memory_basis = "datasheet";
+  std::string selective;              // what --recompute selective recomputes (empty: attention-core)
+  std::string cross_entropy = "fused";  // how the loss copies the logits (runtime reserve)
+  std::vector<std::string> network;   // --network [intra|inter][,COLLECTIVE]=FILE, repeatable
   bool sequence_parallel = false, no_sequence_parallel = false;
   bool flash_attention = true, dropout = false, allow_cross_node_tp = false, no_overlap = false;
 };
@@ -25,6 +28,15 @@ struct PlanSetup {
   std::vector<std::string> assumptions;
   std::vector<std::string> warnings;
 };
+
+// --global-batch counts sequences ("1024"); a token count needs its unit ("4Mtok", "4e6tok") and
+// must be a whole number of `seq`-token sequences. A sequence count above 100M tokens a step (the
+// largest published runs use ~16M) gets a warning: "4M" is 4 million sequences, not tokens.
+struct GlobalBatch {
+  long long sequences = 0;
+  std::optional<std::string> warning;
+};
+GlobalBatch global_batch_flag(const std::string& text, long long seq);
 
 // Throws Error naming the flag for anything malformed, and when the hardware spec lacks an
 // interconnect figure the run needs (which flag supplies it).
@@ -46,6 +58,9 @@ PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus,
 
 // Where the best plan leaves what docs/validation checked (context or expert parallelism,
 // hardware with no measured row): one line each, for the answer's assumptions.
+// Where the plan's tp × cp leaves the scale-up domain (only when the user gave it, or
+// --allow-cross-node-tp): says it is priced over the scale-out network; else nullopt.
+std::optional<std::string> domain_caveat(const Plan& p, long long domain_gpus);
 std::vector<std::string> validation_caveats(const Model& m, const std::string& hardware_key, const Plan& best);
 
 // The one-line message for a search where nothing fits: the closest layout and by how much.

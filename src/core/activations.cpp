@@ -45,6 +45,30 @@ struct LayerSum {
   }
 };
 
+// torchtitan's op-level selective AC on one block: the block's input (kept by the checkpoint),
+// the outputs of the odd-numbered matrix products in forward order — q (1), v (3), the MLP's
+// first product (5: the gate of a gated MLP, fc1 otherwise) and, gated, the down-projection (7);
+// not gated, fc2 is the 6th and is recomputed — and the attention kernel's output and fp32
+// logsumexp (in its save list). MoE layers: the routed experts' products counted k times.
+double every_other_matmul_bytes(const Model& m, const ActivationConfig& c, bool moe_layer) {
+  const double sb = c.seq * c.micro_batch, B = c.value_bytes, h = static_cast<double>(m.d_model);
+  const double a = static_cast<double>(m.heads);
+  const double q_width = m.mla ? a * static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim) : a * static_cast<double>(m.head_dim);
+  const double v_width = m.mla ? a * static_cast<double>(m.mla->v_head_dim) : static_cast<double>(m.kv_heads * m.head_dim);
+  const Split v_split = m.mla ? Split::tensor : Split::kv_heads;
+  const bool gated = is_gated(m.mlp);
+  double f = static_cast<double>(m.d_ff), copies = 1;
+  if (moe_layer) f = static_cast<double>(m.moe->d_ff_expert), copies = static_cast<double>(m.moe->experts_per_token);
+  double bytes = B * sb * h / divisor(m, c, Split::sequence);       // block input
+  bytes += B * sb * q_width / divisor(m, c, Split::tensor);         // q (1st)
+  bytes += B * sb * v_width / divisor(m, c, v_split);               // v (3rd)
+  bytes += B * sb * (m.mla ? v_width : q_width) / divisor(m, c, Split::tensor);  // attention output
+  bytes += fp32_bytes * a * sb / divisor(m, c, Split::tensor);      // logsumexp
+  bytes += copies * B * sb * f / divisor(m, c, Split::tensor);      // gate or fc1 (5th)
+  if (gated) bytes += copies * B * sb * h / divisor(m, c, Split::sequence);  // down-projection (7th)
+  return bytes;
+}
+
 }  // namespace
 
 std::string_view recompute_name(Recompute r) {
@@ -54,6 +78,21 @@ std::string_view recompute_name(Recompute r) {
     case Recompute::full: return "full";
   }
   return "?";
+}
+
+std::string_view selective_policy_name(SelectivePolicy p) {
+  switch (p) {
+    case SelectivePolicy::attention_core: return "attention-core";
+    case SelectivePolicy::every_other_matmul: return "every-other-matmul";
+  }
+  return "?";
+}
+
+SelectivePolicy selective_policy_from_name(std::string_view name) {
+  for (SelectivePolicy p : {SelectivePolicy::attention_core, SelectivePolicy::every_other_matmul})
+    if (selective_policy_name(p) == name) return p;
+  throw Error("--selective: unknown policy '" + std::string(name) + "'" + did_you_mean(name, {"attention-core", "every-other-matmul"}) +
+              " (expected attention-core or every-other-matmul)");
 }
 
 Recompute recompute_from_name(std::string_view name) {
@@ -145,7 +184,14 @@ LayerActivations layer_activations(const Model& m, const ActivationConfig& c, bo
 
   switch (c.recompute) {
     case Recompute::none: L.out.stored_bytes = L.out.full_bytes; break;
-    case Recompute::selective: L.out.stored_bytes = L.out.full_bytes - L.out.s2_bytes; break;
+    case Recompute::selective:
+      if (c.selective == SelectivePolicy::every_other_matmul) {
+        L.out.stored_bytes = every_other_matmul_bytes(m, c, moe_layer);
+        L.out.recompute_working_bytes = std::max(0.0, L.out.full_bytes - L.out.stored_bytes);
+      } else {
+        L.out.stored_bytes = L.out.full_bytes - L.out.s2_bytes;
+      }
+      break;
     // Only the layer input is kept: 2sbh in Korthikanti §4.1, the sequence-parallel shard under SP.
     case Recompute::full: L.out.stored_bytes = B * sb * h / divisor(m, c, Split::sequence); break;
   }
@@ -183,6 +229,7 @@ ActivationEstimate estimate_activations(const Model& m, const ActivationConfig& 
   e.layers_bytes = static_cast<double>(dense_layers) * dense.stored_bytes + static_cast<double>(moe_layers) * moe.stored_bytes;
   // During the backward of one layer its activations exist again in full (Chen et al. 2016 §3).
   if (c.recompute == Recompute::full) e.recompute_working_bytes = e.layer_full_bytes;
+  if (c.recompute == Recompute::selective) e.recompute_working_bytes = std::max(dense.recompute_working_bytes, moe.recompute_working_bytes);
   const EdgeActivations edge = edge_activations(m, c);
   e.embedding_bytes = edge.embedding_bytes;
   e.output_bytes = edge.output_bytes;
@@ -203,7 +250,10 @@ std::vector<std::string> activation_approximations(const Model& m, const Activat
   // kernel (FlashAttention's window_size) saves work but stores no s² tensor at all.
   if (m.sliding_window > 0 && m.windowed_layers > 0 && !c.flash_attention && c.seq > static_cast<double>(m.sliding_window))
     a.push_back("sliding window: eager attention masks the full s×s scores, so windowed layers store as much as global ones");
-  if (c.recompute == Recompute::selective && c.flash_attention)
+  if (c.recompute == Recompute::selective && c.selective == SelectivePolicy::every_other_matmul)
+    a.push_back("selective recomputation every-other-matmul (torchtitan op-level AC): each layer keeps its input, the outputs of its "
+                "1st, 3rd, 5th and 7th matrix products and the attention output; the rest is rematerialized in its backward");
+  else if (c.recompute == Recompute::selective && c.flash_attention)
     a.push_back("selective recomputation adds nothing to flash attention, which already recomputes the scores");
   if (c.tp > 1 && !m.mla && m.kv_heads < c.tp)
     a.push_back("tensor parallelism over more ranks than KV heads: each rank keeps one replicated KV head");

@@ -24,10 +24,25 @@ enum class Recompute {
 std::string_view recompute_name(Recompute r);
 Recompute recompute_from_name(std::string_view name);  // throws Error naming --recompute
 
+// What "selective" recomputation recomputes: the frameworks differ.
+enum class SelectivePolicy {
+  // Megatron-LM --recompute-granularity selective: the attention core (QKᵀ, softmax, dropout,
+  // ·V), Korthikanti §4.2; with flash attention the kernel already does this, so it saves nothing.
+  attention_core,
+  // torchtitan's op-level selective AC (torchtitan/models/llama3/infra/parallelize.py,
+  // _apply_ac_to_transformer_block, selective_ac_option = "op"): each block is checkpointed and
+  // the policy saves the outputs of every other matrix product (the odd-numbered ones in forward
+  // order), the attention kernel's output and statistics; the rest is recomputed in backward.
+  every_other_matmul,
+};
+std::string_view selective_policy_name(SelectivePolicy p);          // "attention-core", "every-other-matmul"
+SelectivePolicy selective_policy_from_name(std::string_view name);  // throws Error naming --selective
+
 struct ActivationConfig {
   double micro_batch = 1;
   double seq = 0;                // the whole sequence; context parallelism splits it below
   Recompute recompute = Recompute::none;
+  SelectivePolicy selective = SelectivePolicy::attention_core;  // what Recompute::selective recomputes
   bool flash_attention = true;   // no s² tensors; keeps fp32 softmax statistics (Dao et al. 2022 §3.1)
   bool dropout = false;          // Korthikanti's accounting has it; modern LLMs train without it
   double value_bytes = 2;        // per stored activation; dropout masks are 1 byte
@@ -56,6 +71,9 @@ struct LayerActivations {
   double full_bytes = 0;    // everything the layer keeps with no recomputation
   double stored_bytes = 0;  // what it keeps under the recompute policy
   double s2_bytes = 0;      // the attention-core s² tensors selective recomputation drops
+  // Selective every-other-matmul: what the layer rematerializes during its own backward
+  // (full − stored), once, like full recomputation's working set.
+  double recompute_working_bytes = 0;
 };
 // `terms`, when given, receives every tensor (for the breakdown); the sums never allocate.
 LayerActivations layer_activations(const Model& m, const ActivationConfig& c, bool moe_layer,

@@ -43,9 +43,45 @@ double bus_bandwidth_bytes_per_s(const Network& net, const GroupPlacement& g) {
   return g.per_domain > 1 ? std::min(up, out) : out;
 }
 
+double bus_factor(Collective c, double n) {
+  if (n <= 1) return 0;
+  switch (c) {
+    case Collective::all_reduce: return 2 * (n - 1) / n;
+    case Collective::send_recv: return 1;
+    default: return (n - 1) / n;
+  }
+}
+
+double measured_time_s(const MeasuredCurve& c, double bytes, long long n, bool* extrapolated) {
+  const std::vector<double>&x = c.size_bytes, &t = c.time_s;
+  if (x.empty() || n <= 1 || bytes <= 0) return 0;
+  double time = 0;
+  bool outside = false;
+  if (bytes <= x.front()) {
+    time = t.front(), outside = bytes < x.front();
+  } else if (bytes >= x.back()) {
+    time = t.back() * bytes / x.back(), outside = bytes > x.back();
+  } else {
+    const auto hi = static_cast<std::size_t>(std::upper_bound(x.begin(), x.end(), bytes) - x.begin());
+    const std::size_t lo = hi - 1;
+    time = t[lo] + (t[hi] - t[lo]) * (bytes - x[lo]) / (x[hi] - x[lo]);
+  }
+  if (extrapolated) *extrapolated = outside;
+  const double measured_factor = bus_factor(c.collective, static_cast<double>(c.ranks));
+  const double scale = measured_factor > 0 ? bus_factor(c.collective, static_cast<double>(n)) / measured_factor : 1;
+  return time * scale;
+}
+
+const MeasuredCurve* measured_curve(const Network& net, Collective c, const GroupPlacement& g) {
+  for (const MeasuredCurve& m : net.measured)
+    if (m.collective == c && (!m.crosses_domains || *m.crosses_domains == g.crosses_domains())) return &m;
+  return nullptr;
+}
+
 double collective_time_s(Collective c, double bytes, const GroupPlacement& g, const Network& net) {
   const double n = static_cast<double>(g.size);
   if (g.size <= 1 || bytes <= 0) return 0;
+  if (const MeasuredCurve* m = measured_curve(net, c, g)) return measured_time_s(*m, bytes, g.size);
   const bool cross = g.crosses_domains();
   const double domains = static_cast<double>(g.size / g.per_domain);
   const double up_lat = net.scale_up_latency_s, out_lat = net.scale_out_latency_s;

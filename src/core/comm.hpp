@@ -5,7 +5,10 @@
 // all-reduce 2(n−1)/n, reduce-scatter and all-gather (n−1)/n, all-to-all (n−1)/n, send/recv 1.
 // The latency is NCCL's own ring model (src/graph/tuning.cc): a base latency plus one link
 // latency per ring step.
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/interconnect.hpp"
 
@@ -51,6 +54,27 @@ inline constexpr double collective_half_bandwidth_bytes = 24e6;
 // network 14 µs).
 inline constexpr double collective_base_latency_s = 8.4e-6;
 
+// A collective timed by nccl-tests on the user's cluster (--network): its time against nccl-tests'
+// size S, on `ranks` GPUs. Used instead of the constants above for every collective of its kind
+// (and scope, when given); the ring factor carries it to other group sizes (see measured_time_s).
+struct MeasuredCurve {
+  Collective collective = Collective::all_reduce;
+  std::optional<bool> crosses_domains;  // true: groups that leave a scale-up domain; false: inside one; nullopt: both
+  std::string source;                   // the file, named in the answer
+  long long ranks = 0;                  // the GPUs nccl-tests ran on (from busbw/algbw)
+  std::vector<double> size_bytes;       // ascending, > 0
+  std::vector<double> time_s;           // out-of-place, per size
+};
+
+// nccl-tests' bus-bandwidth factor of a collective on n ranks (doc/PERFORMANCE.md): all-reduce
+// 2(n−1)/n; all-gather, reduce-scatter, all-to-all (n−1)/n; send/recv 1.
+double bus_factor(Collective c, double n);
+
+// The measured time of `bytes` on a group of `n`: linear between the two measured sizes around it;
+// below the smallest the smallest's time (the latency floor), above the largest at the largest's
+// bus bandwidth (extrapolated: `extrapolated` set). Scaled by bus_factor(n)/bus_factor(ranks).
+double measured_time_s(const MeasuredCurve& c, double bytes, long long n, bool* extrapolated = nullptr);
+
 // Everything the model needs of the two networks, resolved (spec values or flags).
 struct Network {
   long long domain_gpus = 8;
@@ -61,7 +85,12 @@ struct Network {
   // A point-to-point mesh (AMD Infinity Fabric, Gaudi's on-die RoCE) instead of a switch: each GPU
   // reaches one peer at scale_up/(domain − 1), so a group of k in the domain gets (k − 1) of those.
   bool scale_up_mesh = false;
+  // --network: measured curves; the first that matches a collective and its scope prices it.
+  std::vector<MeasuredCurve> measured;
 };
+
+// The curve that prices collective `c` on a group placed as `g`, if any.
+const MeasuredCurve* measured_curve(const Network& net, Collective c, const GroupPlacement& g);
 
 // What a GPU can push to k − 1 peers of its own domain, per direction, before efficiency.
 double scale_up_rate_bytes_per_s(const Network& net, long long peers_in_group);

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/suggest.hpp"
+#include "core/training.hpp"
 
 namespace napkin {
 namespace {
@@ -196,12 +197,27 @@ StageMemory stage_memory(const Model& m, const Layout& l, const MemorySetup& s, 
     if (l.recompute == Recompute::full)
       g.recompute_working_bytes = std::max(g.layers.dense_layers() > 0 ? dense_act.full_bytes : 0.0,
                                            g.layers.moe_layers > 0 ? moe_act.full_bytes : 0.0);
+    if (l.recompute == Recompute::selective)
+      g.recompute_working_bytes = std::max(g.layers.dense_layers() > 0 ? dense_act.recompute_working_bytes : 0.0,
+                                           g.layers.moe_layers > 0 ? moe_act.recompute_working_bytes : 0.0);
     if (g.embedding) g.embedding_bytes = edge.embedding_bytes * g.in_flight;
     // The head's chunk runs each micro-batch's backward right after its forward: one in flight.
     if (g.lm_head) g.output_bytes = edge.output_bytes, g.logits_bytes = edge.logits_bytes;
-    g.activations_bytes = g.layers_in_flight_bytes + g.recompute_working_bytes + g.embedding_bytes + g.output_bytes + g.logits_bytes;
+    if (g.lm_head && s.runtime_reserve)
+      g.loss_copies_bytes = edge.logits_bytes / 4 * cross_entropy_extra_bytes_per_logit(s.cross_entropy);  // logits_bytes: 4 per logit
+    g.activations_bytes = g.layers_in_flight_bytes + g.recompute_working_bytes + g.embedding_bytes + g.output_bytes + g.logits_bytes +
+                          g.loss_copies_bytes;
   }
   g.total_bytes = g.model_states_bytes + g.activations_bytes;
+  g.reserve_bytes = s.reserve_bytes;
+  if (s.runtime_reserve) {
+    RuntimeSetup rs;
+    rs.communicators = communicators_for(l.tp, l.cp, l.pp, l.dp, l.ep);
+    rs.cross_entropy = s.cross_entropy;
+    rs.allocated_bytes = g.total_bytes;  // the loss copies are in it already: rs.logits stays 0
+    g.runtime = runtime_memory(rs);
+    g.reserve_bytes = g.runtime.total_bytes;
+  }
   return g;
 }
 
@@ -229,8 +245,10 @@ void finish(LayoutMemory& r, const Layout& l, const MemorySetup& s) {
   }
   if (s.memory_bytes > 0) {
     r.memory_bytes = s.memory_bytes;
-    r.reserve_bytes = s.reserve_bytes;
-    r.available_bytes = available_bytes(s.memory_bytes, s.reserve_bytes);
+    // The runtime reserve grows with what is allocated: past the capacity it is a layout that does
+    // not fit, not a bad --reserve.
+    r.reserve_bytes = s.runtime_reserve ? g.reserve_bytes : s.reserve_bytes;
+    r.available_bytes = s.runtime_reserve ? s.memory_bytes - r.reserve_bytes : available_bytes(s.memory_bytes, r.reserve_bytes);
     r.headroom_bytes = r.available_bytes - r.total_bytes;
     r.fits = r.headroom_bytes >= 0;
     // Held fixed as the parameter count grows: these activations and this gather buffer; the
@@ -306,7 +324,7 @@ LayoutMemory memory_per_gpu(const Model& m, const Layout& l, const MemorySetup& 
   if (l.pp == 1) {
     r.most_loaded_stage = 0;
     r.most_loaded_reason = "one stage: every layer, the embedding and the LM head";
-  } else if (r.last.total_bytes > r.first.total_bytes) {
+  } else if (r.last.total_bytes + r.last.reserve_bytes > r.first.total_bytes + r.first.reserve_bytes) {
     r.most_loaded_stage = l.pp - 1;
     r.most_loaded_reason = "last stage: the LM head, the final norm and the fp32 logits";
   } else {
@@ -327,6 +345,7 @@ ActivationConfig activation_config(const Layout& l, const MemorySetup& s) {
   c.micro_batch = static_cast<double>(l.micro_batch);
   c.seq = static_cast<double>(s.seq);
   c.recompute = l.recompute;
+  c.selective = s.selective;
   c.flash_attention = s.flash_attention;
   c.dropout = s.dropout;
   c.value_bytes = s.recipe.activation_bytes;
@@ -349,7 +368,7 @@ long long max_micro_batch(const Model& m, const Layout& l, const MemorySetup& s)
 }
 
 LayoutMemory memory_for_params(double params, const Layout& l, const MemorySetup& s) {
-  if (!(params >= 0) || !std::isfinite(params)) throw Error("--params must be a positive number");
+  if (params != 0) check_input(params, params_range, "--params");  // 0: no count, bytes/param and the largest model only
   if (l.tp != 1 || l.pp != 1 || l.cp != 1 || l.ep != 1)
     throw Error("--tp, --pp, --cp and --ep need --model: how a layer splits depends on the architecture");
   if (l.dp < 1) throw Error("--gpus must be at least 1");

@@ -15,6 +15,7 @@
 #include "core/layout.hpp"
 #include "core/memory.hpp"
 #include "core/model.hpp"
+#include "core/runtime_memory.hpp"
 
 namespace napkin {
 
@@ -40,11 +41,17 @@ struct MemorySetup {
   long long seq = 0;            // tokens per sequence; 0: count the model states only
   bool flash_attention = true;  // every current training stack uses it; false for the eager count
   bool dropout = false;
+  SelectivePolicy selective = SelectivePolicy::attention_core;  // what --recompute selective recomputes
   Offload offload = Offload::none;
   long long micro_batches = 0;  // per step per pipeline (global batch / (dp·b)); 0: unknown, ≥ in-flight
   long long node_gpus = 8;      // GPUs sharing one host's memory (for offload's host memory per node)
   double memory_bytes = 0;      // capacity per GPU (gpu_memory_bytes); 0: no verdict
-  double reserve_bytes = 0;     // held back per GPU (CUDA context, fragmentation)
+  double reserve_bytes = 0;     // held back per GPU (--reserve); ignored when runtime_reserve
+  // The reserve is what a real run holds beyond the states and activations (core/runtime_memory):
+  // the default on NVIDIA GPUs when --reserve is not given. Adds the loss's copies of the logits to
+  // the last stage's activations.
+  bool runtime_reserve = false;
+  CrossEntropy cross_entropy = CrossEntropy::fused;
 };
 
 // One pipeline stage, per GPU of that stage, in bytes.
@@ -68,12 +75,15 @@ struct StageMemory {
   double layers_bytes = 0;         // the stage's layers, one micro-batch
   double in_flight = 0;            // micro-batches held at the schedule's peak
   double layers_in_flight_bytes = 0;  // layers_bytes × in_flight
-  double recompute_working_bytes = 0;  // full recompute: one layer rematerialized, once
+  double recompute_working_bytes = 0;  // full or every-other-matmul recompute: one layer rematerialized, once
   double embedding_bytes = 0;      // × in_flight on the first stage
   double output_bytes = 0;         // final norm + LM-head inputs, last stage, one micro-batch
   double logits_bytes = 0;         // last stage, one micro-batch
+  double loss_copies_bytes = 0;    // last stage, runtime_reserve: the loss's other copies of the logits
   double activations_bytes = 0;
   double total_bytes = 0;          // model states + activations
+  RuntimeMemory runtime;           // runtime_reserve: the reserve's terms for this stage
+  double reserve_bytes = 0;        // runtime.total − loss copies (counted above), else the setup's
 };
 
 struct LayoutMemory {
@@ -138,14 +148,34 @@ struct DeepSpeedEstimate {
 DeepSpeedEstimate deepspeed_zero3_estimate(double params, double largest_layer_params, long long gpus_per_node, long long nodes,
                                            Offload offload, double buffer_factor = 1.5);
 
+// What a change costs in step time, coarsely (memory_hints.cpp's speed_cost cites each):
+// none (same work and traffic), small (a few percent), moderate (~10-35%), large (the step
+// waits on PCIe or the CPU).
+enum class SpeedCost { none, small, moderate, large };
+std::string_view speed_cost_name(SpeedCost c);
+
 // When a layout does not fit: one flag at a time, how much each would save on the most loaded
-// GPU and whether that alone makes it fit. Sorted by saving, largest first.
+// GPU, whether that alone makes it fit, and what it costs in speed. Sorted: those that fit
+// first, then the cheapest in speed, then the most bytes saved, so that the slowest fix
+// (--zero 3 --offload params) is not offered first because it saves the most.
 struct FitHint {
   std::string flags;        // "--recompute full", "--tp 16"
   double total_bytes = 0;   // the most loaded GPU with that change
   double saved_bytes = 0;
   bool fits = false;
+  SpeedCost speed_cost = SpeedCost::none;
 };
 std::vector<FitHint> fit_hints(const Model& m, const Layout& l, const MemorySetup& s);
+
+// The largest trainable model depends on the flags as much as on the GPU: 8 H100s hold 5B
+// parameters' states with ZeRO-0, 40B with ZeRO-3 (16 B/param: 640 GB / 16). The one flag
+// (another --zero stage, or --offload optimizer) that raises it most, when one raises it at all;
+// `model` null: a parameter count's states only (memory_for_params), else that architecture.
+struct LargestLever {
+  std::string flags;      // "--zero 3"
+  double max_params = 0;  // the largest model with that change
+  SpeedCost speed_cost = SpeedCost::none;
+};
+std::optional<LargestLever> largest_model_lever(const Model* model, const Layout& l, const MemorySetup& s);
 
 }  // namespace napkin

@@ -12,6 +12,9 @@ PlanMemory plan_memory(const Model& m, const Layout& l, MemorySetup s, long long
   r.activations_bytes = lm.activations_bytes;
   r.total_bytes = lm.total_bytes;
   r.available_bytes = lm.available_bytes;
+  r.reserve_bytes = lm.reserve_bytes;
+  for (const RuntimeTerm& t : lm.most_loaded().runtime.terms)
+    if (t.bytes > 0) r.reserve_terms.push_back(t);
   r.headroom_bytes = lm.headroom_bytes;
   r.fits = lm.fits;
   r.stage = lm.most_loaded_stage;

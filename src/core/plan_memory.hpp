@@ -4,6 +4,7 @@
 // few numbers and the memory model stays free to itemise.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/layout.hpp"
 #include "core/layout_memory.hpp"
@@ -16,6 +17,8 @@ struct PlanMemory {
   double activations_bytes = 0;
   double total_bytes = 0;
   double available_bytes = 0;  // capacity − reserve
+  double reserve_bytes = 0;    // --reserve, or the runtime reserve (NVIDIA default)
+  std::vector<RuntimeTerm> reserve_terms;  // the runtime reserve's named terms
   double headroom_bytes = 0;   // available − total
   bool fits = true;
   long long stage = 0;         // the most loaded pipeline stage

@@ -20,7 +20,7 @@ struct PlanQuery {
   std::optional<bool> sequence_parallel;
   std::optional<Recompute> recompute;
   std::optional<int> zero;
-  bool allow_cross_node_tp = false;  // tp·cp may exceed the scale-up domain
+  bool allow_cross_node_tp = false;  // the search may also try tp·cp beyond the scale-up domain
   std::size_t top = 3;
   StepSetup step;
   MemorySetup memory;  // optimizer, recipe, seq, flash, capacity and reserve; micro_batches set per layout
@@ -51,6 +51,12 @@ std::vector<long long> divisors(long long n);
 // Why the fixed dimensions cannot be laid out on the GPUs at all (a degree, or the product of the
 // given ones, that does not divide --gpus; --ep on a dense model), naming the flags; else nullopt.
 std::optional<std::string> plan_query_problem(const Model& m, const PlanQuery& q);
+
+// The largest tp·cp the search tries: the scale-up domain, or what the user gave when that is
+// larger. A tp or cp given on the command line is priced as given, its collectives over the
+// scale-out network (issue 15 item 4: Llama 3 ran tp 8 · cp 2 over two nodes); the search never
+// adds a domain-crossing split of its own unless allow_cross_node_tp.
+long long cross_domain_cap(const PlanQuery& q, long long tp, long long cp);
 
 // Throws Error for a query that cannot be searched (no GPUs, a fixed dimension that does not
 // divide them). A layout that is invalid or does not fit is counted, not thrown.

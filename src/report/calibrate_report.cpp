@@ -88,6 +88,9 @@ std::string calibrate_text(const CalibrateReport& r, std::size_t max_width) {
   t.header = {"product", "m x n x k", "batch", "count", "GFLOP/step"};
   if (timed) t.header.insert(t.header.end(), {"time/step", "FLOP/s", "share"});
   t.align = {Align::left, Align::right, Align::right, Align::right, Align::right, Align::right, Align::right, Align::right};
+  // Too narrow: shorter headers, then batch and count (the shape and GFLOP/step say the work).
+  t.short_header = {"", "m×n×k", "", "", "GFLOP", "time", "", ""};
+  t.drop_rank = {0, 0, 2, 1, 0, 0, 0, 0};
   if (timed) {
     for (const TimedGemm& g : r.result->products)
       t.add({g.gemm.name, shape(g.gemm), format_count(static_cast<double>(g.gemm.batch)),
@@ -119,7 +122,8 @@ std::string calibrate_text(const CalibrateReport& r, std::size_t max_width) {
   }
   if (r.run_measured)
     kv.add("days to train (measured MFU)", format_sig(r.run_measured->days(), 4),
-           fmt::format("{} tokens on {} GPUs", format_count(r.run_measured->tokens), format_count(r.run_measured->gpus)));
+           fmt::format("{} tokens on {} GPU{}", format_count(r.run_measured->tokens), format_count(r.run_measured->gpus),
+                       r.run_measured->gpus == 1 ? "" : "s"));
   if (r.run_assumed) kv.add("days to train (assumed MFU)", format_sig(r.run_assumed->days(), 4));
   out += kv.render() + "\n";
   for (const std::string& n : notes(r)) out += wrap_paragraph("Note: " + n, max_width, "  ", "        ");

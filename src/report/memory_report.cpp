@@ -281,6 +281,10 @@ std::string activations_section(const MemoryReport& r, bool explain, std::size_t
     const std::string f = "4·s·b·v" + split_suffix(m, c, Split::tensor);
     kv.add("output logits (fp32)", gb(g.logits_bytes), explain ? f + " = " + substitute(f, sym) : f);
   }
+  if (g.loss_copies_bytes > 0)
+    kv.add("loss copies of the logits", gb(g.loss_copies_bytes),
+           r.setup.cross_entropy == CrossEntropy::eager ? "8·s·b·v" + split_suffix(m, c, Split::tensor) + ": fp32 log-softmax gradients (--cross-entropy eager)"
+                                                        : "2·s·b·v" + split_suffix(m, c, Split::tensor) + ": 16-bit logits beside the fp32 copy (--cross-entropy fused)");
   kv.add("activations total", gb(g.activations_bytes));
   out += kv.render();
   if (explain)
@@ -326,8 +330,14 @@ std::string totals_section(const MemoryReport& r, bool explain, std::size_t w) {
              ? fmt::format("--memory-basis datasheet: {} bytes as sold{}", num(mem.memory_bytes), usable)
              : fmt::format("--memory-basis usable: {} as a driver reports it (datasheet {})", format_iec_bytes(mem.memory_bytes, 4),
                            gb(r.hardware.memory_bytes)));
-  kv.add("reserve", gb(mem.reserve_bytes),
-         r.reserve_text.empty() ? "default 0: set --reserve for CUDA context, fragmentation, buffers" : "--reserve " + r.reserve_text);
+  if (r.setup.runtime_reserve) {
+    kv.add("reserve", gb(mem.reserve_bytes), "what a run holds beyond these (NVIDIA default; --reserve to set it):");
+    for (const RuntimeTerm& t : g.runtime.terms)
+      if (t.bytes > 0) kv.add("  " + std::string(t.name), gb(t.bytes), std::string(t.source));
+  } else {
+    kv.add("reserve", gb(mem.reserve_bytes),
+           r.reserve_text.empty() ? "default 0: set --reserve for CUDA context, fragmentation, buffers" : "--reserve " + r.reserve_text);
+  }
   kv.add("available", gb(mem.available_bytes));
   if (counted)
     kv.add("verdict", mem.fits ? "fits" : "DOES NOT FIT",
@@ -354,6 +364,9 @@ std::string totals_section(const MemoryReport& r, bool explain, std::size_t w) {
   const auto arithmetic = largest_arithmetic(r);
   big.add(fmt::format("{}, ZeRO-{}", gpus_text(l.gpus()), l.zero), count_or_dash(mem.max_params), explain ? arithmetic[0] : "");
   if (arithmetic.size() > 1) big.add("one GPU alone", count_or_dash(mem.max_params_single_gpu), explain ? arithmetic[1] : "");
+  if (r.lever)
+    big.add("with " + r.lever->flags, count_or_dash(r.lever->max_params),
+            fmt::format("the one flag that moves it most (speed cost {})", speed_cost_name(r.lever->speed_cost)));
   out += big.render();
   out += para(mem.activations_counted ? "beside this model's activations" + std::string(g.gather_buffer_bytes > 0 ? " and gather buffer" : "") +
                                             ", held fixed as the parameter count grows" + (mp > 1 ? ", parameters spread evenly over tp·pp" : "")
@@ -365,13 +378,13 @@ std::string totals_section(const MemoryReport& r, bool explain, std::size_t w) {
 
 std::string hints_section(const MemoryReport& r, std::size_t w) {
   if (r.hints.empty()) return "";
-  std::string out = "\nWhat would make it fit (one change at a time, on the most loaded GPU)\n";
+  std::string out = "\nWhat would make it fit (one change each; those that fit, then the fastest, first)\n";
   Table t;
   t.max_width = w;
-  t.header = {"change", "saves", "total", "then"};
-  t.align = {Align::left, Align::right, Align::right, Align::left};
+  t.header = {"change", "speed cost", "saves", "total", "then"};
+  t.align = {Align::left, Align::left, Align::right, Align::right, Align::left};
   for (const auto& h : r.hints)
-    t.add({h.flags, gb(h.saved_bytes), gb(h.total_bytes),
+    t.add({h.flags, std::string(speed_cost_name(h.speed_cost)), gb(h.saved_bytes), gb(h.total_bytes),
            h.fits ? fmt::format("fits, headroom {}", gb(r.memory.available_bytes - h.total_bytes))
                   : fmt::format("short by {}", gb(h.total_bytes - r.memory.available_bytes))});
   return out + t.render();
@@ -381,8 +394,7 @@ std::string hints_section(const MemoryReport& r, std::size_t w) {
 
 const std::vector<std::string>& memory_left_out() {
   static const std::vector<std::string> items = {
-      "CUDA context and library workspaces (cuBLAS, NCCL): typically 0.5-2 GB per GPU",
-      "allocator fragmentation and caching",
+      "CUDA context, NCCL buffers, library workspaces and allocator overhead, except in the NVIDIA default reserve (docs/METHODOLOGY.md 3.11)",
       "communication buffers (DDP gradient buckets, ZeRO-3 prefetch beyond the largest layer, pipeline send/receive, CP's K/V ring)",
       "temporary buffers inside kernels and the logits' gradient during backward",
   };
@@ -392,6 +404,7 @@ const std::vector<std::string>& memory_left_out() {
 std::string memory_table_text(std::size_t max_width) {
   Table t;
   t.max_width = max_width;
+  t.split_columns = true;  // narrow: the recipes a few at a time, each group after the optimizers
   t.header = {"optimizer"};
   t.align = {Align::left};
   for (const auto& r : recipes) t.header.emplace_back(r.name), t.align.push_back(Align::right);
@@ -400,10 +413,17 @@ std::string memory_table_text(std::size_t max_width) {
     for (const auto& r : recipes) row.push_back(bpp(bytes_per_param(o, r).total()));
     t.add(std::move(row));
   }
-  std::string out = "Bytes per parameter, unsharded (weights + gradients + master weights + optimizer states)\n" + t.render();
-  out += "\n  recipe                 weights           gradients  master  optimizer states\n";
+  std::string out = wrap_paragraph("Bytes per parameter, unsharded (weights + gradients + master weights + optimizer states)", max_width, "",
+                                   "  ") +
+                    t.render();
+  Table dtypes;
+  dtypes.max_width = max_width;
+  dtypes.header = {"recipe", "weights", "gradients", "master", "optimizer states"};
+  dtypes.short_header = {"", "", "grads", "", "states"};
   for (const auto& r : recipes)
-    out += fmt::format("  {:<22} {:<17} {:<10} {:<7} {}\n", r.name, r.weight_dtype, r.grad_dtype, r.master_dtype, r.state_dtype);
+    dtypes.add({std::string(r.name), std::string(r.weight_dtype), std::string(r.grad_dtype), std::string(r.master_dtype), std::string(r.state_dtype)});
+  out += '\n';
+  out += dtypes.render();
   out += '\n';
   out += wrap_paragraph(fmt::format("adafactor: factored second moment assumed over square {0}×{0} matrices (2/{0} "
                                            "values/param); adam-8bit: 2 × (1 + 4/{1}) bytes whatever the recipe.",

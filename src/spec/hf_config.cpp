@@ -359,6 +359,9 @@ HfImport import_hf_config(std::string_view json_text, const std::string& display
   const json j = parse_hf_json(json_text, display_path);
   HfImport out;
   std::string model_type;
+  // Present but not a string (model_type: 5) is a wrong value, not a missing one.
+  if (j.contains("model_type") && !j["model_type"].is_string() && !j["model_type"].is_null())
+    throw Error(display_path + ": model_type: expected a string such as \"llama\", found " + std::string(j["model_type"].type_name()));
   if (j.contains("model_type") && j["model_type"].is_string()) {
     model_type = j["model_type"].get<std::string>();
   } else if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&

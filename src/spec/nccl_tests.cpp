@@ -1,0 +1,141 @@
+#include "spec/nccl_tests.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/suggest.hpp"
+
+namespace napkin {
+namespace {
+
+constexpr Collective all_collectives[] = {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter, Collective::all_to_all,
+                                          Collective::send_recv};
+
+std::vector<std::string> words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+bool all_digits(const std::string& w) { return !w.empty() && w.find_first_not_of("0123456789") == std::string::npos; }
+
+// A finite number ≥ 0, whole text; else nullopt.
+std::optional<double> number(const std::string& w) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(w, &used);
+    if (used != w.size() || !std::isfinite(v) || v < 0) return std::nullopt;
+    return v;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// nccl-tests' bus factor inverted: the ranks whose factor is busbw / algbw.
+long long ranks_from_ratio(Collective c, double ratio) {
+  if (c == Collective::send_recv) return 2;
+  const double n = c == Collective::all_reduce ? 2 / (2 - ratio) : 1 / (1 - ratio);
+  return std::isfinite(n) && n >= 1.5 ? std::llround(n) : 0;
+}
+
+}  // namespace
+
+std::string_view nccl_tests_name(Collective c) {
+  switch (c) {
+    case Collective::all_reduce: return "all_reduce";
+    case Collective::all_gather: return "all_gather";
+    case Collective::reduce_scatter: return "reduce_scatter";
+    case Collective::all_to_all: return "alltoall";
+    case Collective::send_recv: return "sendrecv";
+  }
+  return "?";
+}
+
+MeasuredCurve parse_nccl_tests(std::string_view text, const std::string& file, Collective c) {
+  MeasuredCurve curve;
+  curve.collective = c;
+  curve.source = file;
+  std::istringstream in{std::string(text)};
+  double best_ratio_size = -1, ratio = 0;
+  long long line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    const std::vector<std::string> w = words(line);
+    if (w.empty() || w[0][0] == '#' || !all_digits(w[0])) continue;
+    const auto where = [&] { return file + ":" + std::to_string(line_no) + ": "; };
+    // size count type redop [root] | time algbw busbw wrong | time algbw busbw wrong
+    if (w.size() < 11)
+      throw Error(where() + "a row of " + std::to_string(w.size()) +
+                  " columns; nccl-tests prints size, count, type, redop, root and eight figures (out-of-place and in-place time, algbw, busbw, #wrong)");
+    const std::size_t o = w.size() - 8;  // the out-of-place time
+    std::optional<double> size = number(w[0]), time_us = number(w[o]), algbw = number(w[o + 1]), busbw = number(w[o + 2]);
+    for (std::size_t k : {o, o + 1, o + 2, o + 4, o + 5, o + 6})
+      if (!number(w[k])) throw Error(where() + "'" + w[k] + "' where nccl-tests prints a time (us) or a bandwidth (GB/s)");
+    if (*size == 0) continue;  // nccl-tests' zero-byte rows time nothing
+    if (!curve.size_bytes.empty() && *size <= curve.size_bytes.back())
+      throw Error(where() + "size " + w[0] + " after " + std::to_string(static_cast<long long>(curve.size_bytes.back())) +
+                  ": sizes must increase down the table (one run per file)");
+    if (!(*time_us > 0)) throw Error(where() + "a time of 0 us for " + w[0] + " bytes");
+    curve.size_bytes.push_back(*size);
+    curve.time_s.push_back(*time_us * 1e-6);
+    if (*algbw > 0 && *size > best_ratio_size) best_ratio_size = *size, ratio = *busbw / *algbw;
+  }
+  if (curve.size_bytes.empty()) throw Error(file + ": no nccl-tests rows (a line starting with the size in bytes, then count, type, ...)");
+  curve.ranks = ranks_from_ratio(c, ratio);
+  if (curve.ranks == 0)
+    throw Error(file + ": busbw/algbw = " + std::to_string(ratio) + " is no " + std::string(nccl_tests_name(c)) +
+                " ring factor; is this the output of " + std::string(nccl_tests_name(c)) + "_perf?");
+  return curve;
+}
+
+MeasuredCurve load_nccl_tests(const std::string& path, Collective c) {
+  std::ifstream f(path);
+  if (!f) throw Error("--network: cannot read '" + path + "'");
+  std::ostringstream s;
+  s << f.rdbuf();
+  return parse_nccl_tests(s.str(), path, c);
+}
+
+MeasuredCurve network_flag(const std::string& value) {
+  const std::size_t eq = value.find('=');
+  if (eq == std::string::npos || eq + 1 == value.size()) {
+    // No '=': the whole value is the file; the collective from its name, both scopes.
+    if (eq != std::string::npos) throw Error("--network '" + value + "': no file after '='");
+  }
+  const std::string head = eq == std::string::npos ? "" : value.substr(0, eq);
+  const std::string path = eq == std::string::npos ? value : value.substr(eq + 1);
+  std::optional<bool> crosses;
+  std::optional<Collective> c;
+  std::istringstream parts(head);
+  std::vector<std::string> names = {"intra", "inter"};
+  for (Collective k : all_collectives) names.emplace_back(nccl_tests_name(k));
+  for (std::string part; std::getline(parts, part, ',');) {
+    if (part == "intra" || part == "inter") {
+      crosses = part == "inter";
+      continue;
+    }
+    bool known = false;
+    for (Collective k : all_collectives)
+      if (part == nccl_tests_name(k)) c = k, known = true;
+    if (!known)
+      throw Error("--network '" + value + "': unknown '" + part + "'" + did_you_mean(part, names) +
+                  " (expected [intra|inter][,all_reduce|all_gather|reduce_scatter|alltoall|sendrecv]=FILE)");
+  }
+  if (!c) {
+    const std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+    for (Collective k : all_collectives)
+      if (base.find(nccl_tests_name(k)) != std::string::npos) c = k;
+    if (!c)
+      throw Error("--network '" + value + "': say which collective the file measured (e.g. --network inter,all_reduce=" + path +
+                  "); its name does not contain all_reduce, all_gather, reduce_scatter, alltoall or sendrecv");
+  }
+  MeasuredCurve m = load_nccl_tests(path, *c);
+  m.crosses_domains = crosses;
+  return m;
+}
+
+}  // namespace napkin

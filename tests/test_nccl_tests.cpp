@@ -1,0 +1,104 @@
+// --network: nccl-tests output read into measured curves and used to price collectives.
+// The data files are real output published by others (each names its source in its first lines).
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "cli_helpers.hpp"
+#include "core/comm.hpp"
+#include "core/error.hpp"
+#include "spec/nccl_tests.hpp"
+
+using namespace napkin;
+using napkin::test::run_napkin;
+
+namespace {
+
+const std::string dir = std::string(NAPKIN_SOURCE_DIR) + "/tests/data/nccl/";
+
+}  // namespace
+
+TEST_CASE("a 2-node H100 all_reduce_perf table: sizes, times and ranks") {
+  // lessizzmore/create-a3mega-ztan-fork, ztan-NCCL-test-result: 16 H100s, 8 B to 8 GiB.
+  const MeasuredCurve c = load_nccl_tests(dir + "h100-a3mega-2node-all_reduce.txt", Collective::all_reduce);
+  CHECK(c.size_bytes.size() == 31);
+  CHECK(c.size_bytes.front() == 8);
+  CHECK(c.size_bytes.back() == 8589934592.0);
+  CHECK(c.time_s.back() == doctest::Approx(47535e-6));
+  // busbw/algbw at 8 GiB: 338.82 / 180.71 = 1.875 = 2(n−1)/n → n = 16, as the 16 ranks listed.
+  CHECK(c.ranks == 16);
+  // Between 1 GiB (6759.0 us) and 2 GiB (12646 us): halfway in size, halfway in time.
+  bool out = true;
+  CHECK(measured_time_s(c, 1.5 * 1073741824.0, 16, &out) == doctest::Approx((6759.0 + 12646.0) / 2 * 1e-6));
+  CHECK_FALSE(out);
+  // Above 8 GiB: at the largest size's bus bandwidth, said to be extrapolated.
+  CHECK(measured_time_s(c, 2 * 8589934592.0, 16, &out) == doctest::Approx(2 * 47535e-6));
+  CHECK(out);
+  // Another group size: scaled by the ring factor, 2(8−1)/8 over 2(16−1)/16 = 1.75 / 1.875.
+  CHECK(measured_time_s(c, 8589934592.0, 8) == doctest::Approx(47535e-6 * 1.75 / 1.875));
+}
+
+TEST_CASE("an A100 sendrecv_perf table (N/A in the #wrong column)") {
+  // li-plus/playground cuda/nccl.md: 8 A100s, 128 MiB to 1 GiB.
+  const MeasuredCurve c = load_nccl_tests(dir + "a100-8gpu-sendrecv.txt", Collective::send_recv);
+  CHECK(c.size_bytes.size() == 4);
+  CHECK(c.time_s.front() == doctest::Approx(1211.2e-6));
+  bool out = true;
+  // Below the smallest size: the smallest's time, the latency floor.
+  CHECK(measured_time_s(c, 1e6, 2, &out) == doctest::Approx(1211.2e-6));
+  CHECK(out);
+}
+
+TEST_CASE("collective_time_s takes the measured curve that matches collective and scope") {
+  Network net;
+  net.domain_gpus = 8;
+  net.scale_up_bytes_per_s = 450e9;
+  net.scale_out_bytes_per_s = 50e9;
+  MeasuredCurve c = load_nccl_tests(dir + "h100-a3mega-2node-all_reduce.txt", Collective::all_reduce);
+  c.crosses_domains = true;
+  net.measured.push_back(c);
+  const GroupPlacement across{16, 8}, inside{8, 8};
+  CHECK(collective_time_s(Collective::all_reduce, 1073741824.0, across, net) == doctest::Approx(6759.0e-6));
+  // Inside a domain the curve does not apply: the constants price it, and differently.
+  Network plain = net;
+  plain.measured.clear();
+  CHECK(collective_time_s(Collective::all_reduce, 1073741824.0, inside, net) ==
+        doctest::Approx(collective_time_s(Collective::all_reduce, 1073741824.0, inside, plain)));
+  CHECK(collective_time_s(Collective::all_gather, 1073741824.0, across, net) ==
+        doctest::Approx(collective_time_s(Collective::all_gather, 1073741824.0, across, plain)));
+}
+
+TEST_CASE("malformed files and flags: one line naming the file and line") {
+  CHECK_THROWS_WITH_AS(load_nccl_tests(dir + "malformed-number.txt", Collective::all_reduce),
+                       doctest::Contains("malformed-number.txt:3: 'fast' where nccl-tests prints a time (us) or a bandwidth"), Error);
+  CHECK_THROWS_WITH_AS(load_nccl_tests(dir + "malformed-order.txt", Collective::all_reduce),
+                       doctest::Contains("malformed-order.txt:3: size 1048576 after 2097152: sizes must increase"), Error);
+  CHECK_THROWS_WITH_AS(load_nccl_tests(dir + "malformed-empty.txt", Collective::all_reduce), doctest::Contains("malformed-empty.txt: no nccl-tests rows"),
+                       Error);
+  CHECK_THROWS_WITH_AS(load_nccl_tests(dir + "malformed-short.txt", Collective::all_reduce), doctest::Contains("malformed-short.txt:2: a row of 7 columns"),
+                       Error);
+  CHECK_THROWS_WITH_AS(load_nccl_tests(dir + "missing.txt", Collective::all_reduce), doctest::Contains("--network: cannot read"), Error);
+  // An all-reduce table read as an all-gather: busbw/algbw 1.875 is no (n−1)/n.
+  CHECK_THROWS_WITH_AS(load_nccl_tests(dir + "h100-a3mega-2node-all_reduce.txt", Collective::all_gather),
+                       doctest::Contains("is no all_gather ring factor"), Error);
+  CHECK_THROWS_WITH_AS(network_flag("inter,allreduce=" + dir + "h100-a3mega-2node-all_reduce.txt"), doctest::Contains("did you mean 'all_reduce'"), Error);
+  CHECK_THROWS_WITH_AS(network_flag("inter=" + dir + "malformed-number.txt"), doctest::Contains("say which collective the file measured"), Error);
+  // Without a collective the file name says it: sendrecv.
+  CHECK(network_flag(dir + "a100-8gpu-sendrecv.txt").collective == Collective::send_recv);
+  CHECK(network_flag("intra,sendrecv=" + dir + "a100-8gpu-sendrecv.txt").crosses_domains == false);
+}
+
+TEST_CASE("plan --network names the file and changes the step time") {
+  const std::string base = "plan --model llama3-70b --hardware h100-sxm --gpus 256 --global-batch 512 --tp 8 --pp 8 --zero 0 --no-overlap --top 1 --json";
+  const auto plain = nlohmann::json::parse(run_napkin(base).out);
+  const auto r = run_napkin(base + " --network inter,all_reduce=" + dir + "h100-a3mega-2node-all_reduce.txt");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.dump().find("h100-a3mega-2node-all_reduce.txt (16 ranks") != std::string::npos);
+  CHECK(j["plans"][0]["step_time_s"] != plain["plans"][0]["step_time_s"]);
+  const auto bad = run_napkin("plan --model llama3-8b --gpus 8 --global-batch 64 --network intra,all_reduce=" + dir + "malformed-order.txt");
+  CHECK(bad.exit_code == 2);
+  CHECK_MESSAGE(bad.err.find("malformed-order.txt:3: size 1048576 after 2097152") != std::string::npos, bad.err);
+  CHECK(bad.err.find('\n') == bad.err.size() - 1);
+}
