@@ -119,6 +119,11 @@ TEST_CASE("config.json: Qwen2 with use_sliding_window and max_window_layers 0 wi
   const auto p = run_napkin("models show " + part + " --json");
   REQUIRE_MESSAGE(p.exit_code == 0, p.err);
   CHECK(nlohmann::json::parse(p.out)["windowed_layers"] == 8);
+  // use_sliding_window with sliding_window null: Qwen2Config's layer_types are all full_attention.
+  const std::string none = changed_config(tmp, "cogito-v1-preview-qwen-14b", {{"use_sliding_window", true}, {"sliding_window", nullptr}});
+  const auto n = run_napkin("models show " + none + " --json");
+  REQUIRE_MESSAGE(n.exit_code == 0, n.err);
+  CHECK(nlohmann::json::parse(n.out)["sliding_window"].is_null());
 }
 
 TEST_CASE("TOML: contradictions load no more silently, at the key's line and column") {

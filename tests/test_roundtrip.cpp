@@ -1,6 +1,6 @@
 // Every file one napkin command writes and another reads, through the real binary, never with a
 // hand-written file (issue 16, classes 2 and 11): calibrate --json -> plan --gemm-efficiency, and
-// models import -> models show, train, memory and plan. Both pairs once drifted apart while each
+// models import -> models show, train, memory, plan and calibrate. Both pairs once drifted apart while each
 // side's own tests passed (time_per_call_s written, time_per_product_s read; import writing
 // top-k above the expert count, which the TOML loader refused).
 #include <doctest/doctest.h>
@@ -113,5 +113,6 @@ TEST_CASE("models import of every config.json: each command reads the spec it wr
     check_read(run_napkin("train --model " + q(spec) + " --tokens 1T --gpus 1024 --hardware h100-sxm"));
     check_read(run_napkin("memory --model " + q(spec) + " --hardware h100-sxm --gpus 8"));
     check_read(run_napkin("plan --model " + q(spec) + " --hardware h100-sxm --gpus 64 --global-batch 64 --seq 1024"));
+    check_read(run_napkin("calibrate --model " + q(spec) + " --seq 128 --dry-run"));
   }
 }

@@ -62,6 +62,8 @@ void read_window_all(HfReader& r, Model& m) {
 // max_window_layers on (Qwen2Attention: layer_idx >= max_window_layers).
 void read_window_qwen(HfReader& r, Model& m) {
   if (!r.flag_or("use_sliding_window", false, "sliding_window")) return;
+  // Qwen2Config windows layer i only when sliding_window is not None as well: null means none.
+  if (!r.has("sliding_window")) return r.derive("sliding_window", "sliding_window null: no layer windowed");
   m.sliding_window = r.count("sliding_window", "sliding_window", "the window size, since use_sliding_window is true");
   // 0 is valid: every layer windowed (Qwen2Config builds layer_types with i >= max_window_layers).
   const auto given = r.opt_count("max_window_layers", "sliding_window_layers", /*min=*/0);
