@@ -260,7 +260,9 @@ TEST_CASE("tables and notes fit the terminal; --wide and pipes get them whole") 
            {"calibrate --model gpt2 --device cpu --micro-batch 1 --seq 32 --iters 1 --warmup 0", 80},
            {"--spec " + long_name + " models list", 80},
            {"--spec " + long_name + " models show longname", 80},
-           {"--spec " + long_name + " plan --model longname --hardware h100-sxm --gpus 64 --global-batch 64", 80}}) {
+           {"--spec " + long_name + " plan --model longname --hardware h100-sxm --gpus 64 --global-batch 64", 80},
+           {"--spec " + long_name + " train --model longname --hardware h100-sxm --tokens 1T --gpus 8", 80},
+           {"--spec " + long_name + " memory --model longname --hardware h100-sxm", 80}}) {
     CAPTURE(cmd);
     const auto fitted = run_napkin(cmd, "COLUMNS=" + std::to_string(columns));
     REQUIRE(fitted.exit_code == 0);
