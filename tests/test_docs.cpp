@@ -136,6 +136,17 @@ TEST_CASE("help: a meaningful value name for every option, and it fits the termi
   }
   CHECK(joined.find("\nnapkin memory --hardware h100-sxm --gpus 8 --optimizer adamw --precision bf16-mixed\n") != std::string::npos);
   CHECK(joined.find("\nnapkin train --model llama3-70b --tokens 15T --hardware h100-sxm --gpus 1024\n") != std::string::npos);
+  // Narrower than two columns of name and description: the description goes under the name.
+  for (const std::string cmd : {"--help", "memory --help", "plan --help", "bench --help"}) {
+    CAPTURE(cmd);
+    std::istringstream lines(run_napkin(cmd, "COLUMNS=50").out);
+    std::string line;
+    while (std::getline(lines, line)) {
+      std::size_t columns = 0;
+      for (const char c : line) columns += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+      CHECK_MESSAGE(columns <= 50, "wider than 50 columns: " << line);
+    }
+  }
   // --model takes a Hugging Face config.json too, and says so.
   CHECK(run_napkin("train --help", "COLUMNS=200").out.find("a Hugging Face config.json") != std::string::npos);
   // --wide, or output into a pipe with no COLUMNS, is never wrapped: the long option
@@ -260,7 +271,9 @@ TEST_CASE("tables and notes fit the terminal; --wide and pipes get them whole") 
            {"calibrate --model gpt2 --device cpu --micro-batch 1 --seq 32 --iters 1 --warmup 0", 80},
            {"--spec " + long_name + " models list", 80},
            {"--spec " + long_name + " models show longname", 80},
-           {"--spec " + long_name + " plan --model longname --hardware h100-sxm --gpus 64 --global-batch 64", 80}}) {
+           {"--spec " + long_name + " plan --model longname --hardware h100-sxm --gpus 64 --global-batch 64", 80},
+           {"--spec " + long_name + " train --model longname --hardware h100-sxm --tokens 1T --gpus 8", 80},
+           {"--spec " + long_name + " memory --model longname --hardware h100-sxm", 80}}) {
     CAPTURE(cmd);
     const auto fitted = run_napkin(cmd, "COLUMNS=" + std::to_string(columns));
     REQUIRE(fitted.exit_code == 0);

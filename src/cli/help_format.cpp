@@ -58,6 +58,12 @@ class WrappingFormatter : public CLI::Formatter {
     const std::size_t room = columns > column + 20 ? columns - column : 0;  // never narrower than 20
     std::string out = "  " + name;
     if (description.empty()) return out + "\n";
+    if (columns > 0 && room == 0) {  // too narrow for two columns: the description under the name
+      out += "\n";
+      for (const std::string& line : wrap_words(description, std::max<std::size_t>(20, columns > 6 ? columns - 6 : 0), false))
+        out += "      " + line + "\n";
+      return out;
+    }
     const std::vector<std::string> lines = wrap_words(description, room, false);  // "bf16-mixed" is a value: never split
     if (display_width(out) >= column) out += "\n" + std::string(column, ' ');
     else out += std::string(column - display_width(out), ' ');
@@ -79,7 +85,7 @@ class WrappingFormatter : public CLI::Formatter {
       const std::size_t indent = line.find_first_not_of(' ') == std::string::npos ? 0 : line.find_first_not_of(' ');
       const bool command = line.compare(indent, 7, "napkin ") == 0;
       const std::size_t room = columns > indent + 20 ? columns - indent : 20;
-      const auto parts = wrap_words(line.substr(indent), command ? room - 6 : room, false);
+      const auto parts = wrap_words(line.substr(indent), command ? room - 6 : room - 2, false);
       for (std::size_t i = 0; i < parts.size(); ++i)
         out += std::string(indent + (i ? (command ? 4 : 2) : 0), ' ') + parts[i] +
                (i + 1 < parts.size() ? (command ? " \\\n" : "\n") : "");

@@ -159,7 +159,7 @@ std::vector<std::string> wrap_words(std::string_view text, std::size_t width, bo
       // dozens of lines.
       std::string elided;
       if (width > 0 && display_width(piece.text) > std::max<std::size_t>(2 * width, kLongestWord)) {
-        elided = shorten_middle(piece.text, width > 40 ? width - 30 : 10);
+        elided = shorten_middle(piece.text, width > 50 ? width - 40 : 10);
         piece.text = elided;
       }
       while (width > 0 && display_width(piece.text) > width) {  // wider than the column: cut it
@@ -212,7 +212,7 @@ static std::string wrap_line(std::string_view line, std::size_t width) {
     // A word too long to read whole is shortened in the middle (a 5,000-character model name).
     std::string elided;
     if (display_width(word) > std::max<std::size_t>(2 * width, kLongestWord)) {
-      elided = shorten_middle(word, width > 40 ? width - 30 : 10);
+      elided = shorten_middle(word, width > 50 ? width - 40 : 10);
       word = elided;
     }
     const std::size_t w = display_width(word);
