@@ -169,3 +169,22 @@ TEST_CASE("runtime memory: each term from its constant") {
   CHECK(runtime_memory(s).loss_copies_bytes == doctest::Approx(8e9));
   CHECK_THROWS_WITH_AS(cross_entropy_from_name("eagre"), doctest::Contains("did you mean 'eager'"), Error);
 }
+
+TEST_CASE("the largest micro-batch under the runtime reserve fits, one more does not") {
+  // The reserve's allocator overhead grows with the activations: the largest micro-batch must be
+  // checked against the verdict itself, not the reserve at b = 1.
+  const SpecRegistry reg = SpecRegistry::builtin_only();
+  Layout l;
+  l.dp = 8, l.zero = 3, l.recompute = Recompute::full;
+  MemorySetup s;
+  s.seq = 8192;
+  s.memory_bytes = 80e9;
+  s.runtime_reserve = true;
+  const Model m = reg.model("llama3-8b");
+  const long long b = max_micro_batch(m, l, s);
+  REQUIRE(b >= 1);
+  l.micro_batch = b;
+  CHECK(memory_per_gpu(m, l, s).fits);
+  l.micro_batch = b + 1;
+  CHECK_FALSE(memory_per_gpu(m, l, s).fits);
+}

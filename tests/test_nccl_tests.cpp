@@ -28,6 +28,11 @@ TEST_CASE("a 2-node H100 all_reduce_perf table: sizes, times and ranks") {
   CHECK(c.time_s.back() == doctest::Approx(47535e-6));
   // busbw/algbw at 8 GiB: 338.82 / 180.71 = 1.875 = 2(n−1)/n → n = 16, as the 16 ranks listed.
   CHECK(c.ranks == 16);
+  CHECK(c.ranks_per_host == 8);  // the 16 "Rank … on HOST" lines name two hosts
+  // A group of 4 with one GPU per node has 1 NIC per host where the measured run had 8: 8×
+  // the time the ring factor alone gives (1.5 / 1.875 of the 16-rank time).
+  CHECK(measured_time_s(c, 1073741824.0, 4, nullptr, 1) == doctest::Approx(6759.0e-6 * 1.5 / 1.875 * 8));
+  CHECK(measured_time_s(c, 1073741824.0, 4, nullptr, 8) == doctest::Approx(6759.0e-6 * 1.5 / 1.875));
   // Between 1 GiB (6759.0 us) and 2 GiB (12646 us): halfway in size, halfway in time.
   bool out = true;
   CHECK(measured_time_s(c, 1.5 * 1073741824.0, 16, &out) == doctest::Approx((6759.0 + 12646.0) / 2 * 1e-6));
@@ -43,6 +48,7 @@ TEST_CASE("an A100 sendrecv_perf table (N/A in the #wrong column)") {
   // li-plus/playground cuda/nccl.md: 8 A100s, 128 MiB to 1 GiB.
   const MeasuredCurve c = load_nccl_tests(dir + "a100-8gpu-sendrecv.txt", Collective::send_recv);
   CHECK(c.size_bytes.size() == 4);
+  CHECK(c.ranks_per_host == 0);  // no rank lines printed: unknown
   CHECK(c.time_s.front() == doctest::Approx(1211.2e-6));
   bool out = true;
   // Below the smallest size: the smallest's time, the latency floor.
@@ -95,7 +101,7 @@ TEST_CASE("plan --network names the file and changes the step time") {
   const auto r = run_napkin(base + " --network inter,all_reduce=" + dir + "h100-a3mega-2node-all_reduce.txt");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
-  CHECK(j.dump().find("h100-a3mega-2node-all_reduce.txt (16 ranks") != std::string::npos);
+  CHECK(j.dump().find("h100-a3mega-2node-all_reduce.txt (16 ranks, 8 per host") != std::string::npos);
   CHECK(j["plans"][0]["step_time_s"] != plain["plans"][0]["step_time_s"]);
   const auto bad = run_napkin("plan --model llama3-8b --gpus 8 --global-batch 64 --network intra,all_reduce=" + dir + "malformed-order.txt");
   CHECK(bad.exit_code == 2);

@@ -52,7 +52,7 @@ double bus_factor(Collective c, double n) {
   }
 }
 
-double measured_time_s(const MeasuredCurve& c, double bytes, long long n, bool* extrapolated) {
+double measured_time_s(const MeasuredCurve& c, double bytes, long long n, bool* extrapolated, long long per_domain) {
   const std::vector<double>&x = c.size_bytes, &t = c.time_s;
   if (x.empty() || n <= 1 || bytes <= 0) return 0;
   double time = 0;
@@ -69,7 +69,9 @@ double measured_time_s(const MeasuredCurve& c, double bytes, long long n, bool* 
   if (extrapolated) *extrapolated = outside;
   const double measured_factor = bus_factor(c.collective, static_cast<double>(c.ranks));
   const double scale = measured_factor > 0 ? bus_factor(c.collective, static_cast<double>(n)) / measured_factor : 1;
-  return time * scale;
+  const bool ring = c.collective == Collective::all_reduce || c.collective == Collective::all_gather || c.collective == Collective::reduce_scatter;
+  const double nics = ring && per_domain > 0 && c.ranks_per_host > per_domain ? static_cast<double>(c.ranks_per_host) / static_cast<double>(per_domain) : 1;
+  return time * scale * nics;
 }
 
 const MeasuredCurve* measured_curve(const Network& net, Collective c, const GroupPlacement& g) {
@@ -81,7 +83,7 @@ const MeasuredCurve* measured_curve(const Network& net, Collective c, const Grou
 double collective_time_s(Collective c, double bytes, const GroupPlacement& g, const Network& net) {
   const double n = static_cast<double>(g.size);
   if (g.size <= 1 || bytes <= 0) return 0;
-  if (const MeasuredCurve* m = measured_curve(net, c, g)) return measured_time_s(*m, bytes, g.size);
+  if (const MeasuredCurve* m = measured_curve(net, c, g)) return measured_time_s(*m, bytes, g.size, nullptr, g.crosses_domains() ? g.per_domain : 0);
   const bool cross = g.crosses_domains();
   const double domains = static_cast<double>(g.size / g.per_domain);
   const double up_lat = net.scale_up_latency_s, out_lat = net.scale_out_latency_s;

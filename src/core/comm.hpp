@@ -62,6 +62,7 @@ struct MeasuredCurve {
   std::optional<bool> crosses_domains;  // true: groups that leave a scale-up domain; false: inside one; nullopt: both
   std::string source;                   // the file, named in the answer
   long long ranks = 0;                  // the GPUs nccl-tests ran on (from busbw/algbw)
+  long long ranks_per_host = 0;         // from its "Rank … on HOST" lines; 0 when not listed
   std::vector<double> size_bytes;       // ascending, > 0
   std::vector<double> time_s;           // out-of-place, per size
 };
@@ -72,8 +73,12 @@ double bus_factor(Collective c, double n);
 
 // The measured time of `bytes` on a group of `n`: linear between the two measured sizes around it;
 // below the smallest the smallest's time (the latency floor), above the largest at the largest's
-// bus bandwidth (extrapolated: `extrapolated` set). Scaled by bus_factor(n)/bus_factor(ranks).
-double measured_time_s(const MeasuredCurve& c, double bytes, long long n, bool* extrapolated = nullptr);
+// bus bandwidth (extrapolated: `extrapolated` set). Scaled by bus_factor(n)/bus_factor(ranks), and,
+// for a ring collective of a group with `per_domain` members in each domain fewer than the file's
+// ranks per host, by ranks_per_host/per_domain: across domains each member's own NIC carries the
+// ring (bus_bandwidth_bytes_per_s), so a group with one GPU per node has 1/8 of the NICs a run of
+// 8 per node had. per_domain 0: no such scaling (a group inside one domain).
+double measured_time_s(const MeasuredCurve& c, double bytes, long long n, bool* extrapolated = nullptr, long long per_domain = 0);
 
 // Everything the model needs of the two networks, resolved (spec values or flags).
 struct Network {

@@ -402,9 +402,13 @@ long long max_micro_batch(const Model& m, const Layout& l, const MemorySetup& s)
   const LayoutMemory r = memory_per_gpu(m, one, s);
   double best = std::numeric_limits<double>::infinity();
   for (const StageMemory* g : {&r.first, &r.last}) {
-    const double free = r.available_bytes - g->model_states_bytes;
+    // The runtime reserve's allocator overhead grows with the activations: memory − outside the
+    // allocator ≥ (1 + overhead)·(states + b·activations).
+    const double grow = s.runtime_reserve ? 1 + allocator_overhead_fraction : 1;
+    const double room = s.runtime_reserve ? s.memory_bytes - g->runtime.outside_allocator_bytes : r.available_bytes;
+    const double free = room - grow * g->model_states_bytes;
     if (!(free > 0) || !(g->activations_bytes > 0)) return 0;
-    best = std::min(best, std::floor(free / g->activations_bytes));
+    best = std::min(best, std::floor(free / (grow * g->activations_bytes)));
   }
   return static_cast<long long>(std::min(best, 1e15));
 }

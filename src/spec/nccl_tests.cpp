@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -62,9 +63,17 @@ MeasuredCurve parse_nccl_tests(std::string_view text, const std::string& file, C
   std::istringstream in{std::string(text)};
   double best_ratio_size = -1, ratio = 0;
   long long line_no = 0;
+  std::map<std::string, long long> hosts;  // "#  Rank  3 Group 0 Pid 6902 on HOST device 3 ...": ranks per host
+  long long listed = 0;
   for (std::string line; std::getline(in, line);) {
     ++line_no;
     const std::vector<std::string> w = words(line);
+    if (w.size() > 3 && w[0] == "#" && w[1] == "Rank")
+      for (std::size_t k = 2; k + 1 < w.size(); ++k)
+        if (w[k] == "on") {
+          ++hosts[w[k + 1]], ++listed;
+          break;
+        }
     if (w.empty() || w[0][0] == '#' || !all_digits(w[0])) continue;
     const auto where = [&] { return file + ":" + std::to_string(line_no) + ": "; };
     // size count type redop [root] | time algbw busbw wrong | time algbw busbw wrong
@@ -86,6 +95,9 @@ MeasuredCurve parse_nccl_tests(std::string_view text, const std::string& file, C
   }
   if (curve.size_bytes.empty()) throw Error(file + ": no nccl-tests rows (a line starting with the size in bytes, then count, type, ...)");
   curve.ranks = ranks_from_ratio(c, ratio);
+  // Every rank listed, evenly over the hosts: the ranks per host (nccl-tests with MPI lists them all).
+  if (listed == curve.ranks && !hosts.empty() && listed % static_cast<long long>(hosts.size()) == 0)
+    curve.ranks_per_host = listed / static_cast<long long>(hosts.size());
   if (curve.ranks == 0)
     throw Error(file + ": busbw/algbw = " + std::to_string(ratio) + " is no " + std::string(nccl_tests_name(c)) +
                 " ring factor; is this the output of " + std::string(nccl_tests_name(c)) + "_perf?");
