@@ -209,16 +209,13 @@ TEST_CASE("data parallelism: the gradient all-reduce, overlapped or not") {
   CHECK(t.dp_grads.bytes == 233472);
   CHECK(t.dp_grads.group.size == 2);
   CHECK(term(t, "dp_comm_s") == near(t.dp_grads.time_per_call_s));
-  // Overlapped, it hides behind the backward of the last micro-batch (about 1e-6 s here,
-  // against some 2e-5 s of communication): only the difference shows.
+  // Overlapped: 116,736 parameters are one Megatron bucket (fewer than 40M), which starts only
+  // when the whole backward is done: nothing hides, nothing costs hidden HBM traffic.
   s.overlap_grad_reduce = true;
   const StepTime o = step_time(toy(), l, s);
-  CHECK(term(o, "dp_comm_s") < term(t, "dp_comm_s"));
-  CHECK(term(o, "dp_comm_s") > 0);
-  // What hides still costs memory bandwidth: 3 passes of the bytes each GPU sends (an all-reduce
-  // over 2 sends 2·(1/2)·233,472 = 233,472 bytes) in the hidden fraction, at 0.83 TB/s.
-  const double hidden = 1 - term(o, "dp_comm_s") / o.dp_grads.time_per_call_s;
-  CHECK(term(o, "overlap_s") == near(3 * 233472 * hidden / 0.83e12));
+  CHECK(o.dp_grads.calls == 1);
+  CHECK(term(o, "dp_comm_s") == near(term(t, "dp_comm_s")));
+  CHECK(term(o, "overlap_s") == 0);
   CHECK(term(t, "overlap_s") == 0);  // nothing hidden without overlap
   // ZeRO-1: reduce-scatter the gradients and all-gather the weights; the optimizer updates half.
   l.zero = 1;

@@ -10,6 +10,7 @@
 #include "cli/common.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "spec/framework_spec.hpp"
 
 namespace napkin::cli {
 namespace {
@@ -31,7 +32,7 @@ struct CommandInfo {
 };
 
 struct Names {
-  std::vector<std::string> models, hardware;
+  std::vector<std::string> models, hardware, frameworks;
 };
 
 bool is_choice_list(const std::string& v) {
@@ -66,7 +67,9 @@ OptionInfo describe(const CLI::Option* o, const std::string& command, const Name
   const bool hardware = info.flag == "--hardware" || (o->get_positional() && command == "hardware");
   if (model) info.choices.insert(info.choices.end(), names.models.begin(), names.models.end());
   if (hardware) info.choices.insert(info.choices.end(), names.hardware.begin(), names.hardware.end());
-  info.files = model || hardware || v.find("PATH") != std::string::npos || v.find("FILE") != std::string::npos;
+  const bool framework = info.flag == "--framework" || (o->get_positional() && command == "frameworks");
+  if (framework) info.choices.insert(info.choices.end(), names.frameworks.begin(), names.frameworks.end());
+  info.files = model || hardware || framework || v.find("PATH") != std::string::npos || v.find("FILE") != std::string::npos;
   return info;
 }
 
@@ -235,6 +238,7 @@ void setup_completion(CLI::App& app, Context& ctx) {
     Names names;
     for (const auto& [key, m] : ctx.registry().all_models()) names.models.push_back(key);
     for (const auto& [key, h] : ctx.registry().all_hardware()) names.hardware.push_back(key);
+    for (const Framework& f : builtin_frameworks()) names.frameworks.push_back(f.key);
     std::vector<CommandInfo> commands;
     walk(&app, "", {}, names, commands);
     emit(*shell == "bash" ? bash_script(commands) : zsh_script(commands));

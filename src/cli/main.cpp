@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   napkin::cli::setup_plan(app, ctx);
   napkin::cli::setup_hardware(app, ctx);
   napkin::cli::setup_models(app, ctx);
+  napkin::cli::setup_frameworks(app, ctx);
   napkin::cli::setup_completion(app, ctx);
   napkin::cli::apply_option_rules(app);  // after every setup_x: empty values, counts, value names
 
@@ -48,7 +49,7 @@ int main(int argc, char** argv) {
       for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
       if (std::find(names.begin(), names.end(), argv[1]) == names.end())
         throw napkin::Error(std::string("unknown command '") + argv[1] + "'" + napkin::did_you_mean(argv[1], names) +
-                            " (commands: train, memory, plan, bench, calibrate, hardware, models)");
+                            " (commands: train, memory, plan, bench, calibrate, hardware, models, frameworks)");
     }
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

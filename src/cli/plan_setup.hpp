@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/framework.hpp"
 #include "core/hardware.hpp"
 #include "core/plan_search.hpp"
 
@@ -15,6 +16,8 @@ struct PlanFlags {
   std::string gpus, global_batch, seq, tp, pp, cp, ep, micro_batch, interleave, recompute, zero;
   std::string top = "3", dtype = "bf16", optimizer = "adamw", precision = "bf16-mixed";
   std::string node_gpus, scale_up_bw, scale_out_bw, gemm_efficiency, reserve, memory_basis = "datasheet";
+  std::string framework, grad_reduce;  // --framework (default megatron), --grad-reduce fp32|bf16
+  std::optional<bool> tp_overlap, compiled;  // --tp-overlap/--no-tp-overlap, --compile/--eager
   bool sequence_parallel = false, no_sequence_parallel = false;
   bool flash_attention = true, dropout = false, allow_cross_node_tp = false, no_overlap = false;
 };
@@ -22,6 +25,7 @@ struct PlanFlags {
 struct PlanSetup {
   PlanQuery query;
   Dtype dtype = Dtype::bf16;
+  Framework framework;
   std::vector<std::string> assumptions;
   std::vector<std::string> warnings;
 };
@@ -39,6 +43,8 @@ PlanSearch run_plan_search(const Model& m, const PlanSetup& s);
 struct PredictedRate {
   double mfu = 0;                  // the plan's MFU (6·P_active + causal attention)
   double tokens_per_s_per_gpu = 0;
+  double mfu_low = 0, mfu_high = 0;  // the plan's error bar (core/validation.hpp)
+  long long validated_by = 0;
   std::string layout;              // "tp 8 · cp 1 · pp 4 · dp 32, micro-batch 1, ..."
   std::vector<std::string> caveats;  // validation_caveats of that layout
 };

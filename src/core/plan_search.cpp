@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
+#include "core/model.hpp"
 
 namespace napkin {
 namespace {
@@ -80,6 +81,16 @@ void keep_best(std::vector<Plan>& best, Plan&& p, std::size_t keep) {
   if (best.size() > keep) best.pop_back();
 }
 
+void rank_by_evidence(std::vector<Plan>& plans) {
+  for (std::size_t first = 0; first < plans.size();) {
+    std::size_t end = first + 1;
+    while (end < plans.size() && bars_overlap(plans[first].mfu_bar, plans[end].mfu_bar)) ++end;
+    std::stable_sort(plans.begin() + static_cast<std::ptrdiff_t>(first), plans.begin() + static_cast<std::ptrdiff_t>(end),
+                     [](const Plan& a, const Plan& b) { return a.mfu_bar.similarity > b.mfu_bar.similarity; });
+    first = end;
+  }
+}
+
 PlanSearch search_plans(const Model& m, const PlanQuery& q) {
   if (auto problem = plan_query_problem(m, q)) throw Error(*problem);
   const long long domain = q.step.net.domain_gpus;
@@ -87,7 +98,9 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
   PlanSearch out;
   out.single_layout = q.tp && q.cp && q.pp && q.micro_batch && (!moe || q.ep) && q.sequence_parallel && q.recompute && q.zero &&
                       (q.interleave || *q.pp == 1);
-  const std::size_t keep = std::max<std::size_t>(q.top, 1);
+  // With error bars, three times the asked-for plans are kept, so that ranking ties by evidence
+  // can bring a better-validated plan from just outside the top into it.
+  const std::size_t keep = std::max<std::size_t>(q.top, 1) * (q.gpu_generation.empty() ? 1 : 3);
   std::optional<Plan> closest;
   std::map<std::string, std::pair<long long, std::string>> refused;  // group -> (count, first message)
   // Layer costs depend only on (tp, cp, ep, micro-batch, sequence parallelism).
@@ -132,8 +145,7 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
               for (bool sp : either<bool>(q.sequence_parallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})) {
                 if (!q.sequence_parallel && sp && (q.step.seq / cp) % tp != 0) continue;
                 for (Recompute rc : either<Recompute>(q.recompute, policies)) {
-                  for (int zero : either<int>(q.zero, {0, 1, 2, 3})) {
-                    if (!q.zero && zero > 0 && dp * cp == 1) continue;
+                  for (int zero : either<int>(q.zero, dp * cp == 1 ? std::vector<int>{0} : q.zero_stages)) {
                     Layout l;
                     l.tp = tp, l.cp = cp, l.pp = pp, l.dp = dp, l.ep = ep, l.micro_batch = b, l.interleave = v;
                     l.sequence_parallel = sp, l.recompute = rc, l.zero = zero;
@@ -182,6 +194,14 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
     }
   }
   if (out.plans.empty()) out.closest = std::move(closest);
+  if (!q.gpu_generation.empty()) {
+    const double params = count_params(m).total;
+    auto bar = [&](Plan& p) { p.mfu_bar = error_bar({q.gpu_generation, q.framework, params, p.layout}, p.time.mfu); };
+    for (Plan& p : out.plans) bar(p);
+    if (out.closest) bar(*out.closest);
+    rank_by_evidence(out.plans);
+    if (out.plans.size() > std::max<std::size_t>(q.top, 1)) out.plans.resize(std::max<std::size_t>(q.top, 1));
+  }
   for (auto& [group, seen] : refused) {
     if (seen.first <= out.common_problem_count) continue;
     out.common_problem_count = seen.first;

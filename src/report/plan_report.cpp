@@ -21,6 +21,30 @@ std::string secs(double s) {
 
 std::string pct(double f) { return format_sig(100 * f, 3) + "%"; }
 
+// "MFU 47% (41–51%, 9 similar measured runs)", then what no measured run covers.
+std::string bar_line(const Plan& p) {
+  const ErrorBar& b = p.mfu_bar;
+  std::string out = fmt::format("MFU {}", pct(p.time.mfu));
+  if (b.validated_by > 0)
+    out += fmt::format(" ({}–{}%, {} similar measured runs)", format_sig(100 * b.low, 2), format_sig(100 * b.high, 2), b.validated_by);
+  for (const std::string& u : b.unvalidated) out += "; unvalidated: " + u;
+  return out;
+}
+
+// The MFU cell of the plans table: the figure, starred when no measured run covers the layout.
+std::string mfu_cell(const Plan& p) { return pct(p.time.mfu) + (p.mfu_bar.unvalidated.empty() ? "" : "*"); }
+
+// "MFU error bars: plan 1 46–66%, plan 2 ...", under the table.
+std::string bars_line(const std::vector<Plan>& plans) {
+  if (plans.empty() || plans.front().mfu_bar.validated_by == 0) return {};
+  std::string out = "MFU error bars (the most similar measured runs, docs/validation):";
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    out += fmt::format("{} plan {} {}–{}%", i ? "," : "", i + 1, format_sig(100 * plans[i].mfu_bar.low, 2), format_sig(100 * plans[i].mfu_bar.high, 2));
+  bool starred = false;
+  for (const Plan& p : plans) starred = starred || !p.mfu_bar.unvalidated.empty();
+  return out + (starred ? "; * a dimension no measured run used\n" : "\n");
+}
+
 std::string gb(double bytes) { return format_si(bytes, "B", 3); }
 
 std::string yes(bool b) { return b ? "yes" : "no"; }
@@ -58,7 +82,7 @@ Table plans_table(const std::vector<Plan>& plans, bool moe, const std::optional<
     if (moe) row.push_back(std::to_string(l.ep));
     row.insert(row.end(), {std::to_string(l.micro_batch), std::to_string(l.interleave), yes(l.sequence_parallel),
                            std::string(recompute_name(l.recompute)), std::to_string(l.zero), secs(p.time.step_time_s),
-                           format_si(p.time.tokens_per_s, "", 4), pct(p.time.mfu), pct(p.time.hfu), gb(p.memory.total_bytes)});
+                           format_si(p.time.tokens_per_s, "", 4), mfu_cell(p), pct(p.time.hfu), gb(p.memory.total_bytes)});
     if (tokens) row.push_back(format_sig(plan_duration(p, gpus, *tokens).days, 4));
     t.add(std::move(row));
   }
@@ -141,6 +165,11 @@ std::string why_best(const std::vector<Plan>& plans) {
   if (plans.size() < 2) return {};
   const StepTime& a = plans[0].time;
   const StepTime& b = plans[1].time;
+  if (a.step_time_s > b.step_time_s)
+    return fmt::format("plans 1 and 2 tie: their MFU error bars overlap ({}–{} and {}–{}), and plan 1 rests on measured runs more like it; "
+                       "plan 2 is {} faster on napkin's figures ({} vs {} per step)",
+                       pct(plans[0].mfu_bar.low), pct(plans[0].mfu_bar.high), pct(plans[1].mfu_bar.low), pct(plans[1].mfu_bar.high),
+                       pct(1 - b.step_time_s / a.step_time_s), secs(b.step_time_s), secs(a.step_time_s));
   struct Diff {
     std::string_view name;
     double delta;
@@ -154,6 +183,16 @@ std::string why_best(const std::vector<Plan>& plans) {
   if (diffs.size() > 3) diffs.resize(3);
   std::string out = fmt::format("plan 1 is {} faster than plan 2 ({} vs {} per step)", pct(1 - a.step_time_s / b.step_time_s),
                                 secs(a.step_time_s), secs(b.step_time_s));
+  // A faster plan ranked lower: its bar overlaps plan 1's and it rests on less evidence.
+  std::size_t fastest = 0;
+  for (std::size_t i = 1; i < plans.size(); ++i)
+    if (plans[i].time.step_time_s < plans[fastest].time.step_time_s) fastest = i;
+  if (fastest > 0) {
+    const Plan& f = plans[fastest];
+    std::string why = f.mfu_bar.unvalidated.empty() ? "fewer similar measured runs" : "a dimension no measured run used (" + f.mfu_bar.unvalidated.front() + ")";
+    return fmt::format("plan {} is {} faster on napkin's figures ({} vs {} per step), but its MFU error bar overlaps plan 1's and it rests on {}; {}",
+                       fastest + 1, pct(1 - f.time.step_time_s / a.step_time_s), secs(f.time.step_time_s), secs(a.step_time_s), why, out);
+  }
   if (diffs.empty()) return out + ": the same terms within 0.1%; it holds less memory per GPU";
   out += ": ";
   for (std::size_t i = 0; i < diffs.size(); ++i)
@@ -173,13 +212,16 @@ std::string plan_text(const PlanReport& r, std::size_t w) {
   } else {
     out += wrap_lines(fmt::format("searched {} layouts: {} valid, {} fit in memory; the best {}, one per split of tp × cp × pp{}:", s.candidates,
                                   s.valid, s.fitting, s.plans.size(), r.model.moe ? " × ep" : ""), w);
-    out += fmt::format("\n{}\n{}", plans_table(s.plans, moe, r.tokens, r.gpus, w).render(), breakdown_table(s.plans, w).render());
+    out += fmt::format("\n{}", plans_table(s.plans, moe, r.tokens, r.gpus, w).render());
+    out += wrap_lines(bars_line(s.plans), w);
+    out += fmt::format("\n{}", breakdown_table(s.plans, w).render());
     if (const std::string why = why_best(s.plans); !why.empty()) {
       out += '\n';
       out += wrap_lines(why + ".", w);
     }
   }
   const Plan& best = s.plans.empty() ? *s.closest : s.plans.front();
+  out += wrap_lines("\nplan 1: " + bar_line(best) + " (docs/validation/README.md)\n", w);
   out += wrap_lines(plan_tail(r, best), w);
   return out;
 }
@@ -298,6 +340,10 @@ nlohmann::json plan_json(const Plan& p, long long gpus, const std::optional<doub
                    {"step_time_s", p.time.step_time_s},
                    {"tokens_per_s", p.time.tokens_per_s},
                    {"mfu", p.time.mfu},
+                   {"mfu_low", p.mfu_bar.validated_by > 0 ? p.mfu_bar.low : p.time.mfu},
+                   {"mfu_high", p.mfu_bar.validated_by > 0 ? p.mfu_bar.high : p.time.mfu},
+                   {"validated_by", p.mfu_bar.validated_by},
+                   {"unvalidated", p.mfu_bar.unvalidated},
                    {"hfu", p.time.hfu},
                    {"memory_per_gpu_bytes", p.memory.total_bytes},
                    {"model_states_bytes", p.memory.model_states_bytes},
@@ -327,6 +373,7 @@ nlohmann::json plan_json(const PlanReport& r) {
                    {"optimizer", r.optimizer},
                    {"precision", r.precision},
                    {"flash_attention", q.step.flash_attention},
+                   {"framework", q.framework},
                    {"layouts_searched", r.search.candidates},
                    {"layouts_valid", r.search.valid},
                    {"layouts_fitting", r.search.fitting}};
