@@ -98,9 +98,10 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
   PlanSearch out;
   out.single_layout = q.tp && q.cp && q.pp && q.micro_batch && (!moe || q.ep) && q.sequence_parallel && q.recompute && q.zero &&
                       (q.interleave || *q.pp == 1);
-  // With error bars, three times the asked-for plans are kept, so that ranking ties by evidence
-  // can bring a better-validated plan from just outside the top into it.
-  const std::size_t keep = std::max<std::size_t>(q.top, 1) * (q.gpu_generation.empty() ? 1 : 3);
+  // With error bars, at least 9 plans (3× the asked-for ones) are kept, so that ranking ties by
+  // evidence can bring a better-validated plan from just outside the top into it, and so that
+  // --top 1 (train --mfu predicted) and --top 3 rank the same plans and agree on the best.
+  const std::size_t keep = q.gpu_generation.empty() ? std::max<std::size_t>(q.top, 1) : std::max<std::size_t>(3 * q.top, 9);
   std::optional<Plan> closest;
   std::map<std::string, std::pair<long long, std::string>> refused;  // group -> (count, first message)
   // Layer costs depend only on (tp, cp, ep, micro-batch, sequence parallelism).

@@ -165,38 +165,46 @@ std::string why_best(const std::vector<Plan>& plans) {
   if (plans.size() < 2) return {};
   const StepTime& a = plans[0].time;
   const StepTime& b = plans[1].time;
-  if (a.step_time_s > b.step_time_s)
-    return fmt::format("plans 1 and 2 tie: their MFU error bars overlap ({}–{} and {}–{}), and plan 1 rests on measured runs more like it; "
-                       "plan 2 is {} faster on napkin's figures ({} vs {} per step)",
-                       pct(plans[0].mfu_bar.low), pct(plans[0].mfu_bar.high), pct(plans[1].mfu_bar.low), pct(plans[1].mfu_bar.high),
-                       pct(1 - b.step_time_s / a.step_time_s), secs(b.step_time_s), secs(a.step_time_s));
-  struct Diff {
-    std::string_view name;
-    double delta;
-  };
-  std::vector<Diff> diffs;
-  for (std::size_t k = 0; k < a.terms.size(); ++k) {
-    const double d = a.terms[k].seconds - b.terms[k].seconds;
-    if (std::fabs(d) > 1e-3 * b.step_time_s) diffs.push_back({a.terms[k].name, d});
+  std::string out;
+  if (a.step_time_s > b.step_time_s) {
+    // Ranked by evidence (rank_by_evidence): the bars overlap, plan 1 rests on runs more like it.
+    out = fmt::format("plans 1 and 2 tie: their MFU error bars overlap ({}–{} and {}–{}), and plan 1 rests on measured runs more like it; "
+                      "plan 2 is {} faster on napkin's figures ({} vs {} per step)",
+                      pct(plans[0].mfu_bar.low), pct(plans[0].mfu_bar.high), pct(plans[1].mfu_bar.low), pct(plans[1].mfu_bar.high),
+                      pct(1 - b.step_time_s / a.step_time_s), secs(b.step_time_s), secs(a.step_time_s));
+  } else {
+    struct Diff {
+      std::string_view name;
+      double delta;
+    };
+    std::vector<Diff> diffs;
+    for (std::size_t k = 0; k < a.terms.size(); ++k) {
+      const double d = a.terms[k].seconds - b.terms[k].seconds;
+      if (std::fabs(d) > 1e-3 * b.step_time_s) diffs.push_back({a.terms[k].name, d});
+    }
+    std::sort(diffs.begin(), diffs.end(), [](const Diff& x, const Diff& y) { return std::fabs(x.delta) > std::fabs(y.delta); });
+    if (diffs.size() > 3) diffs.resize(3);
+    out = fmt::format("plan 1 is {} faster than plan 2 ({} vs {} per step)", pct(1 - a.step_time_s / b.step_time_s), secs(a.step_time_s),
+                      secs(b.step_time_s));
+    if (diffs.empty()) {
+      out += ": the same terms within 0.1%; it holds less memory per GPU";
+    } else {
+      out += ": ";
+      for (std::size_t i = 0; i < diffs.size(); ++i)
+        out += fmt::format("{}{} {}{}", i ? ", " : "", diffs[i].name, diffs[i].delta < 0 ? "−" : "+", secs(std::fabs(diffs[i].delta)));
+    }
   }
-  std::sort(diffs.begin(), diffs.end(), [](const Diff& x, const Diff& y) { return std::fabs(x.delta) > std::fabs(y.delta); });
-  if (diffs.size() > 3) diffs.resize(3);
-  std::string out = fmt::format("plan 1 is {} faster than plan 2 ({} vs {} per step)", pct(1 - a.step_time_s / b.step_time_s),
-                                secs(a.step_time_s), secs(b.step_time_s));
-  // A faster plan ranked lower: its bar overlaps plan 1's and it rests on less evidence.
+  // The fastest plan ranked below plan 1 (not plan 2, said above): its bar overlaps and it rests on less evidence.
   std::size_t fastest = 0;
   for (std::size_t i = 1; i < plans.size(); ++i)
     if (plans[i].time.step_time_s < plans[fastest].time.step_time_s) fastest = i;
-  if (fastest > 0) {
+  if (fastest > 1) {
     const Plan& f = plans[fastest];
-    std::string why = f.mfu_bar.unvalidated.empty() ? "fewer similar measured runs" : "a dimension no measured run used (" + f.mfu_bar.unvalidated.front() + ")";
-    return fmt::format("plan {} is {} faster on napkin's figures ({} vs {} per step), but its MFU error bar overlaps plan 1's and it rests on {}; {}",
-                       fastest + 1, pct(1 - f.time.step_time_s / a.step_time_s), secs(f.time.step_time_s), secs(a.step_time_s), why, out);
+    const std::string why =
+        f.mfu_bar.unvalidated.empty() ? "fewer similar measured runs" : "a dimension no measured run used (" + f.mfu_bar.unvalidated.front() + ")";
+    out += fmt::format(". Plan {} is the fastest on napkin's figures ({} per step), ranked lower because its MFU error bar overlaps and it rests on {}",
+                       fastest + 1, secs(f.time.step_time_s), why);
   }
-  if (diffs.empty()) return out + ": the same terms within 0.1%; it holds less memory per GPU";
-  out += ": ";
-  for (std::size_t i = 0; i < diffs.size(); ++i)
-    out += fmt::format("{}{} {}{}", i ? ", " : "", diffs[i].name, diffs[i].delta < 0 ? "−" : "+", secs(std::fabs(diffs[i].delta)));
   return out;
 }
 
