@@ -1,5 +1,5 @@
 // The step-time terms the framework knobs drive (docs/METHODOLOGY.md §6.10), on the toy model of
-// test_step_time.cpp, each expected figure worked out by hand in its comment; the framework files'
+// tests/step_toy.hpp, each expected figure worked out by hand in its comment; the framework files'
 // parsing; and the error bars (§6.11).
 #include <doctest/doctest.h>
 
@@ -11,50 +11,11 @@
 #include "core/step_time.hpp"
 #include "core/validation.hpp"
 #include "spec/framework_spec.hpp"
+#include "step_toy.hpp"
 
 using namespace napkin;
 
-namespace {
-
-doctest::Approx near(double v) { return doctest::Approx(v).scale(0); }
-
-// test_step_time.cpp's toy: 2 layers, h 64, 4 heads, d_ff 256 GeLU, vocab 128, 116,736 parameters.
-Model toy() {
-  Model m;
-  m.key = "toy";
-  m.layers = 2, m.d_model = 64, m.heads = 4, m.kv_heads = 4, m.head_dim = 16, m.d_ff = 256;
-  m.mlp = MlpKind::gelu, m.vocab = 128, m.context = 32, m.tied_embeddings = false;
-  m.positions = Positions::learned, m.bias = BiasKind::none, m.norm = NormKind::nonparametric;
-  return m;
-}
-
-StepSetup setup() {
-  StepSetup s;
-  s.global_batch = 4;
-  s.seq = 32;
-  s.activation_bytes = 2;
-  s.bytes_per_param = BytesPerParam{2, 2, 4, 8, 2};
-  s.grad_reduce_bytes = 2;
-  s.peak_flops_per_s = 100e12;
-  s.memory_bandwidth_bytes_per_s = 1e12;
-  s.gemm.kind = GemmTimeModel::Kind::fraction;
-  s.gemm.fraction = 0.5;
-  s.gemm.peak_flops_per_s = 100e12;
-  s.gemm.memory_bandwidth_bytes_per_s = 1e12;
-  s.net.domain_gpus = 8;
-  s.net.scale_up_bytes_per_s = 300e9;
-  s.net.scale_out_bytes_per_s = 25e9;
-  return s;
-}
-
-double term(const StepTime& t, std::string_view key) {
-  for (const StepTerm& x : t.terms)
-    if (x.key == key) return x.seconds;
-  FAIL("no term " << key);
-  return 0;
-}
-
-}  // namespace
+using namespace napkin::test;  // toy(), setup(), term(), near(): tests/step_toy.hpp
 
 TEST_CASE("kernel launch floor: kernels a layer × (forward + 2 × backward [+ replay]) × 3.8 µs") {
   Layout l;
