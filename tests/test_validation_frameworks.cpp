@@ -35,7 +35,9 @@ StepSetup card(const char* hardware_key, double peak, double hbm, double scale_o
   s.net.domain_gpus = 8;
   s.net.scale_up_bytes_per_s = std::string(hardware_key).substr(0, 4) == "a100" ? 300e9 : 450e9;
   s.net.scale_out_bytes_per_s = scale_out;
-  apply_framework(load_framework(framework), s);
+  const Framework f = load_framework(framework);
+  apply_framework(f, s);
+  s.flash_efficiency = flash_efficiency_for(f.attention_kernel, std::string(hardware_key).substr(0, 4) == "a100" ? "a100" : "h100");
   return s;
 }
 

@@ -84,6 +84,7 @@ void take_framework(PlanSetup& ps, const PlanFlags& f) {
   const Framework& fw = ps.framework;
   StepSetup& s = ps.query.step;
   apply_framework(fw, s);
+  s.flash_efficiency = flash_efficiency_for(fw.attention_kernel, ps.query.gpu_generation);
   s.tp_comm_overlap = f.tp_overlap.value_or(fw.tp_comm_overlap);
   s.compiled = f.compiled.value_or(fw.compiled);
   if (!f.grad_reduce.empty()) {
@@ -236,7 +237,7 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
                                        format_si(q.memory.memory_bytes, "B", 4) + " (" + f.memory_basis + ")", bw(hw.memory_bandwidth_bytes_per_s)));
   ps.assumptions.push_back("matrix products: " + q.step.gemm.source);
   ps.assumptions.push_back(q.step.flash_attention
-                               ? fmt::format("attention: flash kernels at {} of peak, backward {}× forward (recomputes the scores)", flash_attention_efficiency,
+                               ? fmt::format("attention: flash kernels at {} of peak, backward {}× forward (recomputes the scores)", q.step.flash_efficiency,
                                              flash_backward_over_forward)
                                : "attention: unfused Q·Kᵀ and P·V products plus softmax over s² scores (--no-flash-attention)");
   if (q.gpus > 1) {

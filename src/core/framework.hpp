@@ -3,11 +3,17 @@
 // knob cited to the framework's source): the step-time model reads these knobs and never the
 // framework's name, so a stack that is not listed is one more file (docs/METHODOLOGY.md §6.10).
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace napkin {
 
 // What --recompute selective replays in the backward pass.
+// The flash-attention kernel the framework calls: FlashAttention-2 (PyTorch SDPA's flash backend,
+// the flash-attn 2 package) or a Hopper-native one (FlashAttention-3, cuDNN's fused attention in
+// Transformer Engine). They differ on H100 only.
+enum class AttentionKernel { fa2, fa3 };
+
 enum class SelectiveRecompute {
   attention_core,      // Megatron --recompute-granularity selective: softmax(QKᵀ)V only
   every_other_matmul,  // torchtitan's op-level policy: every second matrix product (and what is not saved)
@@ -36,11 +42,13 @@ struct Framework {
   // waits for its own gather.
   bool zero3_prefetch = true;
   SelectiveRecompute selective = SelectiveRecompute::attention_core;
+  AttentionKernel attention_kernel = AttentionKernel::fa3;
   // GPU kernels one transformer layer launches in its forward pass (the backward launches about
   // twice as many), each costing at least kernel_floor_s.
   long long kernels_per_layer = 20;
 };
 
 std::string_view selective_recompute_name(SelectiveRecompute s);
+std::string_view attention_kernel_name(AttentionKernel k);
 
 }  // namespace napkin

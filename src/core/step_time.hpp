@@ -23,6 +23,10 @@ namespace napkin {
 // Counted in FlashAttention's own FLOPs: backward = 2.5 × forward (it recomputes Q·Kᵀ).
 inline constexpr double flash_attention_efficiency = 0.6;
 inline constexpr double flash_backward_over_forward = 2.5;
+// FlashAttention-2 on an H100 uses none of Hopper's new instructions (wgmma, TMA) and reaches 35%
+// of its peak (Shah et al. 2024, "FlashAttention-3", abstract: "FlashAttention-2 achieves only 35%
+// utilization on H100 GPUs"); FlashAttention-3 and cuDNN's fused attention reach the 0.6 above.
+inline constexpr double flash_attention2_hopper_efficiency = 0.35;
 // Elementwise kernels: a backward pass moves about twice the forward's bytes (it reads the
 // incoming gradient and the saved input, and writes the outgoing gradient).
 inline constexpr double memory_bound_backward_over_forward = 2.0;
@@ -81,6 +85,7 @@ struct StepSetup {
   bool zero3_prefetch = true;     // ZeRO-3 gathers the next layer's weights during this layer's compute
   SelectiveRecompute selective = SelectiveRecompute::attention_core;
   long long kernels_per_layer = 0;  // forward kernels a layer launches; 0: no launch floor
+  double flash_efficiency = flash_attention_efficiency;  // of the dense peak (flash_efficiency_for)
   double peak_flops_per_s = 0;               // dense, for the dtype
   double memory_bandwidth_bytes_per_s = 0;
   GemmTimeModel gemm;
@@ -104,6 +109,10 @@ struct LayerCost {
 };
 
 LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s);
+
+// The fraction of the dense peak a flash kernel reaches: FlashAttention-2 on Hopper (gpu
+// generation "h100") flash_attention2_hopper_efficiency, else flash_attention_efficiency.
+double flash_efficiency_for(AttentionKernel k, std::string_view gpu_generation);
 
 // A framework's knobs into the setup (overlaps, fusion, reduction dtype when it fixes one,
 // ZeRO-3 prefetch, what selective recomputation replays, kernels a layer).

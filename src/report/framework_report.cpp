@@ -42,6 +42,7 @@ std::string framework_show_text(const Framework& f) {
   line("ZeRO-3 prefetch", f.zero3_prefetch ? "yes" : "no");
   line("selective recompute", std::string(selective_recompute_name(f.selective)));
   line("kernels per layer", std::to_string(f.kernels_per_layer));
+  line("attention kernel", std::string(attention_kernel_name(f.attention_kernel)));
   out += "sources:\n";
   for (const auto& s : f.sources) out += "  " + s + "\n";
   return out;
@@ -60,6 +61,7 @@ nlohmann::json framework_json(const Framework& f) {
           {"zero3_prefetch", f.zero3_prefetch},
           {"selective_recompute", std::string(selective_recompute_name(f.selective))},
           {"kernels_per_layer", f.kernels_per_layer},
+          {"attention_kernel", std::string(attention_kernel_name(f.attention_kernel))},
           {"sources", f.sources}};
 }
 

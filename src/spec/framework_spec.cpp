@@ -42,6 +42,7 @@ Framework parse_framework(std::string_view text, const std::string& display_path
                     ? SelectiveRecompute::attention_core
                     : SelectiveRecompute::every_other_matmul;
   f.kernels_per_layer = r.required_positive_int("kernels_per_layer", 10000);
+  f.attention_kernel = r.required_choice("attention_kernel", {"fa2", "fa3"}) == "fa2" ? AttentionKernel::fa2 : AttentionKernel::fa3;
   r.finish();
   return f;
 }
