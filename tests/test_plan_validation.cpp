@@ -11,8 +11,11 @@
 
 #include "core/plan_search.hpp"
 #include "core/step_time.hpp"
+#include "spec/framework_spec.hpp"
+#include "validation_support.hpp"
 
 using namespace napkin;
+using napkin::test::Row;
 
 namespace {
 
@@ -51,6 +54,7 @@ StepSetup selene(long long global_batch, bool fp16 = true) {
   s.net.scale_out_bytes_per_s = 25e9;
   s.net.scale_up_latency_s = 3.4e-6;
   s.net.scale_out_latency_s = 14e-6;
+  apply_framework(load_framework("megatron"), s);
   return s;
 }
 
@@ -61,15 +65,6 @@ double narayanan_flops(const Model& m, double B, double s) {
   return 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
 }
 
-struct Row {
-  std::string name;
-  std::string source;
-  std::string layout;    // as published
-  std::string unit;      // what was measured
-  double measured = 0;
-  double predicted = 0;
-  double error() const { return predicted / measured - 1; }
-};
 
 // Megatron-LM 2021 (Narayanan Table 1 and 2): fp16 with an fp16 gradient buffer accumulated
 // outside the products, every layer recomputed, no overlap of the data-parallel all-reduce except
@@ -90,6 +85,7 @@ Row narayanan(std::string name, std::string source, const Model& m, long long tp
   r.unit = "TFLOP/s per GPU (eq. 3)";
   r.measured = tflops;
   r.predicted = narayanan_flops(m, static_cast<double>(B), 2048) / t.step_time_s / static_cast<double>(gpus) / 1e12;
+  r.params = count_params(m).total, r.tp = tp, r.pp = pp, r.dp = l.dp;
   return r;
 }
 
@@ -112,6 +108,7 @@ Row korthikanti(std::string name, const Model& m, long long pp, long long B, lon
   r.unit = "seconds per iteration";
   r.measured = seconds;
   r.predicted = t.step_time_s;
+  r.params = count_params(m).total, r.tp = 8, r.pp = pp;
   return r;
 }
 
@@ -176,6 +173,7 @@ std::vector<Row> rows() {
     r.unit = "TFLOP/s per GPU (eq. 3)";
     r.measured = 149.77;
     r.predicted = narayanan_flops(m, 2048, 2048) / t.step_time_s / 384 / 1e12;
+    r.params = count_params(m).total, r.tp = 4, r.pp = 12, r.dp = 8, r.zero = 1;
     out.push_back(r);
   }
   return out;
@@ -222,6 +220,10 @@ PlanQuery h100_query(long long gpus, long long tp, long long pp, long long batch
   q.memory.recipe = r;
   q.memory.seq = seq;
   q.memory.memory_bytes = 80e9;
+  const Framework megatron = load_framework("megatron");
+  apply_framework(megatron, q.step);
+  q.step.grad_reduce_bytes = r.grad_bytes;
+  q.zero_stages = megatron.zero_stages;  // Megatron-Core: plain DDP or its distributed optimizer
   return q;
 }
 
@@ -245,6 +247,7 @@ Row megatron_core_row(const MegatronCoreRow& x) {
   row.unit = "MFU";
   row.measured = x.mfu;
   row.predicted = flops / (static_cast<double>(q.gpus) * 989.5e12 * t.step_time_s);
+  row.gpu = "h100", row.params = count_params(m).total, row.tp = x.tp, row.pp = x.pp, row.dp = 48, row.zero = lay.zero;
   return row;
 }
 
@@ -275,14 +278,8 @@ Row llama3_405b_row(long long gpus, double mfu) {
   row.unit = "MFU";
   row.measured = mfu;
   row.predicted = p.time.mfu;
+  row.gpu = "h100", row.params = count_params(m).total, row.tp = 8, row.pp = 16, row.dp = gpus / 128, row.zero = p.layout.zero;
   return row;
-}
-
-void print_table(const std::vector<Row>& rows) {
-  std::printf("| run | layout | measured | napkin | error | source |\n|---|---|---|---|---|---|\n");
-  for (const Row& r : rows)
-    std::printf("| %s | %s | %.4g %s | %.4g | %+.1f%% | %s |\n", r.name.c_str(), r.layout.c_str(), r.measured, r.unit.c_str(), r.predicted,
-                100 * r.error(), r.source.c_str());
 }
 
 }  // namespace
@@ -299,7 +296,8 @@ TEST_CASE("H100, layouts partly published (Megatron-Core): large models within 2
     else
       CHECK(std::fabs(r.error()) <= 0.20);
   }
-  if (std::getenv("NAPKIN_VALIDATION_TABLE")) print_table(all);
+  test::print_rows(all);
+  test::check_recorded(all);
 }
 
 TEST_CASE("Llama 3 405B (Meta, interleaved over 126 layers unevenly): within 20%, napkin below the measurement") {
@@ -312,7 +310,8 @@ TEST_CASE("Llama 3 405B (Meta, interleaved over 126 layers unevenly): within 20%
     CHECK(r.error() < 0);
     CHECK(r.layout.find("v 1,") == std::string::npos);  // an interleaved schedule, as Meta ran
   }
-  if (std::getenv("NAPKIN_VALIDATION_TABLE")) print_table(all);
+  test::print_rows(all);
+  test::check_recorded(all);
 }
 
 TEST_CASE("published runs: every row within 20%, the mean within 10%, one set of constants") {
@@ -328,8 +327,9 @@ TEST_CASE("published runs: every row within 20%, the mean within 10%, one set of
   const double n = static_cast<double>(all.size());
   CHECK(sum_abs / n <= 0.10);
   CHECK(std::fabs(sum / n) <= 0.10);
-  if (std::getenv("NAPKIN_VALIDATION_TABLE")) {
-    print_table(all);
+  test::print_rows(all);
+  test::check_recorded(all);
+  if (test::table_wanted("1")) {
     std::printf("\nmean |error| %.1f%%, mean error %+.1f%%, worst %+.1f%%\n", 100 * sum_abs / n, 100 * sum / n, [&] {
       double worst = 0;
       for (const Row& r : all)

@@ -10,6 +10,7 @@
 #include "cli/common.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "spec/framework_spec.hpp"
 
 namespace napkin::cli {
 namespace {
@@ -31,7 +32,7 @@ struct CommandInfo {
 };
 
 struct Names {
-  std::vector<std::string> models, hardware, engines;
+  std::vector<std::string> models, hardware, engines, frameworks;
 };
 
 bool is_choice_list(const std::string& v) {
@@ -68,7 +69,9 @@ OptionInfo describe(const CLI::Option* o, const std::string& command, const Name
   if (hardware) info.choices.insert(info.choices.end(), names.hardware.begin(), names.hardware.end());
   const bool engine = info.flag == "--engine" || (o->get_positional() && command == "engines");
   if (engine) info.choices.insert(info.choices.end(), names.engines.begin(), names.engines.end());
-  info.files = model || hardware || engine || v.find("PATH") != std::string::npos || v.find("FILE") != std::string::npos;
+  const bool framework = info.flag == "--framework" || (o->get_positional() && command == "frameworks");
+  if (framework) info.choices.insert(info.choices.end(), names.frameworks.begin(), names.frameworks.end());
+  info.files = model || hardware || engine || framework || v.find("PATH") != std::string::npos || v.find("FILE") != std::string::npos;
   return info;
 }
 
@@ -238,6 +241,7 @@ void setup_completion(CLI::App& app, Context& ctx) {
     for (const auto& [key, m] : ctx.registry().all_models()) names.models.push_back(key);
     for (const auto& [key, h] : ctx.registry().all_hardware()) names.hardware.push_back(key);
     for (const auto& [key, e] : ctx.registry().all_engines()) names.engines.push_back(key);
+    for (const Framework& f : builtin_frameworks()) names.frameworks.push_back(f.key);
     std::vector<CommandInfo> commands;
     walk(&app, "", {}, names, commands);
     emit(*shell == "bash" ? bash_script(commands) : zsh_script(commands));

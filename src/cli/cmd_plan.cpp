@@ -125,6 +125,16 @@ void setup_plan(CLI::App& app, Context& ctx) {
   sub->add_option("--scale-out-bw", f.scale_out_bw, "Scale-out (network) bandwidth per GPU per direction: 400Gb/s or 50GB/s [the spec]")->type_name("BW");
   sub->add_flag("--allow-cross-node-tp", f.allow_cross_node_tp, "Let tp × cp exceed the scale-up domain");
   sub->add_flag("--no-overlap", f.no_overlap, "Data-parallel reduction and ZeRO gathers wait for the compute (no overlap)");
+  sub->add_option("--framework", f.framework,
+                  "Training framework whose behaviour is priced: a name from 'napkin frameworks list' or a .toml file [megatron]")
+      ->type_name("NAME|FILE");
+  auto* on = sub->add_flag_callback("--tp-overlap", [&f] { f.tp_overlap = true; },
+                                    "Overlap tensor-parallel communication with the products (TE userbuffers, async TP) [the framework's]");
+  sub->add_flag_callback("--no-tp-overlap", [&f] { f.tp_overlap = false; }, "Tensor-parallel communication on the critical path [the framework's]")
+      ->excludes(on);
+  auto* compile = sub->add_flag_callback("--compile", [&f] { f.compiled = true; }, "Fused elementwise kernels (torch.compile, TE) [the framework's]");
+  sub->add_flag_callback("--eager", [&f] { f.compiled = false; }, "One kernel per elementwise op (eager PyTorch) [the framework's]")->excludes(compile);
+  sub->add_option("--grad-reduce", f.grad_reduce, "Dtype the gradients are reduced in [the framework's, else the recipe's]")->type_name("fp32|bf16");
   sub->add_option("--top", f.top, "How many of the best layouts to print [3]")->type_name("K");
   sub->add_flag("--explain", o->explain, "Show the arithmetic of the best (or the given) layout");
   sub->add_flag("--json", o->json, "Print one JSON object: {\"plans\": [...]}, best first");

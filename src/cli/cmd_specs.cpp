@@ -4,7 +4,9 @@
 #include "cli/common.hpp"
 #include "core/error.hpp"
 #include "report/engine_report.hpp"
+#include "report/framework_report.hpp"
 #include "report/model_toml.hpp"
+#include "spec/framework_spec.hpp"
 #include "spec/spec_loader.hpp"
 #include "report/spec_report.hpp"
 
@@ -52,6 +54,28 @@ void setup_hardware(CLI::App& app, Context& ctx) {
         const Hardware h = c.registry().hardware(name);
         if (json) emit_json(hardware_json(h));
         else emit(hardware_show_text(h, c.columns()));
+      });
+}
+
+void setup_frameworks(CLI::App& app, Context& ctx) {
+  CLI::App* sub = app.add_subcommand("frameworks", "List and show training frameworks (what plan prices for --framework)");
+  sub->require_subcommand(1);
+  sub->footer("Examples:\n  napkin frameworks list\n  napkin frameworks show torchtitan --json");
+  add_list_show(
+      sub, ctx, "framework",
+      [](Context& c, bool json) {
+        const auto all = builtin_frameworks();
+        if (json) {
+          nlohmann::json arr = nlohmann::json::array();
+          for (const Framework& f : all) arr.push_back(framework_json(f));
+          emit(arr.dump(2) + "\n");
+        } else {
+          emit(frameworks_list_text(all, c.columns()));
+        }
+      },
+      [](Context&, const std::string& name, bool json) {
+        const Framework f = load_framework(name);
+        emit(json ? framework_json(f).dump(2) + "\n" : framework_show_text(f));
       });
 }
 

@@ -1,4 +1,6 @@
 // napkin train: how long (and how much) training a model takes, or what fits in a budget.
+#include <fmt/format.h>
+
 #include <memory>
 
 #include "cli/common.hpp"
@@ -208,6 +210,13 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
     for (const std::string& c : predicted->caveats) r.mfu_source += "; " + c;  // where that layout leaves docs/validation
   }
   r.run = solve_training(q);
+  if (predicted && predicted->validated_by > 0 && predicted->mfu_low > 0 && r.run.solved_for == Unknown::days) {
+    // Days scale as 1 / MFU: the slow end of the bar is the long end of the range.
+    r.days_low = r.run.days() * predicted->mfu / predicted->mfu_high;
+    r.days_high = r.run.days() * predicted->mfu / predicted->mfu_low;
+    r.mfu_source += fmt::format("; MFU bar {}–{} from {} similar measured runs", format_sig(100 * predicted->mfu_low, 3) + "%",
+                                format_sig(100 * predicted->mfu_high, 3) + "%", predicted->validated_by);
+  }
 
   r.cost_inputs.tdp_watts = hw.tdp_watts;
   r.cost_inputs.pue = parse_count(o.pue, "--pue");

@@ -68,6 +68,7 @@ void print_error(const std::string& text, const char* kind = "error");
 void setup_train(CLI::App& app, Context& ctx);
 void setup_hardware(CLI::App& app, Context& ctx);
 void setup_models(CLI::App& app, Context& ctx);
+void setup_frameworks(CLI::App& app, Context& ctx);
 void setup_completion(CLI::App& app, Context& ctx);  // hidden; call last: it walks the others
 void setup_memory(CLI::App& app, Context& ctx);
 void setup_bench(CLI::App& app, Context& ctx);

@@ -36,6 +36,7 @@ int run(int argc, char** argv) {
   napkin::cli::setup_hardware(app, ctx);
   napkin::cli::setup_models(app, ctx);
   napkin::cli::setup_engines(app, ctx);
+  napkin::cli::setup_frameworks(app, ctx);
   napkin::cli::setup_completion(app, ctx);
   napkin::cli::apply_option_rules(app);  // after every setup_x: empty values, counts, value names
   // After the subcommands: CLI11 copies a parent's footer into each subcommand it adds, and these
@@ -54,7 +55,7 @@ int run(int argc, char** argv) {
       for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
       if (std::find(names.begin(), names.end(), argv[1]) == names.end())
         throw napkin::Error(std::string("unknown command '") + argv[1] + "'" + napkin::did_you_mean(argv[1], names) +
-                            " (commands: train, memory, plan, infer, bench, calibrate, hardware, models, engines)");
+                            " (commands: train, memory, plan, infer, bench, calibrate, hardware, models, engines, frameworks)");
     }
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

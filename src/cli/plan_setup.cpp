@@ -2,15 +2,18 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "cli/common.hpp"
 #include "core/error.hpp"
 #include "core/interconnect.hpp"
+#include "core/suggest.hpp"
 #include "core/units.hpp"
 #include "report/calibration_file.hpp"
 #include "report/format.hpp"
 #include "spec/nccl_tests.hpp"
+#include "spec/framework_spec.hpp"
 #include "spec/spec_file.hpp"
 #include "spec/toml_reader.hpp"
 
@@ -38,6 +41,38 @@ double link_bandwidth(const std::string& text, const char* flag) {
 }
 
 std::string bw(double bytes_per_s) { return format_si(bytes_per_s, "B/s", 4); }
+
+// --framework and the flags that override its knobs, into the step setup and the ZeRO stages
+// the search tries; one assumption line says what was taken and from where.
+void take_framework(PlanSetup& ps, const PlanFlags& f) {
+  ps.framework = load_framework(f.framework.empty() ? default_framework : std::string_view(f.framework));
+  const Framework& fw = ps.framework;
+  StepSetup& s = ps.query.step;
+  apply_framework(fw, s);
+  s.flash_efficiency = flash_efficiency_for(fw.attention_kernel, ps.query.gpu_generation);
+  s.tp_comm_overlap = f.tp_overlap.value_or(fw.tp_comm_overlap);
+  s.compiled = f.compiled.value_or(fw.compiled);
+  if (!f.grad_reduce.empty()) {
+    if (f.grad_reduce != "fp32" && f.grad_reduce != "bf16")
+      throw Error("--grad-reduce must be fp32 or bf16, found '" + f.grad_reduce + "'" + did_you_mean(f.grad_reduce, {"fp32", "bf16"}));
+    s.grad_reduce_bytes = f.grad_reduce == "fp32" ? 4 : 2;
+  }
+  ps.query.zero_stages = fw.zero_stages;
+  ps.query.framework = fw.key;
+  if (ps.query.zero && std::find(fw.zero_stages.begin(), fw.zero_stages.end(), *ps.query.zero) == fw.zero_stages.end())
+    ps.warnings.push_back(fmt::format("--zero {}: {} does not run that stage; priced anyway", *ps.query.zero, fw.key));
+  std::string stages;
+  for (int z : fw.zero_stages) {
+    if (!stages.empty()) stages += ", ";
+    stages += std::to_string(z);
+  }
+  ps.assumptions.push_back(fmt::format(
+      "framework {}{} ('napkin frameworks show {}'): ZeRO stages {}; tensor-parallel overlap {}{}; {} elementwise kernels{}; {} kernels a layer "
+      "at ≥ {} µs each; gradients reduced in {} bytes{}; selective recompute replays {}",
+      fw.key, f.framework.empty() ? " (default)" : "", fw.key, stages, s.tp_comm_overlap ? "on" : "off", f.tp_overlap ? " (flag)" : "",
+      s.compiled ? "fused" : "eager", f.compiled ? " (flag)" : "", fw.kernels_per_layer, format_sig(kernel_floor_s * 1e6, 2),
+      format_sig(s.grad_reduce_bytes, 2), f.grad_reduce.empty() ? "" : " (flag)", selective_recompute_name(fw.selective)));
+}
 
 }  // namespace
 
@@ -112,6 +147,7 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   if (!peak) throw Error(fmt::format("--dtype: {} has no {} peak in its spec", hw.key, f.dtype));
   q.step.peak_flops_per_s = *peak;
   q.step.memory_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
+  q.gpu_generation = gpu_generation(hw.key);
   const Optimizer& opt = find_optimizer(f.optimizer);
   const PrecisionRecipe& recipe = find_recipe(f.precision);
   q.step.flash_attention = f.flash_attention;
@@ -119,13 +155,17 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   q.step.activation_bytes = recipe.activation_bytes;
   q.step.bytes_per_param = bytes_per_param(opt, recipe, opt.factored_second_moment ? std::optional<double>(adafactor_state_values_per_param(m)) : std::nullopt);
   q.step.grad_reduce_bytes = recipe.grad_bytes;
-  q.step.overlap_grad_reduce = q.step.overlap_param_gather = !f.no_overlap;
+  take_framework(ps, f);
+  if (f.no_overlap) q.step.overlap_grad_reduce = q.step.overlap_param_gather = false;
   q.memory.optimizer = opt;
   q.memory.recipe = recipe;
   q.memory.seq = q.step.seq;
   q.memory.flash_attention = q.step.flash_attention;
   q.memory.dropout = f.dropout;
-  if (!f.selective.empty()) q.memory.selective = selective_policy_from_name(f.selective);
+  // What selective recomputation keeps (memory) and replays (time) is one setting: the framework's,
+  // or --selective's.
+  if (!f.selective.empty()) q.step.selective = selective_policy_from_name(f.selective);
+  q.memory.selective = q.step.selective;
   q.memory.memory_bytes = gpu_memory_bytes(hw, memory_basis_from_name(f.memory_basis));
   if (!f.reserve.empty()) q.memory.reserve_bytes = reserve_flag(f.reserve, q.memory.memory_bytes);
   q.memory.cross_entropy = cross_entropy_from_name(f.cross_entropy);
@@ -208,7 +248,7 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
                                        format_si(q.memory.memory_bytes, "B", 4) + " (" + f.memory_basis + ")", bw(hw.memory_bandwidth_bytes_per_s)));
   ps.assumptions.push_back("matrix products: " + q.step.gemm.source);
   ps.assumptions.push_back(q.step.flash_attention
-                               ? fmt::format("attention: flash kernels at {} of peak, backward {}× forward (recomputes the scores)", flash_attention_efficiency,
+                               ? fmt::format("attention: flash kernels at {} of peak, backward {}× forward (recomputes the scores)", q.step.flash_efficiency,
                                              flash_backward_over_forward)
                                : "attention: unfused Q·Kᵀ and P·V products plus softmax over s² scores (--no-flash-attention)");
   if (q.gpus > 1) {
@@ -221,16 +261,16 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
                                            format_sig(net.scale_out_latency_s * 1e6, 3)));
     ps.assumptions.push_back(fmt::format("collectives reach {} of the scale-up and {} of the scale-out link (NCCL measurements), ramping up over messages of ~{} MB; ring factors 2(n−1)/n, (n−1)/n",
                                          scale_up_efficiency, scale_out_efficiency, collective_half_bandwidth_bytes / 1e6));
-    ps.assumptions.push_back(q.step.overlap_grad_reduce
-                                 ? "overlap: data-parallel reduction behind the last micro-batch's backward, ZeRO gathers behind forward, context-parallel ring behind attention; tensor-parallel, expert and pipeline transfers exposed"
-                                 : "overlap: none for the data-parallel reduction and gathers (--no-overlap); context-parallel ring behind attention; tensor-parallel, expert and pipeline transfers exposed");
+    ps.assumptions.push_back(fmt::format("overlap: {}; context-parallel ring behind attention; tensor-parallel transfers {}; expert and pipeline transfers exposed",
+                                         q.step.overlap_grad_reduce
+                                             ? "data-parallel reduction behind the last micro-batch's backward but its last bucket, ZeRO gathers behind forward, ZeRO-3 layer by layer"
+                                             : "none for the data-parallel reduction and gathers",
+                                         q.step.tp_comm_overlap ? "behind the layer's products (with sequence parallelism) but the last chunk of each reduce-scatter" : "exposed"));
   }
   ps.assumptions.push_back(fmt::format("{} with {}: {} bytes/param of model states, gradients reduced in {} bytes; dropout {}", opt.name, recipe.name,
-                                       format_sig(q.step.bytes_per_param.total(), 4), format_sig(recipe.grad_bytes, 2), f.dropout ? "on" : "off"));
+                                       format_sig(q.step.bytes_per_param.total(), 4), format_sig(q.step.grad_reduce_bytes, 2), f.dropout ? "on" : "off"));
   if (q.memory.reserve_bytes > 0) ps.assumptions.push_back(fmt::format("memory reserve {} per GPU (--reserve)", format_si(q.memory.reserve_bytes, "B", 3)));
   if (q.memory.runtime_reserve) ps.assumptions.push_back(runtime_reserve_assumption(q.memory.cross_entropy));
-  if (q.memory.selective == SelectivePolicy::every_other_matmul && q.recompute == Recompute::selective)
-    ps.assumptions.push_back("selective every-other-matmul: its memory is modelled; the step time does not yet charge its recomputation");
   return ps;
 }
 
@@ -267,6 +307,8 @@ PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus,
   PredictedRate r;
   r.mfu = p.time.mfu;
   r.tokens_per_s_per_gpu = p.time.tokens_per_s / static_cast<double>(gpus);
+  r.mfu_low = p.mfu_bar.low, r.mfu_high = p.mfu_bar.high, r.validated_by = p.mfu_bar.validated_by;
+  for (const std::string& u : p.mfu_bar.unvalidated) r.caveats.push_back("unvalidated: " + u);
   r.layout = fmt::format("tp {} · cp {} · pp {} · dp {}{}, micro-batch {}{}, sequence parallel {}, recompute {}, ZeRO {}", l.tp, l.cp, l.pp, l.dp,
                          l.ep > 1 ? fmt::format(" (ep {})", l.ep) : "", l.micro_batch,
                          l.interleave > 1 ? fmt::format(", interleave {}", l.interleave) : "", l.sequence_parallel ? "yes" : "no",

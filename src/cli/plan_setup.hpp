@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/framework.hpp"
 #include "core/hardware.hpp"
 #include "core/plan_search.hpp"
 
@@ -18,6 +19,8 @@ struct PlanFlags {
   std::string selective;              // what --recompute selective recomputes (empty: attention-core)
   std::string cross_entropy = "fused";  // how the loss copies the logits (runtime reserve)
   std::vector<std::string> network;   // --network [intra|inter][,COLLECTIVE]=FILE, repeatable
+  std::string framework, grad_reduce;  // --framework (default megatron), --grad-reduce fp32|bf16
+  std::optional<bool> tp_overlap, compiled;  // --tp-overlap/--no-tp-overlap, --compile/--eager
   bool sequence_parallel = false, no_sequence_parallel = false;
   bool flash_attention = true, dropout = false, allow_cross_node_tp = false, no_overlap = false;
 };
@@ -25,6 +28,7 @@ struct PlanFlags {
 struct PlanSetup {
   PlanQuery query;
   Dtype dtype = Dtype::bf16;
+  Framework framework;
   std::vector<std::string> assumptions;
   std::vector<std::string> warnings;
 };
@@ -51,6 +55,8 @@ PlanSearch run_plan_search(const Model& m, const PlanSetup& s);
 struct PredictedRate {
   double mfu = 0;                  // the plan's MFU (6·P_active + causal attention)
   double tokens_per_s_per_gpu = 0;
+  double mfu_low = 0, mfu_high = 0;  // the plan's error bar (core/validation.hpp)
+  long long validated_by = 0;
   std::string layout;              // "tp 8 · cp 1 · pp 4 · dp 32, micro-batch 1, ..."
   std::vector<std::string> caveats;  // validation_caveats of that layout
 };

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
+#include "core/model.hpp"
 
 namespace napkin {
 namespace {
@@ -166,6 +167,16 @@ long long cross_domain_cap(const PlanQuery& q, long long tp, long long cp) {
   return std::max(q.step.net.domain_gpus, (q.tp ? tp : 1) * (q.cp ? cp : 1));
 }
 
+void rank_by_evidence(std::vector<Plan>& plans) {
+  for (std::size_t first = 0; first < plans.size();) {
+    std::size_t end = first + 1;
+    while (end < plans.size() && bars_overlap(plans[first].mfu_bar, plans[end].mfu_bar)) ++end;
+    std::stable_sort(plans.begin() + static_cast<std::ptrdiff_t>(first), plans.begin() + static_cast<std::ptrdiff_t>(end),
+                     [](const Plan& a, const Plan& b) { return a.mfu_bar.similarity > b.mfu_bar.similarity; });
+    first = end;
+  }
+}
+
 PlanSearch search_plans(const Model& m, const PlanQuery& q) {
   if (auto problem = plan_query_problem(m, q)) throw Error(*problem);
   const long long domain = q.step.net.domain_gpus;
@@ -174,15 +185,20 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
   PlanSearch out;
   out.single_layout = q.tp && q.cp && q.pp && q.micro_batch && (!moe || q.ep) && q.sequence_parallel && q.recompute && q.zero &&
                       (q.interleave || *q.pp == 1);
-  const std::size_t keep = std::max<std::size_t>(q.top, 1);
+  // With error bars, at least 9 plans (3× the asked-for ones) are kept, so that ranking ties by
+  // evidence can bring a better-validated plan from just outside the top into it, and so that
+  // --top 1 (train --mfu predicted) and --top 3 rank the same plans and agree on the best.
+  const std::size_t keep = q.gpu_generation.empty() ? std::max<std::size_t>(q.top, 1) : std::max<std::size_t>(3 * q.top, 9);
   std::optional<Plan> closest;
   Refusals refused;
   // Layer costs depend only on (tp, cp, ep, micro-batch, sequence parallelism).
   std::map<std::tuple<long long, long long, long long, long long, bool>, LayerCost> costs;
-  // With flash attention, selective recomputation is what the kernel already does (it recomputes
-  // the scores in its backward): the same time and memory as none, so it is not searched.
-  const std::vector<Recompute> policies = q.step.flash_attention ? std::vector<Recompute>{Recompute::none, Recompute::full}
-                                                                 : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full};
+  // With flash attention, Megatron's selective recomputation (the attention core) is what the
+  // kernel already does (it recomputes the scores in its backward): the same time and memory as
+  // none, so it is not searched. torchtitan's every-other-matmul policy is a real trade.
+  const bool selective_differs = !q.step.flash_attention || q.step.selective == SelectivePolicy::every_other_matmul;
+  const std::vector<Recompute> policies = selective_differs ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full}
+                                                            : std::vector<Recompute>{Recompute::none, Recompute::full};
   Choices choices;
   const std::vector<long long> experts = moe ? choices(q.ep, m.moe->experts) : std::vector<long long>{1};
   std::map<long long, std::vector<long long>> vs_of_pp;  // interleavings(), once per pp
@@ -224,7 +240,7 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
         for (long long ep : experts) eps += q.ep || (dp * cp) % ep == 0;
         const long long sps = q.sequence_parallel || tp == 1 ? 1 : 1 + ((seq / cp) % tp == 0);
         const long long rcs = q.recompute ? 1 : static_cast<long long>(policies.size());
-        const long long zeros = q.zero || dp * cp == 1 ? 1 : 4;
+        const long long zeros = q.zero || dp * cp == 1 ? 1 : static_cast<long long>(q.zero_stages.size());
         for (long long b : bs) {
           const long long micro_batches = per_replica && per_replica % b == 0 ? per_replica / b : 0;
           // v > 1 is searched only where Megatron allows it: m a multiple of pp.
@@ -285,8 +301,7 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
               for (bool sp : either<bool>(q.sequence_parallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})) {
                 if (!q.sequence_parallel && sp && (seq / cp) % tp != 0) continue;
                 for (Recompute rc : either<Recompute>(q.recompute, policies)) {
-                  for (int zero : either<int>(q.zero, {0, 1, 2, 3})) {
-                    if (!q.zero && zero > 0 && dp * cp == 1) continue;
+                  for (int zero : either<int>(q.zero, dp * cp == 1 ? std::vector<int>{0} : q.zero_stages)) {
                     Layout l = rep;
                     l.ep = ep, l.interleave = v, l.sequence_parallel = sp, l.recompute = rc, l.zero = zero;
                     ++out.candidates;
@@ -325,6 +340,14 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
     }
   }
   if (out.plans.empty()) out.closest = std::move(closest);
+  if (!q.gpu_generation.empty()) {
+    const double params = count_params(m).total;
+    auto bar = [&](Plan& p) { p.mfu_bar = error_bar({q.gpu_generation, q.framework, params, p.layout}, p.time.mfu); };
+    for (Plan& p : out.plans) bar(p);
+    if (out.closest) bar(*out.closest);
+    rank_by_evidence(out.plans);
+    if (out.plans.size() > std::max<std::size_t>(q.top, 1)) out.plans.resize(std::max<std::size_t>(q.top, 1));
+  }
   std::tie(out.common_problem, out.common_problem_count) = refused.most_common();
   return out;
 }

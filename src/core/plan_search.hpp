@@ -10,6 +10,7 @@
 #include "core/layout.hpp"
 #include "core/plan_memory.hpp"
 #include "core/step_time.hpp"
+#include "core/validation.hpp"
 
 namespace napkin {
 
@@ -20,7 +21,13 @@ struct PlanQuery {
   std::optional<bool> sequence_parallel;
   std::optional<Recompute> recompute;
   std::optional<int> zero;
-  bool allow_cross_node_tp = false;  // the search may also try tp·cp beyond the scale-up domain
+  bool allow_cross_node_tp = false;  // tp·cp may exceed the scale-up domain
+  // The ZeRO stages searched when --zero is not given: those the framework runs
+  // (Framework::zero_stages). With one data-parallel rank the stage changes nothing: 0 is tried.
+  std::vector<int> zero_stages = {0, 1, 2, 3};
+  // What the error bars compare with the measured runs (core/validation.hpp); no bars when the
+  // generation is empty.
+  std::string gpu_generation, framework;
   std::size_t top = 3;
   StepSetup step;
   MemorySetup memory;  // optimizer, recipe, seq, flash, capacity and reserve; micro_batches set per layout
@@ -30,7 +37,12 @@ struct Plan {
   Layout layout;
   StepTime time;
   PlanMemory memory;
+  ErrorBar mfu_bar;  // the MFU's error bar from the most similar measured runs
 };
+
+// Plans whose MFU bars overlap are ties: within each run of such plans (fastest first), the one
+// resting on more similar measured runs goes first (docs/METHODOLOGY.md §6.9).
+void rank_by_evidence(std::vector<Plan>& plans);
 
 struct PlanSearch {
   std::vector<Plan> plans;            // fitting layouts, fastest first, at most `top`, one per (tp, cp, pp, ep)

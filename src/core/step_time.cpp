@@ -35,6 +35,38 @@ double v_head_dim(const Model& m) { return m.mla ? d(m.mla->v_head_dim) : d(m.he
 
 long long moe_layer_count(const Model& m) { return m.moe ? m.layers - m.moe->dense_layers : 0; }
 
+// Tensor-parallel communication left on the critical path. Without overlap, all of it. With it
+// (Transformer Engine userbuffers, NeMo's tp_comm_overlap; PyTorch async TP, torchtitan's
+// enable_async_tensor_parallel; both need sequence parallelism), each all-gather → product and
+// product → reduce-scatter is split into tp chunks that run beside the previous chunk's product
+// (Wang et al. 2023, "Overlap communication with dependent computation via decomposition",
+// ASPLOS, §4). What cannot hide: the last chunk of each reduce-scatter, 1/tp of it, with no product
+// left beside it; and whatever exceeds the time of the products.
+double tp_exposed_s(const CommTerm& tp, double products_s, long long tp_size, bool overlap) {
+  if (!overlap || tp.calls == 0) return tp.total_s();
+  const double tail_s = tp.total_s() / (2.0 * d(tp_size));  // half the traffic is reduce-scatter
+  return tail_s + std::max(0.0, tp.total_s() - tail_s - products_s);
+}
+
+// FSDP / ZeRO-3 per micro-batch, layer by layer (PyTorch FSDP2 torch/distributed/fsdp/
+// _fully_shard/_fsdp_param_group.py: the next layer's all-gather is issued while this one
+// computes; DeepSpeed stage3 prefetches by stage3_prefetch_bucket_size). A layer's transfers hide
+// while they are shorter than a layer's compute; the first layer's forward gather has nothing
+// before it, and the last reduce-scatter of the backward (the first layer's) nothing after it.
+// Without prefetch each gather waits on the stream before its layer runs.
+double zero3_exposed_s(double gather_s, double reduce_s, double units, double fwd_s, double bwd_s, bool prefetch) {
+  if (!prefetch) return units * 2 * gather_s + std::max(0.0, units * reduce_s - bwd_s);
+  const double rest = (units - 1) / units;
+  return gather_s + reduce_s + std::max(0.0, (units - 1) * gather_s - rest * fwd_s) +
+         std::max(0.0, (units - 1) * (gather_s + reduce_s) - rest * bwd_s);
+}
+
+// Kernels launched per micro-batch on the slowest stage, each at least kernel_floor_s: forward,
+// backward (twice the forward's), and the forward again under full recomputation.
+double launch_floor_s(double layers, long long kernels_per_layer, bool recompute_full) {
+  return layers * d(kernels_per_layer) * (1 + backward_kernels_over_forward + (recompute_full ? 1 : 0)) * kernel_floor_s;
+}
+
 }  // namespace
 
 double CommTerm::wire_bytes() const {
@@ -42,6 +74,22 @@ double CommTerm::wire_bytes() const {
   if (group.size <= 1) return 0;
   const double factor = collective == Collective::all_reduce ? 2 * (n - 1) / n : collective == Collective::send_recv ? 1 : (n - 1) / n;
   return calls * bytes * factor;
+}
+
+double flash_efficiency_for(AttentionKernel k, std::string_view gpu_generation) {
+  return k == AttentionKernel::fa2 && gpu_generation == "h100" ? flash_attention2_hopper_efficiency : flash_attention_efficiency;
+}
+
+void apply_framework(const Framework& f, StepSetup& s) {
+  s.tp_comm_overlap = f.tp_comm_overlap;
+  s.compiled = f.compiled;
+  s.overlap_grad_reduce = f.overlap_grad_reduce;
+  s.overlap_param_gather = f.overlap_param_gather;
+  s.fused_grad_accumulation = f.fused_grad_accumulation;
+  s.zero3_prefetch = f.zero3_prefetch;
+  s.selective = f.selective;
+  s.kernels_per_layer = f.kernels_per_layer;
+  if (f.grad_reduce_bytes > 0) s.grad_reduce_bytes = f.grad_reduce_bytes;
 }
 
 std::optional<std::string> batch_problem(const Layout& l, long long global_batch) {
@@ -101,7 +149,7 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   // Attention core: useful (causal) forward FLOPs of s/cp queries against all s keys.
   c.attention_fwd_flops = d(l.micro_batch) * heads_local * d(local_seq) * d(s.seq) * (qk_head_dim(m) + v_head_dim(m));
   if (s.flash_attention) {
-    const double rate = s.peak_flops_per_s * flash_attention_efficiency;
+    const double rate = s.peak_flops_per_s * s.flash_efficiency;
     c.attention_fwd_s = c.attention_fwd_flops / rate;
     c.attention_bwd_s = flash_backward_over_forward * c.attention_fwd_flops / rate;
   } else {
@@ -186,6 +234,8 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
                                                : collective_time_s(Collective::all_reduce, r.tp.bytes, r.tp.group, net);
     r.tp.calls = layers * (4 + 2 * recompute_full);
   }
+  r.tp_exposed_s = tp_exposed_s(r.tp, layers * ((1 + recompute_full) * c.gemm_fwd_s + c.gemm_bwd_s), l.tp,
+                                s.tp_comm_overlap && l.sequence_parallel);
   double cp_fwd_exposed = 0, cp_bwd_exposed = 0;
   if (l.cp > 1) {
     // Ring attention (Megatron/TE context parallelism): cp−1 steps each passing this rank's K
@@ -248,22 +298,25 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   // Bytes sent per step in the parts of overlapped collectives that hide behind compute.
   double hidden_wire_bytes = 0;
   if (r.cp.total_s() > 0) hidden_wire_bytes += mb * r.cp.wire_bytes() * (1 - r.cp_exposed_s / r.cp.total_s());
+  if (r.tp.total_s() > 0 && r.tp_exposed_s < r.tp.total_s())  // reduce-scatter and all-gather, each hidden in part
+    hidden_wire_bytes += mb * 2 * r.tp.wire_bytes() * (1 - r.tp_exposed_s / r.tp.total_s());
   if (l.zero == 3) {
-    // ZeRO-3 / FSDP: every micro-batch gathers the weights for forward and again for backward
-    // and reduce-scatters the gradients (Rajbhandari et al. 2020 §7.2.2: 3× the model, 1.5× the
-    // all-reduce), prefetched behind that pass's compute.
-    r.dp_params = coll(Collective::all_gather, dense_here * bpp.weights, dp_group, 2 * mb);
-    r.dp_grads = coll(Collective::reduce_scatter, dense_here * s.grad_reduce_bytes, dp_group, mb);
-    r.expert_params = coll(Collective::all_gather, expert_here * bpp.weights, ep_dp_group, 2 * mb);
-    r.expert_grads = coll(Collective::reduce_scatter, expert_here * s.grad_reduce_bytes, ep_dp_group, mb);
+    // ZeRO-3 / FSDP: every micro-batch gathers each layer's weights for forward and again for
+    // backward and reduce-scatters its gradients (Rajbhandari et al. 2020 §7.2.2: 3× the model,
+    // 1.5× the all-reduce), one collective per layer (FSDP wraps each transformer block).
+    const double units = std::max(1.0, layers);
+    r.dp_params = coll(Collective::all_gather, dense_here * bpp.weights / units, dp_group, 2 * mb * units);
+    r.dp_grads = coll(Collective::reduce_scatter, dense_here * s.grad_reduce_bytes / units, dp_group, mb * units);
+    r.expert_params = coll(Collective::all_gather, expert_here * bpp.weights / units, ep_dp_group, 2 * mb * units);
+    r.expert_grads = coll(Collective::reduce_scatter, expert_here * s.grad_reduce_bytes / units, ep_dp_group, mb * units);
     const double ag = r.dp_params.time_per_call_s + r.expert_params.time_per_call_s;
     const double rs = r.dp_grads.time_per_call_s + r.expert_grads.time_per_call_s;
-    r.zero3_exposed_s = std::max(0.0, ag - fwd_compute) + std::max(0.0, ag + rs - bwd_compute);
+    r.zero3_exposed_s = zero3_exposed_s(ag, rs, units, fwd_compute, bwd_compute, s.zero3_prefetch);
     r.dp_total_s = r.dp_params.total_s() + r.dp_grads.total_s() + r.expert_params.total_s() + r.expert_grads.total_s();
-    const double per_mb = 2 * ag + rs;
+    const double per_mb = units * (2 * ag + rs);
     if (per_mb > 0)
       hidden_wire_bytes += (r.dp_params.wire_bytes() + r.dp_grads.wire_bytes() + r.expert_params.wire_bytes() + r.expert_grads.wire_bytes()) *
-                           (1 - r.zero3_exposed_s / per_mb);
+                           std::max(0.0, 1 - r.zero3_exposed_s / per_mb);
   } else {
     // ZeRO 0: one all-reduce of the gradients per step. ZeRO 1-2: reduce-scatter the gradients,
     // all-gather the updated weights (the same bytes on the wire; ZeRO §7.2.1). ZeRO-1 keeps a
@@ -272,23 +325,40 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
     // micro-batch's gradients are reduce-scattered as its backward produces them (DeepSpeed's
     // stage 2 reduces at every micro-step of gradient accumulation): m reductions a step, each
     // hidden at most behind its own micro-batch's backward.
+    // Megatron buckets the gradients (dp_bucket_min_params); each bucket is one collective,
+    // launched when its layers' backward is done, so the last one waits for the backward's end
+    // (and the first bucket of the gather must arrive before the first layer's forward). The
+    // bucket grows with dp (1M parameters a rank), and so does what a wide replica set exposes.
     const Collective grads = l.zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
     const double grad_calls = l.zero == 2 ? mb : 1;
-    r.dp_grads = coll(grads, dense_here * s.grad_reduce_bytes, dp_group, grad_calls);
+    const double buckets = std::max(1.0, std::ceil(dense_here / std::max(dp_bucket_min_params, dp_bucket_params_per_rank * d(zero_ranks))));
+    // The buckets queue on one NCCL stream back to back, so the ring's latency is paid about once
+    // for the whole reduction (as before bucketing): each bucket takes 1/buckets of the whole.
+    auto bucketed = [&](Collective k, double bytes, double calls) {
+      CommTerm t = coll(k, bytes / buckets, dp_group, calls * buckets);
+      t.time_per_call_s = collective_time_s(k, bytes, dp_group, net) / buckets;
+      return t;
+    };
+    r.dp_grads = bucketed(grads, dense_here * s.grad_reduce_bytes, grad_calls);
     r.expert_grads = coll(grads, expert_here * s.grad_reduce_bytes, ep_dp_group, grad_calls);
     if (l.zero > 0) {
-      r.dp_params = coll(Collective::all_gather, dense_here * bpp.weights, dp_group, 1);
+      r.dp_params = bucketed(Collective::all_gather, dense_here * bpp.weights, 1);
       r.expert_params = coll(Collective::all_gather, expert_here * bpp.weights, ep_dp_group, 1);
     }
+    r.dp_grad_bucket = r.dp_grads;
+    r.dp_grad_bucket.calls = 1;
     const double grad_s = r.dp_grads.total_s() + r.expert_grads.total_s();
     const double param_s = r.dp_params.total_s() + r.expert_params.total_s();
     r.dp_total_s = grad_s + param_s;
     // Overlapped: each reduction hides behind the backward of the micro-batch that produced it
-    // (the last one's, unless ZeRO-2), the gather behind the first micro-batch's forward of the
-    // next step.
+    // (the last one's, unless ZeRO-2), except its last bucket; the gather behind the first
+    // micro-batch's forward of the next step, except its first bucket.
     const double grad_per_call = grad_s / grad_calls;
-    const double grad_exposed = s.overlap_grad_reduce ? grad_calls * std::max(0.0, grad_per_call - bwd_compute) : grad_s;
-    const double param_exposed = s.overlap_param_gather ? std::max(0.0, param_s - fwd_compute) : param_s;
+    const double last_bucket = r.dp_grads.time_per_call_s + r.expert_grads.time_per_call_s;
+    const double grad_exposed =
+        s.overlap_grad_reduce ? grad_calls * std::min(grad_per_call, std::max(last_bucket, grad_per_call - bwd_compute)) : grad_s;
+    const double first_bucket = r.dp_params.time_per_call_s + r.expert_params.time_per_call_s;
+    const double param_exposed = s.overlap_param_gather ? std::min(param_s, std::max(first_bucket, param_s - fwd_compute)) : param_s;
     r.dp_exposed_s = grad_exposed + param_exposed;
     if (grad_s > 0) hidden_wire_bytes += (r.dp_grads.wire_bytes() + r.expert_grads.wire_bytes()) * (1 - grad_exposed / grad_s);
     if (param_s > 0) hidden_wire_bytes += (r.dp_params.wire_bytes() + r.expert_params.wire_bytes()) * (1 - param_exposed / param_s);
@@ -306,9 +376,16 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   if (l.recompute == Recompute::full) r.recompute_s = fwd_compute;
   // Selective recomputation replays the attention core (Korthikanti §4.2); flash attention
   // already recomputes its scores inside its backward kernel, so there is nothing to replay.
-  if (l.recompute == Recompute::selective && !s.flash_attention) r.recompute_s = layers * c.attention_fwd_s;
-  r.microbatch_s = r.matmul_s + r.attention_s + r.memory_bound_s + r.recompute_s + r.tp.total_s() + r.cp_exposed_s +
-                   r.ep.total_s() + r.pp.total_s() + r.zero3_exposed_s;
+  // torchtitan's op-level policy saves every other matrix product's output and attention's
+  // (torchtitan/distributed/activation_checkpoint.py, _get_custom_policy: the save list and the
+  // "mm_count % 2" rule): the backward replays half the products and the elementwise work.
+  const bool selective = l.recompute == Recompute::selective;
+  if (selective && s.selective == SelectiveRecompute::attention_core && !s.flash_attention) r.recompute_s = layers * c.attention_fwd_s;
+  if (selective && s.selective == SelectiveRecompute::every_other_matmul) r.recompute_s = layers * (c.gemm_fwd_s / 2 + c.memory_fwd_s);
+  r.launch_s = launch_floor_s(layers, s.kernels_per_layer, recompute_full > 0);
+  if (!s.compiled) r.eager_s = (eager_elementwise_bytes_factor - 1) * (r.memory_bound_s - r.grad_accumulation_s);
+  r.microbatch_s = r.matmul_s + r.attention_s + r.memory_bound_s + r.recompute_s + r.tp_exposed_s + r.cp_exposed_s +
+                   r.ep.total_s() + r.pp.total_s() + r.zero3_exposed_s + r.launch_s + r.eager_s;
 
   // Per step. 1F1B idles p−1 micro-batch times in the warm-up and cool-down (Narayanan et al.
   // 2021 §2.2.1): (p−1)·(t_f + t_b). The interleaved schedule pipelines model chunks instead of
@@ -333,7 +410,9 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
       {"attention_s", "attention", mb * r.attention_s},
       {"memory_bound_s", "memory-bound work", mb * r.memory_bound_s},
       {"recompute_s", "recomputation", mb * r.recompute_s},
-      {"tp_comm_s", "tensor-parallel communication", mb * r.tp.total_s()},
+      {"launch_s", "kernel launch floor", mb * r.launch_s},
+      {"eager_s", "unfused elementwise (eager)", mb * r.eager_s},
+      {"tp_comm_s", "tensor-parallel communication (exposed)", mb * r.tp_exposed_s},
       {"cp_comm_s", "context-parallel communication (exposed)", mb * r.cp_exposed_s},
       {"ep_comm_s", "expert all-to-all", mb * r.ep.total_s()},
       {"pp_comm_s", "pipeline send/recv", mb * r.pp.total_s()},
@@ -352,7 +431,10 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   r.model_flops_per_step = r.tokens_per_step * (6 * pc.active + attention);
   if (l.recompute == Recompute::full)
     r.recompute_flops_per_step = r.tokens_per_step * (2 * (pc.active - pc.embedding - pc.lm_head) + attention / 3);
-  if (l.recompute == Recompute::selective && !s.flash_attention) r.recompute_flops_per_step = r.tokens_per_step * attention / 3;
+  if (selective && s.selective == SelectiveRecompute::attention_core && !s.flash_attention)
+    r.recompute_flops_per_step = r.tokens_per_step * attention / 3;
+  if (selective && s.selective == SelectiveRecompute::every_other_matmul)
+    r.recompute_flops_per_step = r.tokens_per_step * (pc.active - pc.embedding - pc.lm_head);
   const double cluster = d(l.gpus()) * s.peak_flops_per_s * r.step_time_s;
   r.mfu = r.model_flops_per_step / cluster;
   r.hfu = (r.model_flops_per_step + r.recompute_flops_per_step) / cluster;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/comm.hpp"
+#include "core/framework.hpp"
 #include "core/gemm_time.hpp"
 #include "core/layout.hpp"
 #include "core/memory.hpp"
@@ -22,6 +23,10 @@ namespace napkin {
 // Counted in FlashAttention's own FLOPs: backward = 2.5 × forward (it recomputes Q·Kᵀ).
 inline constexpr double flash_attention_efficiency = 0.6;
 inline constexpr double flash_backward_over_forward = 2.5;
+// FlashAttention-2 on an H100 uses none of Hopper's new instructions (wgmma, TMA) and reaches 35%
+// of its peak (Shah et al. 2024, "FlashAttention-3", abstract: "FlashAttention-2 achieves only 35%
+// utilization on H100 GPUs"); FlashAttention-3 and cuDNN's fused attention reach the 0.6 above.
+inline constexpr double flash_attention2_hopper_efficiency = 0.35;
 // Elementwise kernels: a backward pass moves about twice the forward's bytes (it reads the
 // incoming gradient and the saved input, and writes the outgoing gradient).
 inline constexpr double memory_bound_backward_over_forward = 2.0;
@@ -31,6 +36,29 @@ inline constexpr double memory_bound_backward_over_forward = 2.0;
 // bandwidth from the compute it overlaps. napkin charges 3 × the bytes each GPU sends in the
 // hidden part of a collective at the memory-bound rate.
 inline constexpr double overlapped_comm_hbm_passes = 3.0;
+// The least a GPU kernel costs on the stream, however little it does: back-to-back launches of
+// a near-empty kernel run at 3.8 µs each (A. Gray, "Getting Started with CUDA Graphs", NVIDIA
+// developer blog 2019: 20 short kernels a step, 3.8 µs a kernel with launches queued, 2.9 µs of
+// it the kernel). Charged once per kernel the framework launches (Framework::kernels_per_layer).
+inline constexpr double kernel_floor_s = 3.8e-6;
+// The backward pass launches about twice the forward's kernels (a data and a weight gradient for
+// each product, a backward for each elementwise op).
+inline constexpr double backward_kernels_over_forward = 2.0;
+// Eager PyTorch runs each elementwise op as its own kernel, each reading and writing the whole
+// tensor, where a fused kernel (Transformer Engine, torch.compile) reads the inputs once and
+// writes the output once. Counted from the ops of torchtitan's Llama layer
+// (torchtitan/models/llama3/model.py, RMSNorm, FeedForward, apply_rotary_emb): RMSNorm in fp32
+// moves 40 bytes an element eager against 4 fused, SwiGLU's silu(a)·b 10 against 6, a residual
+// add 6 against 6; over a Llama layer's elementwise bytes that is 127·h against 41·h per token:
+// 3.1×, taken as 3. The fp32 cross entropy over the logits (cast, log-softmax, its backward, cast
+// back: 28 bytes a logit against 10) is about the same factor.
+inline constexpr double eager_elementwise_bytes_factor = 3.0;
+// Megatron-Core's gradient bucket when --ddp-bucket-size is not given: max(40M, 1M × dp)
+// parameters (megatron/core/distributed/distributed_data_parallel.py, DistributedDataParallel
+// __init__: "bucket_size = max(40000000, 1000000 * dp_size)"), each bucket one collective that
+// starts when its gradients are ready; the last bucket cannot start before the backward ends.
+inline constexpr double dp_bucket_min_params = 40e6;
+inline constexpr double dp_bucket_params_per_rank = 1e6;
 
 // Everything a step's time depends on besides the model and the layout.
 struct StepSetup {
@@ -51,6 +79,13 @@ struct StepSetup {
   // before late 2021, DeepSpeed): every micro-batch adds the fresh gradient into the buffer,
   // reading it and the buffer and writing the buffer back.
   bool fused_grad_accumulation = true;
+  // Framework knobs (core/framework.hpp; set from --framework and its override flags).
+  bool tp_comm_overlap = false;   // tensor-parallel collectives hidden behind the layer's products
+  bool compiled = true;           // fused elementwise kernels; false: eager PyTorch, one op a kernel
+  bool zero3_prefetch = true;     // ZeRO-3 gathers the next layer's weights during this layer's compute
+  SelectiveRecompute selective = SelectiveRecompute::attention_core;
+  long long kernels_per_layer = 0;  // forward kernels a layer launches; 0: no launch floor
+  double flash_efficiency = flash_attention_efficiency;  // of the dense peak (flash_efficiency_for)
   double peak_flops_per_s = 0;               // dense, for the dtype
   double memory_bandwidth_bytes_per_s = 0;
   GemmTimeModel gemm;
@@ -74,6 +109,14 @@ struct LayerCost {
 };
 
 LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s);
+
+// The fraction of the dense peak a flash kernel reaches: FlashAttention-2 on Hopper (gpu
+// generation "h100") flash_attention2_hopper_efficiency, else flash_attention_efficiency.
+double flash_efficiency_for(AttentionKernel k, std::string_view gpu_generation);
+
+// A framework's knobs into the setup (overlaps, fusion, reduction dtype when it fixes one,
+// ZeRO-3 prefetch, what selective recomputation replays, kernels a layer).
+void apply_framework(const Framework& f, StepSetup& s);
 
 // One communication term: `calls` collectives of `bytes` each per micro-batch (or per step).
 struct CommTerm {
@@ -106,6 +149,10 @@ struct StepTime {
   double zero3_exposed_s = 0;   // ZeRO-3 gathers not hidden behind the micro-batch's compute
   double grad_accumulation_s = 0;  // of memory_bound_s: unfused gradient accumulation
   double overlap_contention_s = 0; // per step: HBM traffic of the communication hidden behind compute
+  double tp_exposed_s = 0;         // tp after hiding behind the layer's products (= tp.total_s() without overlap)
+  double launch_s = 0;             // per micro-batch: kernel launch floor
+  double eager_s = 0;              // per micro-batch: unfused elementwise and cross-entropy traffic (eager mode)
+  CommTerm dp_grad_bucket;         // ZeRO 0-2: one gradient bucket (dp_grads.calls of them a step)
   double microbatch_s = 0;
   // Per step.
   double chunk_share = 1;       // the longest model chunk's share of the slowest stage's micro-batch (1/v when even)

@@ -21,6 +21,30 @@ std::string secs(double s) {
 
 std::string pct(double f) { return format_sig(100 * f, 3) + "%"; }
 
+// "MFU 47% (41–51%, 9 similar measured runs)", then what no measured run covers.
+std::string bar_line(const Plan& p) {
+  const ErrorBar& b = p.mfu_bar;
+  std::string out = fmt::format("MFU {}", pct(p.time.mfu));
+  if (b.validated_by > 0)
+    out += fmt::format(" ({}–{}%, {} similar measured runs)", format_sig(100 * b.low, 2), format_sig(100 * b.high, 2), b.validated_by);
+  for (const std::string& u : b.unvalidated) out += "; unvalidated: " + u;
+  return out;
+}
+
+// The MFU cell of the plans table: the figure, starred when no measured run covers the layout.
+std::string mfu_cell(const Plan& p) { return pct(p.time.mfu) + (p.mfu_bar.unvalidated.empty() ? "" : "*"); }
+
+// "MFU error bars: plan 1 46–66%, plan 2 ...", under the table.
+std::string bars_line(const std::vector<Plan>& plans) {
+  if (plans.empty() || plans.front().mfu_bar.validated_by == 0) return {};
+  std::string out = "MFU error bars (the most similar measured runs, docs/validation):";
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    out += fmt::format("{} plan {} {}–{}%", i ? "," : "", i + 1, format_sig(100 * plans[i].mfu_bar.low, 2), format_sig(100 * plans[i].mfu_bar.high, 2));
+  bool starred = false;
+  for (const Plan& p : plans) starred = starred || !p.mfu_bar.unvalidated.empty();
+  return out + (starred ? "; * a dimension no measured run used\n" : "\n");
+}
+
 std::string gb(double bytes) { return format_si(bytes, "B", 3); }
 
 std::string yes(bool b) { return b ? "yes" : "no"; }
@@ -69,7 +93,7 @@ Table plans_table(const std::vector<Plan>& plans, bool moe, const std::optional<
     if (moe) row.push_back(std::to_string(l.ep));
     row.insert(row.end(), {std::to_string(l.micro_batch), std::to_string(l.interleave), yes(l.sequence_parallel),
                            std::string(recompute_name(l.recompute)), std::to_string(l.zero), secs(p.time.step_time_s),
-                           format_si(p.time.tokens_per_s, "", 4), pct(p.time.mfu), pct(p.time.hfu), gb(p.memory.total_bytes)});
+                           format_si(p.time.tokens_per_s, "", 4), mfu_cell(p), pct(p.time.hfu), gb(p.memory.total_bytes)});
     if (tokens) row.push_back(format_sig(plan_duration(p, gpus, *tokens).days, 4));
     t.add(std::move(row));
   }
@@ -161,23 +185,46 @@ std::string why_best(const std::vector<Plan>& plans) {
   if (plans.size() < 2) return {};
   const StepTime& a = plans[0].time;
   const StepTime& b = plans[1].time;
-  struct Diff {
-    std::string_view name;
-    double delta;
-  };
-  std::vector<Diff> diffs;
-  for (std::size_t k = 0; k < a.terms.size(); ++k) {
-    const double d = a.terms[k].seconds - b.terms[k].seconds;
-    if (std::fabs(d) > 1e-3 * b.step_time_s) diffs.push_back({a.terms[k].name, d});
+  std::string out;
+  if (a.step_time_s > b.step_time_s) {
+    // Ranked by evidence (rank_by_evidence): the bars overlap, plan 1 rests on runs more like it.
+    out = fmt::format("plans 1 and 2 tie: their MFU error bars overlap ({}–{} and {}–{}), and plan 1 rests on measured runs more like it; "
+                      "plan 2 is {} faster on napkin's figures ({} vs {} per step)",
+                      pct(plans[0].mfu_bar.low), pct(plans[0].mfu_bar.high), pct(plans[1].mfu_bar.low), pct(plans[1].mfu_bar.high),
+                      pct(1 - b.step_time_s / a.step_time_s), secs(b.step_time_s), secs(a.step_time_s));
+  } else {
+    struct Diff {
+      std::string_view name;
+      double delta;
+    };
+    std::vector<Diff> diffs;
+    for (std::size_t k = 0; k < a.terms.size(); ++k) {
+      const double d = a.terms[k].seconds - b.terms[k].seconds;
+      if (std::fabs(d) > 1e-3 * b.step_time_s) diffs.push_back({a.terms[k].name, d});
+    }
+    std::sort(diffs.begin(), diffs.end(), [](const Diff& x, const Diff& y) { return std::fabs(x.delta) > std::fabs(y.delta); });
+    if (diffs.size() > 3) diffs.resize(3);
+    out = fmt::format("plan 1 is {} faster than plan 2 ({} vs {} per step)", pct(1 - a.step_time_s / b.step_time_s), secs(a.step_time_s),
+                      secs(b.step_time_s));
+    if (diffs.empty()) {
+      out += ": the same terms within 0.1%; it holds less memory per GPU";
+    } else {
+      out += ": ";
+      for (std::size_t i = 0; i < diffs.size(); ++i)
+        out += fmt::format("{}{} {}{}", i ? ", " : "", diffs[i].name, diffs[i].delta < 0 ? "−" : "+", secs(std::fabs(diffs[i].delta)));
+    }
   }
-  std::sort(diffs.begin(), diffs.end(), [](const Diff& x, const Diff& y) { return std::fabs(x.delta) > std::fabs(y.delta); });
-  if (diffs.size() > 3) diffs.resize(3);
-  std::string out = fmt::format("plan 1 is {} faster than plan 2 ({} vs {} per step)", pct(1 - a.step_time_s / b.step_time_s),
-                                secs(a.step_time_s), secs(b.step_time_s));
-  if (diffs.empty()) return out + ": the same terms within 0.1%; it holds less memory per GPU";
-  out += ": ";
-  for (std::size_t i = 0; i < diffs.size(); ++i)
-    out += fmt::format("{}{} {}{}", i ? ", " : "", diffs[i].name, diffs[i].delta < 0 ? "−" : "+", secs(std::fabs(diffs[i].delta)));
+  // The fastest plan ranked below plan 1 (not plan 2, said above): its bar overlaps and it rests on less evidence.
+  std::size_t fastest = 0;
+  for (std::size_t i = 1; i < plans.size(); ++i)
+    if (plans[i].time.step_time_s < plans[fastest].time.step_time_s) fastest = i;
+  if (fastest > 1) {
+    const Plan& f = plans[fastest];
+    const std::string why =
+        f.mfu_bar.unvalidated.empty() ? "fewer similar measured runs" : "a dimension no measured run used (" + f.mfu_bar.unvalidated.front() + ")";
+    out += fmt::format(". Plan {} is the fastest on napkin's figures ({} per step), ranked lower because its MFU error bar overlaps and it rests on {}",
+                       fastest + 1, secs(f.time.step_time_s), why);
+  }
   return out;
 }
 
@@ -193,13 +240,16 @@ std::string plan_text(const PlanReport& r, std::size_t w) {
   } else {
     out += wrap_lines(fmt::format("searched {} layouts: {} valid, {} fit in memory; the best {}, one per split of tp × cp × pp{}:", s.candidates,
                                   s.valid, s.fitting, s.plans.size(), r.model.moe ? " × ep" : ""), w);
-    out += fmt::format("\n{}\n{}", plans_table(s.plans, moe, r.tokens, r.gpus, w).render(), breakdown_table(s.plans, w).render());
+    out += fmt::format("\n{}", plans_table(s.plans, moe, r.tokens, r.gpus, w).render());
+    out += wrap_lines(bars_line(s.plans), w);
+    out += fmt::format("\n{}", breakdown_table(s.plans, w).render());
     if (const std::string why = why_best(s.plans); !why.empty()) {
       out += '\n';
       out += wrap_lines(why + ".", w);
     }
   }
   const Plan& best = s.plans.empty() ? *s.closest : s.plans.front();
+  out += wrap_lines("\nplan 1: " + bar_line(best) + " (docs/validation/README.md)\n", w);
   out += wrap_lines(plan_tail(r, best), w);
   return out;
 }
@@ -224,7 +274,7 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
                    format_sci(c.gemm_fwd_flops, 4), secs(c.gemm_fwd_s), pct(gemm_eff), format_si(peak, "FLOP/s"), s.gemm.source, secs(c.gemm_bwd_s));
   if (s.flash_attention)
     o += fmt::format("  attention (flash)  {} useful FLOP forward / ({} × {}) = {}; backward {} × = {}\n", format_sci(c.attention_fwd_flops, 4),
-                     format_si(peak, "FLOP/s"), flash_attention_efficiency, secs(c.attention_fwd_s), flash_backward_over_forward, secs(c.attention_bwd_s));
+                     format_si(peak, "FLOP/s"), s.flash_efficiency, secs(c.attention_fwd_s), flash_backward_over_forward, secs(c.attention_bwd_s));
   else
     o += fmt::format("  attention          Q·Kᵀ and P·V as dense products + softmax{} over the scores: forward {}, backward {}\n",
                      s.dropout ? " and dropout" : "", secs(c.attention_fwd_s), secs(c.attention_bwd_s));
@@ -318,6 +368,10 @@ nlohmann::json plan_json(const Plan& p, long long gpus, const std::optional<doub
                    {"step_time_s", p.time.step_time_s},
                    {"tokens_per_s", p.time.tokens_per_s},
                    {"mfu", p.time.mfu},
+                   {"mfu_low", p.mfu_bar.validated_by > 0 ? p.mfu_bar.low : p.time.mfu},
+                   {"mfu_high", p.mfu_bar.validated_by > 0 ? p.mfu_bar.high : p.time.mfu},
+                   {"validated_by", p.mfu_bar.validated_by},
+                   {"unvalidated", p.mfu_bar.unvalidated},
                    {"hfu", p.time.hfu},
                    {"memory_per_gpu_bytes", p.memory.total_bytes},
                    {"model_states_bytes", p.memory.model_states_bytes},
@@ -348,6 +402,7 @@ nlohmann::json plan_json(const PlanReport& r) {
                    {"optimizer", r.optimizer},
                    {"precision", r.precision},
                    {"flash_attention", q.step.flash_attention},
+                   {"framework", q.framework},
                    {"layouts_searched", r.search.candidates},
                    {"layouts_valid", r.search.valid},
                    {"layouts_fitting", r.search.fitting}};

@@ -111,7 +111,10 @@ std::string train_text(const TrainReport& r, std::size_t max_width) {
            fmt::format("{} on {} whole GPU{}; {} days asked", format_duration(run.time_s), format_sig(run.gpus, 6), run.gpus == 1 ? "" : "s",
                        format_sig(run.requested_time_s / 86400, 4)));
   else
-    kv.add("wall-clock", fmt::format("{} days", format_sig(run.days(), 4)), format_duration(run.time_s) + mark(Unknown::days));
+    kv.add("wall-clock",
+           fmt::format("{} days{}", format_sig(run.days(), 4),
+                       r.days_low && r.days_high ? fmt::format(" ({}–{})", format_sig(*r.days_low, 3), format_sig(*r.days_high, 3)) : ""),
+           format_duration(run.time_s) + mark(Unknown::days) + (r.days_low ? "; range: the error bar of similar measured runs" : ""));
   kv.add("GPU-hours", format_count(run.gpu_hours()), fmt::format("{} GPU-days", format_count(run.gpu_hours() / 24)));
   if (r.costs.cost_usd)
     kv.add("cost", fmt::format("${}", format_count(*r.costs.cost_usd)), fmt::format("at ${:.4g}/GPU-hour", *r.cost_inputs.price_usd_per_gpu_hour));
@@ -268,6 +271,8 @@ nlohmann::json train_json(const TrainReport& r) {
                       {"cluster_flops_per_s", run.cluster_flops_per_s},
                       {"time_s", run.time_s},
                       {"days", run.days()},
+                      {"days_low", r.days_low ? nlohmann::json(*r.days_low) : nlohmann::json(nullptr)},
+                      {"days_high", r.days_high ? nlohmann::json(*r.days_high) : nlohmann::json(nullptr)},
                       {"gpu_hours", run.gpu_hours()},
                       {"solved_for", solved_name(run.solved_for)},
                       {"pue", r.cost_inputs.pue},

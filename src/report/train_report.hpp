@@ -50,6 +50,8 @@ struct TrainReport {
   CostInputs cost_inputs;
   RunCosts costs;
   std::vector<std::string> warnings;
+  // --mfu predicted: the days at the ends of the plan's MFU error bar (slow end first).
+  std::optional<double> days_low, days_high;
 };
 
 // max_width: the terminal's columns for the key-value blocks (0: no limit); prose is wrapped by the caller.

@@ -180,6 +180,22 @@ std::vector<std::string> TomlReader::optional_string_array(std::string_view key)
   return out;
 }
 
+std::vector<long long> TomlReader::optional_int_array(std::string_view key, IntRange range) {
+  const toml::node* n = find(key);
+  std::vector<long long> out;
+  if (!n) return out;
+  const toml::array* arr = n->as_array();
+  if (!arr) fail(n, key, std::string("expected an array of integers, found ") + type_name(*n));
+  for (const toml::node& item : *arr) {
+    if (!item.is_integer()) fail(&item, key, std::string("expected integers only, found ") + type_name(item));
+    const long long v = item.as_integer()->get();
+    if (v < range.min || v > range.max)
+      fail(&item, key, "must lie between " + std::to_string(range.min) + " and " + std::to_string(range.max) + ", found " + std::to_string(v));
+    out.push_back(v);
+  }
+  return out;
+}
+
 std::string TomlReader::required_choice(std::string_view key, const std::vector<std::string>& choices) {
   const std::string v = required_string(key);
   for (const auto& c : choices)

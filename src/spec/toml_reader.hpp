@@ -64,6 +64,8 @@ class TomlReader {
   std::optional<double> optional_quantity(std::string_view key, QuantityKind kind, QuantityRange range = {});
   // Non-empty strings; a key given as anything but an array of them is an error.
   std::vector<std::string> optional_string_array(std::string_view key);
+  // Integers in `range`; a key given as anything but an array of them is an error.
+  std::vector<long long> optional_int_array(std::string_view key, IntRange range);
   // One of `choices`; anything else is an error listing them.
   std::string required_choice(std::string_view key, const std::vector<std::string>& choices);
   const toml::table* optional_table(std::string_view key);

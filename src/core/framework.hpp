@@ -1,0 +1,55 @@
+#pragma once
+// What a training framework does that changes a step's time, as data (frameworks/*.toml, each
+// knob cited to the framework's source): the step-time model reads these knobs and never the
+// framework's name, so a stack that is not listed is one more file (docs/METHODOLOGY.md §6.10).
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/activations.hpp"
+
+namespace napkin {
+
+// What --recompute selective replays in the backward pass.
+// The flash-attention kernel the framework calls: FlashAttention-2 (PyTorch SDPA's flash backend,
+// the flash-attn 2 package) or a Hopper-native one (FlashAttention-3, cuDNN's fused attention in
+// Transformer Engine). They differ on H100 only.
+enum class AttentionKernel { fa2, fa3 };
+
+// What --recompute selective replays: the activation model's policy (core/activations.hpp), so
+// that the memory it keeps and the time it replays are one setting.
+using SelectiveRecompute = SelectivePolicy;
+
+struct Framework {
+  std::string key;          // "megatron"
+  std::string description;  // one line
+  std::vector<std::string> sources;  // file and function each knob comes from
+  // ZeRO stages the framework runs (Megatron: 0 and its distributed optimizer, 1; FSDP: 3, or 2
+  // with reshard_after_forward=False): the plan search tries only these.
+  std::vector<int> zero_stages = {0, 1};
+  // Tensor-parallel collectives overlapped with the layer's matrix products (Transformer
+  // Engine userbuffers, PyTorch async TP).
+  bool tp_comm_overlap = false;
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
+  bool fused_grad_accumulation = true;
+  // Elementwise work in fused kernels (Transformer Engine, torch.compile), or one PyTorch op a
+  // kernel (eager mode).
+  bool compiled = true;
+  // Gradient-reduction dtype in bytes per value; 0: the precision recipe's gradient dtype.
+  double grad_reduce_bytes = 0;
+  // ZeRO-3 gathers the next layer's weights while this one computes (FSDP2's implicit forward
+  // prefetch and backward prefetch; DeepSpeed's stage3_prefetch_bucket_size). Off: each layer
+  // waits for its own gather.
+  bool zero3_prefetch = true;
+  SelectiveRecompute selective = SelectiveRecompute::attention_core;
+  AttentionKernel attention_kernel = AttentionKernel::fa3;
+  // GPU kernels one transformer layer launches in its forward pass (the backward launches about
+  // twice as many), each costing at least kernel_floor_s.
+  long long kernels_per_layer = 20;
+};
+
+std::string_view selective_recompute_name(SelectiveRecompute s);
+std::string_view attention_kernel_name(AttentionKernel k);
+
+}  // namespace napkin

@@ -1,0 +1,75 @@
+#include "core/validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace napkin {
+namespace {
+
+#include "core/validation_rows.inc"
+
+// Similarity of a measured run to a prediction: the hardware generation weighs most (a residual
+// is mostly the GEMM rate and memory speed of the card), then the framework (what it overlaps and
+// fuses), then the parallelisms used and the model size (within 3×).
+double similarity(const MeasuredRun& r, const PredictionTraits& t) {
+  const Layout& l = t.layout;
+  double s = 0;
+  if (r.gpu == t.gpu) s += 4;
+  if (r.framework == t.framework) s += 2;
+  if (t.params > 0 && std::fabs(std::log(r.params / t.params)) < std::log(3.0)) s += 1;
+  if ((r.tp > 1) == (l.tp > 1)) s += 1;
+  if ((r.pp > 1) == (l.pp > 1)) s += 1;
+  if ((r.dp > 1) == (l.dp > 1)) s += 0.5;
+  if ((r.zero == 3) == (l.zero == 3)) s += 1;
+  return s;
+}
+
+}  // namespace
+
+std::span<const MeasuredRun> measured_runs() { return {kRuns, sizeof(kRuns) / sizeof(kRuns[0])}; }
+
+std::string gpu_generation(std::string_view key) {
+  if (key.substr(0, 4) == "a100") return "a100";
+  if (key.substr(0, 4) == "h100" || key.substr(0, 4) == "h200" || key.substr(0, 4) == "h800") return "h100";
+  return std::string(key);
+}
+
+ErrorBar error_bar(const PredictionTraits& t, double predicted, std::string_view exclude_source) {
+  ErrorBar bar;
+  struct Scored {
+    double score, size_gap;
+    const MeasuredRun* run;
+  };
+  std::vector<Scored> scored;
+  bool gpu = false, cp = false, ep = false;
+  for (const MeasuredRun& r : measured_runs()) {
+    if (!exclude_source.empty() && r.source == exclude_source) continue;
+    scored.push_back({similarity(r, t), t.params > 0 ? std::fabs(std::log(r.params / t.params)) : 0, &r});
+    gpu = gpu || r.gpu == t.gpu;
+    cp = cp || r.cp > 1;
+  }
+  if (!gpu) bar.unvalidated.push_back("hardware " + t.gpu + ", no measured run on it");
+  if (t.layout.cp > 1 && !cp) bar.unvalidated.push_back("cp > 1, no measured run");
+  if (t.layout.ep > 1 && !ep) bar.unvalidated.push_back("ep > 1, no measured run");
+  std::sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
+    return a.score != b.score ? a.score > b.score : a.size_gap != b.size_gap ? a.size_gap < b.size_gap : a.run < b.run;
+  });
+  const std::size_t n = std::min(similar_runs, scored.size());
+  bar.low = bar.high = predicted;
+  if (n == 0) return bar;
+  bar.low = bar.high = predicted / (1 + scored[0].run->error);
+  double sum = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double v = predicted / (1 + scored[i].run->error);
+    bar.low = std::min(bar.low, v);
+    bar.high = std::max(bar.high, v);
+    sum += scored[i].score;
+  }
+  bar.validated_by = static_cast<long long>(n);
+  bar.similarity = sum / static_cast<double>(n) - 10.0 * static_cast<double>(bar.unvalidated.size());
+  return bar;
+}
+
+bool bars_overlap(const ErrorBar& a, const ErrorBar& b) { return a.low <= b.high && b.low <= a.high; }
+
+}  // namespace napkin

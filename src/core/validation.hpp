@@ -1,0 +1,57 @@
+#pragma once
+// The training runs others measured and published that napkin's step-time model is checked
+// against (docs/validation/README.md), with napkin's recorded error on each, and the error bar a
+// new prediction takes from the runs most like it (docs/METHODOLOGY.md §6.9). The recorded
+// errors are not trusted: tests/test_plan_validation.cpp and tests/test_validation_frameworks.cpp
+// recompute every row from its published layout and fail when a recorded error is stale.
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/layout.hpp"
+
+namespace napkin {
+
+struct MeasuredRun {
+  std::string_view name;       // "GPT 1.7B", as the tests name it
+  std::string_view source;     // the paper table or benchmark file
+  std::string_view gpu;        // generation: "a100", "h100" (gpu_generation)
+  std::string_view framework;  // a frameworks/*.toml name
+  double params = 0;           // total parameters
+  long long tp = 1, pp = 1, cp = 1, dp = 1;
+  int zero = 0;
+  double error = 0;            // napkin's prediction / measured − 1, + = napkin too optimistic
+};
+
+std::span<const MeasuredRun> measured_runs();
+
+// "a100" for every A100, "h100" for H100, H800 and H200 (Hopper), else the key itself.
+std::string gpu_generation(std::string_view hardware_key);
+
+// What a prediction is compared on to find the measured runs most like it.
+struct PredictionTraits {
+  std::string gpu;        // gpu_generation of the hardware
+  std::string framework;  // the framework's key
+  double params = 0;
+  Layout layout;
+};
+
+// How many of the most similar runs a bar is taken from.
+inline constexpr std::size_t similar_runs = 9;
+
+struct ErrorBar {
+  double low = 0, high = 0;  // the prediction divided by (1 + error) of the similar runs: their range
+  long long validated_by = 0;
+  double similarity = 0;     // mean similarity score of those runs (higher: better validated)
+  std::vector<std::string> unvalidated;  // what no measured run covers: "cp > 1", "hardware b200"
+};
+
+// The bar around `predicted` (an MFU, a token rate: anything napkin's error is a ratio of).
+// `exclude_source`: leave that source's runs out (the leave-one-source-out check).
+ErrorBar error_bar(const PredictionTraits& t, double predicted, std::string_view exclude_source = {});
+
+// Whether two bars overlap: the search treats such plans as tied.
+bool bars_overlap(const ErrorBar& a, const ErrorBar& b);
+
+}  // namespace napkin

@@ -1,0 +1,68 @@
+#include "report/framework_report.hpp"
+
+#include <fmt/format.h>
+
+#include "report/table.hpp"
+
+namespace napkin {
+namespace {
+
+std::string stages(const Framework& f) {
+  std::string s;
+  for (int z : f.zero_stages) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(z);
+  }
+  return s;
+}
+
+std::string reduce(const Framework& f) { return f.grad_reduce_bytes == 4 ? "fp32" : f.grad_reduce_bytes == 2 ? "bf16" : "recipe"; }
+
+}  // namespace
+
+std::string frameworks_list_text(const std::vector<Framework>& all, std::size_t max_width) {
+  Table t;
+  t.header = {"name", "ZeRO", "tp overlap", "kernels", "grad reduce", "description"};
+  t.max_width = max_width;
+  for (const Framework& f : all)
+    t.add({f.key, stages(f), f.tp_comm_overlap ? "yes" : "no", f.compiled ? "fused" : "eager", reduce(f), f.description});
+  return t.render();
+}
+
+std::string framework_show_text(const Framework& f) {
+  std::string out = fmt::format("{}: {}\n", f.key, f.description);
+  auto line = [&](const char* k, const std::string& v) { out += fmt::format("  {:<26} {}\n", k, v); };
+  line("ZeRO stages searched", stages(f));
+  line("tensor-parallel overlap", f.tp_comm_overlap ? "yes" : "no");
+  line("overlap grad reduce", f.overlap_grad_reduce ? "yes" : "no");
+  line("overlap param gather", f.overlap_param_gather ? "yes" : "no");
+  line("fused grad accumulation", f.fused_grad_accumulation ? "yes" : "no");
+  line("elementwise kernels", f.compiled ? "fused" : "eager (one per op)");
+  line("gradient reduction", reduce(f));
+  line("ZeRO-3 prefetch", f.zero3_prefetch ? "yes" : "no");
+  line("selective recompute", std::string(selective_recompute_name(f.selective)));
+  line("kernels per layer", std::to_string(f.kernels_per_layer));
+  line("attention kernel", std::string(attention_kernel_name(f.attention_kernel)));
+  out += "sources:\n";
+  for (const auto& s : f.sources) out += "  " + s + "\n";
+  return out;
+}
+
+nlohmann::json framework_json(const Framework& f) {
+  return {{"name", f.key},
+          {"description", f.description},
+          {"zero_stages", f.zero_stages},
+          {"tp_comm_overlap", f.tp_comm_overlap},
+          {"overlap_grad_reduce", f.overlap_grad_reduce},
+          {"overlap_param_gather", f.overlap_param_gather},
+          {"fused_grad_accumulation", f.fused_grad_accumulation},
+          {"compiled", f.compiled},
+          {"grad_reduce", reduce(f)},
+          {"zero3_prefetch", f.zero3_prefetch},
+          {"selective_recompute", std::string(selective_recompute_name(f.selective))},
+          {"kernels_per_layer", f.kernels_per_layer},
+          {"attention_kernel", std::string(attention_kernel_name(f.attention_kernel))},
+          {"sources", f.sources}};
+}
+
+}  // namespace napkin

@@ -1,0 +1,72 @@
+#include "spec/framework_spec.hpp"
+
+#include <cstring>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "core/suggest.hpp"
+#include "spec/builtin_specs.hpp"
+#include "spec/registry.hpp"
+#include "spec/spec_file.hpp"
+#include "spec/toml_reader.hpp"
+
+namespace napkin {
+namespace {
+
+constexpr const char* kFolder = "frameworks/";
+
+std::string stem(std::string_view path) { return std::filesystem::path(std::string(path)).stem().string(); }
+
+}  // namespace
+
+Framework parse_framework(std::string_view text, const std::string& display_path, const std::string& key) {
+  const toml::table t = parse_toml(text, display_path);
+  TomlReader r(t, display_path);
+  Framework f;
+  f.key = key;
+  f.description = r.required_string("description");
+  f.sources = r.optional_string_array("sources");
+  if (f.sources.empty()) r.fail(t.get("sources"), "sources", "name the framework source each knob comes from (an array of strings)");
+  f.zero_stages.clear();
+  for (long long z : r.optional_int_array("zero_stages", IntRange{0, 3})) f.zero_stages.push_back(static_cast<int>(z));
+  if (f.zero_stages.empty()) r.fail(t.get("zero_stages"), "zero_stages", "list the ZeRO stages the framework runs, e.g. [0, 1]");
+  f.tp_comm_overlap = r.required_bool("tp_comm_overlap");
+  f.overlap_grad_reduce = r.required_bool("overlap_grad_reduce");
+  f.overlap_param_gather = r.required_bool("overlap_param_gather");
+  f.fused_grad_accumulation = r.required_bool("fused_grad_accumulation");
+  f.compiled = r.required_bool("compiled");
+  const std::string reduce = r.required_choice("grad_reduce", {"recipe", "fp32", "bf16"});
+  f.grad_reduce_bytes = reduce == "fp32" ? 4 : reduce == "bf16" ? 2 : 0;
+  f.zero3_prefetch = r.required_bool("zero3_prefetch");
+  f.selective = r.required_choice("selective_recompute", {"attention-core", "every-other-matmul"}) == "attention-core"
+                    ? SelectiveRecompute::attention_core
+                    : SelectiveRecompute::every_other_matmul;
+  f.kernels_per_layer = r.required_positive_int("kernels_per_layer", 10000);
+  f.attention_kernel = r.required_choice("attention_kernel", {"fa2", "fa3"}) == "fa2" ? AttentionKernel::fa2 : AttentionKernel::fa3;
+  r.finish();
+  return f;
+}
+
+std::vector<Framework> builtin_frameworks() {
+  std::vector<Framework> out;
+  for (const EmbeddedSpec& s : builtin_spec_files())
+    if (std::strncmp(s.path, kFolder, std::strlen(kFolder)) == 0)
+      out.push_back(parse_framework(s.text, std::string("builtin:") + s.path, stem(s.path)));
+  return out;
+}
+
+Framework load_framework(std::string_view name) {
+  if (looks_like_path(name)) {
+    const std::string path(name);
+    return parse_framework(read_spec_file(path), path, stem(path));
+  }
+  std::vector<std::string> names;
+  for (const EmbeddedSpec& s : builtin_spec_files()) {
+    if (std::strncmp(s.path, kFolder, std::strlen(kFolder)) != 0) continue;
+    if (stem(s.path) == name) return parse_framework(s.text, std::string("builtin:") + s.path, stem(s.path));
+    names.push_back(stem(s.path));
+  }
+  throw Error("unknown framework '" + std::string(name) + "'" + did_you_mean(name, names) + " ('napkin frameworks list' shows all)");
+}
+
+}  // namespace napkin

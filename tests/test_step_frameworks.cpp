@@ -1,0 +1,169 @@
+// The step-time terms the framework knobs drive (docs/METHODOLOGY.md §6.10), on the toy model of
+// tests/step_toy.hpp, each expected figure worked out by hand in its comment; the framework files'
+// parsing; and the error bars (§6.11).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/plan_search.hpp"
+#include "core/step_time.hpp"
+#include "core/validation.hpp"
+#include "spec/framework_spec.hpp"
+#include "step_toy.hpp"
+
+using namespace napkin;
+
+using namespace napkin::test;  // toy(), setup(), term(), near(): tests/step_toy.hpp
+
+TEST_CASE("kernel launch floor: kernels a layer × (forward + 2 × backward [+ replay]) × 3.8 µs") {
+  Layout l;
+  l.micro_batch = 2;  // m = 4 / 2 = 2 micro-batches
+  StepSetup s = setup();
+  CHECK(term(step_time(toy(), l, s), "launch_s") == 0);  // no kernel count, no floor
+  s.kernels_per_layer = 10;
+  // 2 micro-batches × 2 layers × 10 kernels × (1 + 2) × 3.8 µs = 456 µs.
+  CHECK(term(step_time(toy(), l, s), "launch_s") == near(456e-6));
+  l.recompute = Recompute::full;  // the forward again: × 4 instead of × 3
+  CHECK(term(step_time(toy(), l, s), "launch_s") == near(608e-6));
+}
+
+TEST_CASE("eager elementwise: 3× the fused bytes, so 2× the memory-bound time on top") {
+  Layout l;
+  l.micro_batch = 2;
+  StepSetup s = setup();
+  const StepTime fused = step_time(toy(), l, s);
+  CHECK(term(fused, "eager_s") == 0);
+  s.compiled = false;
+  const StepTime eager = step_time(toy(), l, s);
+  CHECK(term(eager, "eager_s") == near(2 * term(fused, "memory_bound_s")));
+  CHECK(eager.step_time_s == near(fused.step_time_s + 2 * term(fused, "memory_bound_s")));
+}
+
+TEST_CASE("tensor-parallel overlap hides all but the last reduce-scatter chunk, with sequence parallelism only") {
+  Layout l;
+  l.tp = 2, l.micro_batch = 2;
+  l.sequence_parallel = true;
+  StepSetup s = setup();
+  s.gemm.fraction = 1e-6;  // products far slower than the transfers: everything hides that can
+  const StepTime plain = step_time(toy(), l, s);
+  s.tp_comm_overlap = true;
+  const StepTime over = step_time(toy(), l, s);
+  // Exposed: 1/(2·tp) = 1/4 of the traffic (the last of 2 chunks of the reduce-scatter half).
+  CHECK(term(over, "tp_comm_s") == near(term(plain, "tp_comm_s") / 4));
+  CHECK(term(over, "overlap_s") > term(plain, "overlap_s"));  // what hides still costs HBM passes
+  l.sequence_parallel = false;  // all-reduce: no decomposition, nothing hides
+  const StepTime ar = step_time(toy(), l, s);
+  s.tp_comm_overlap = false;
+  CHECK(term(ar, "tp_comm_s") == near(term(step_time(toy(), l, s), "tp_comm_s")));
+}
+
+TEST_CASE("ZeRO-3 layer by layer: with prefetch only the first gather and the last reduce-scatter show") {
+  Layout l;
+  l.dp = 2, l.micro_batch = 2, l.zero = 3;  // m = 4 / (2 · 2) = 1
+  StepSetup s = setup();
+  s.gemm.fraction = 1e-6;  // compute far longer than any transfer
+  const StepTime t = step_time(toy(), l, s);
+  // One collective per layer: 2 layers × (2 gathers + 1 reduce-scatter) per micro-batch.
+  CHECK(t.dp_params.calls == 4);
+  CHECK(t.dp_grads.calls == 2);
+  // Each layer's share: 116,736 / 2 = 58,368 parameters × 2 bytes.
+  CHECK(t.dp_params.bytes == near(116736.0));
+  CHECK(term(t, "zero3_comm_s") == near(t.dp_params.time_per_call_s + t.dp_grads.time_per_call_s));
+  // Without prefetch each of the 4 gathers waits; the reduce-scatters still run beside the backward.
+  s.zero3_prefetch = false;
+  const StepTime w = step_time(toy(), l, s);
+  CHECK(term(w, "zero3_comm_s") == near(4 * w.dp_params.time_per_call_s));
+}
+
+TEST_CASE("data-parallel buckets: max(40M, 1M × dp) parameters each, the last one exposed") {
+  // A 24-layer GPT-like model of h 2048: 24 · 12 · 2048² = 1.208B layer parameters + 2 · 50,304 ·
+  // 2048 embedding and head = 1.41B, over dp 8 → buckets of 40M: ceil(1.41e9 / 4e7) = 36.
+  Model m = toy();
+  m.layers = 24, m.d_model = 2048, m.heads = 16, m.kv_heads = 16, m.head_dim = 128, m.d_ff = 8192, m.vocab = 50304, m.context = 2048;
+  const double params = count_params(m).total;
+  Layout l;
+  l.dp = 8, l.micro_batch = 1;
+  StepSetup s = setup();
+  s.global_batch = 8, s.seq = 2048;
+  const StepTime t = step_time(m, l, s);
+  CHECK(t.dp_grads.calls == std::ceil(params / 40e6));
+  CHECK(t.dp_grads.bytes == near(params * 2 / std::ceil(params / 40e6)));
+  // The exposed part is at least the last bucket.
+  CHECK(term(t, "dp_comm_s") >= t.dp_grads.time_per_call_s * (1 - 1e-12));
+}
+
+TEST_CASE("framework files: the built-in ones parse, the knobs are read, bad input is one line") {
+  const auto all = builtin_frameworks();
+  CHECK(all.size() >= 5);
+  const Framework tt = load_framework("torchtitan");
+  CHECK(tt.grad_reduce_bytes == 4);  // torchtitan job_config: mixed_precision_reduce = "float32"
+  CHECK(!tt.compiled);
+  CHECK(tt.selective == SelectiveRecompute::every_other_matmul);
+  CHECK(load_framework("nemo").tp_comm_overlap);
+  CHECK(load_framework("megatron").zero_stages == std::vector<int>{0, 1});
+  CHECK(tt.attention_kernel == AttentionKernel::fa2);  // PyTorch SDPA's flash backend
+  // FlashAttention-2 on Hopper: 35% of the peak (FlashAttention-3 paper); elsewhere, and FA3, 0.6.
+  CHECK(flash_efficiency_for(AttentionKernel::fa2, "h100") == 0.35);
+  CHECK(flash_efficiency_for(AttentionKernel::fa2, "a100") == 0.6);
+  CHECK(flash_efficiency_for(AttentionKernel::fa3, "h100") == 0.6);
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message([] { load_framework("torchtitn"); }).find("did you mean 'torchtitan'") != std::string::npos);
+  const std::string text = R"(description = "x"
+sources = ["y"]
+zero_stages = [0, 4]
+)";
+  const std::string bad_stage = message([&] { parse_framework(text, "my.toml", "my"); });
+  CHECK(bad_stage.find("my.toml:3") == 0);
+  CHECK(bad_stage.find("zero_stages") != std::string::npos);
+  const std::string bad_choice = message([] {
+    parse_framework(
+        "description = \"x\"\nsources = [\"y\"]\nzero_stages = [3]\ntp_comm_overlap = false\noverlap_grad_reduce = true\n"
+        "overlap_param_gather = true\nfused_grad_accumulation = true\ncompiled = true\ngrad_reduce = \"fp16\"\n",
+        "f.toml", "f");
+  });
+  CHECK(bad_choice.find("f.toml:9") == 0);
+  CHECK(bad_choice.find("fp32") != std::string::npos);
+}
+
+TEST_CASE("error bars: from the most similar measured runs; what none covers is named") {
+  REQUIRE(measured_runs().size() >= 50);
+  const MeasuredRun& first = measured_runs().front();
+  PredictionTraits t;
+  t.gpu = std::string(first.gpu), t.framework = std::string(first.framework), t.params = first.params;
+  t.layout.tp = first.tp, t.layout.pp = first.pp, t.layout.dp = first.dp, t.layout.zero = first.zero;
+  const ErrorBar b = error_bar(t, 0.5);
+  CHECK(b.validated_by == static_cast<long long>(similar_runs));
+  // The run itself is among the most similar: its measured-equivalent 0.5 / (1 + e) lies in the bar.
+  const double own = 0.5 / (1 + first.error);
+  CHECK(b.low <= own);
+  CHECK(b.high >= own);
+  CHECK(b.unvalidated.empty());
+  t.layout.cp = 2;
+  CHECK(error_bar(t, 0.5).unvalidated == std::vector<std::string>{"cp > 1, no measured run"});
+  t.layout.cp = 1;
+  t.gpu = "b200";
+  CHECK(error_bar(t, 0.5).unvalidated == std::vector<std::string>{"hardware b200, no measured run on it"});
+  CHECK(gpu_generation("h200-sxm") == "h100");
+  CHECK(gpu_generation("a100-pcie-40gb") == "a100");
+}
+
+TEST_CASE("ranking: plans whose bars overlap tie, and the better-validated one goes first") {
+  std::vector<Plan> plans(3);
+  plans[0].mfu_bar = {0.40, 0.50, 9, 5.0, {}};  // fastest
+  plans[1].mfu_bar = {0.45, 0.55, 9, 8.0, {}};  // overlaps plan 0, better validated
+  plans[2].mfu_bar = {0.60, 0.70, 9, 9.0, {}};  // overlaps neither: stays where it is
+  for (int i = 0; i < 3; ++i) plans[static_cast<std::size_t>(i)].layout.tp = i + 1;
+  rank_by_evidence(plans);
+  CHECK(plans[0].layout.tp == 2);
+  CHECK(plans[1].layout.tp == 1);
+  CHECK(plans[2].layout.tp == 3);
+}

@@ -1,0 +1,254 @@
+// napkin plan's step-time model against runs of today's frameworks that its 2021-22 Megatron rows
+// do not cover: PyTorch FSDP (torchtitan's FSDP2, MosaicML llm-foundry's FSDP), small models on
+// H100, asynchronous tensor parallelism. Each row is its published layout, priced with the
+// framework file's knobs (frameworks/*.toml) and the one set of constants every row shares.
+// Throughput is compared like for like: tokens per second per GPU, as each source logs it.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/step_time.hpp"
+#include "spec/framework_spec.hpp"
+#include "spec/registry.hpp"
+#include "validation_support.hpp"
+
+using namespace napkin;
+using napkin::test::Row;
+
+namespace {
+
+// A card's datasheet figures, the network between nodes, and the framework's knobs.
+StepSetup card(const char* hardware_key, double peak, double hbm, double scale_out, const char* framework) {
+  StepSetup s;
+  s.flash_attention = true;
+  s.activation_bytes = 2;
+  const PrecisionRecipe& r = find_recipe("bf16-mixed");
+  s.bytes_per_param = bytes_per_param(find_optimizer("adamw"), r);
+  s.grad_reduce_bytes = r.grad_bytes;
+  s.peak_flops_per_s = s.gemm.peak_flops_per_s = peak;
+  s.memory_bandwidth_bytes_per_s = s.gemm.memory_bandwidth_bytes_per_s = hbm;
+  s.gemm.peak_efficiency = gemm_peak_efficiency(hardware_key, Dtype::bf16);
+  s.net.domain_gpus = 8;
+  s.net.scale_up_bytes_per_s = std::string(hardware_key).substr(0, 4) == "a100" ? 300e9 : 450e9;
+  s.net.scale_out_bytes_per_s = scale_out;
+  const Framework f = load_framework(framework);
+  apply_framework(f, s);
+  s.flash_efficiency = flash_efficiency_for(f.attention_kernel, std::string(hardware_key).substr(0, 4) == "a100" ? "a100" : "h100");
+  return s;
+}
+
+struct Run {
+  const char* name;
+  Model model;
+  StepSetup setup;
+  Layout layout;
+  long long global_batch, seq;
+  double measured_tokens_per_s_per_gpu;
+};
+
+Row priced(const Run& x, const char* source, const char* gpu, const char* framework) {
+  StepSetup s = x.setup;
+  s.global_batch = x.global_batch;
+  s.seq = x.seq;
+  const Layout& l = x.layout;
+  const StepTime t = step_time(x.model, l, s);
+  Row r;
+  r.name = x.name, r.source = source, r.unit = "tokens/s per GPU";
+  r.layout = "tp " + std::to_string(l.tp) + ", pp " + std::to_string(l.pp) + ", dp " + std::to_string(l.dp) + ", b " +
+             std::to_string(l.micro_batch) + ", B " + std::to_string(x.global_batch) + " × " + std::to_string(x.seq) + ", ZeRO " +
+             std::to_string(l.zero) + ", recompute " + std::string(recompute_name(l.recompute)) + (s.compiled ? ", compiled" : ", eager") +
+             (s.tp_comm_overlap && l.tp > 1 ? ", async TP" : "");
+  r.measured = x.measured_tokens_per_s_per_gpu;
+  r.predicted = t.tokens_per_s / static_cast<double>(l.gpus());
+  r.gpu = gpu, r.framework = framework;
+  r.params = count_params(x.model).total, r.tp = l.tp, r.pp = l.pp, r.cp = l.cp, r.dp = l.dp, r.zero = l.zero;
+  return r;
+}
+
+Layout layout(long long tp, long long dp, long long b, int zero, Recompute rc) {
+  Layout l;
+  l.tp = tp, l.dp = dp, l.micro_batch = b, l.zero = zero, l.recompute = rc;
+  l.sequence_parallel = tp > 1;  // torchtitan's TP plan shards the norms over the sequence
+  return l;
+}
+
+// MosaicML's MPT (llm-foundry scripts/train/yamls/pretrain/mpt-*.yaml): GeLU MLP of 4h, ALiBi, no
+// biases, LayerNorm, tied embeddings, vocabulary 50,368.
+Model mpt(const char* key, long long layers, long long h, long long heads, long long context) {
+  Model m;
+  m.key = key;
+  m.layers = layers, m.d_model = h, m.heads = heads, m.kv_heads = heads, m.head_dim = h / heads, m.d_ff = 4 * h;
+  m.mlp = MlpKind::gelu, m.vocab = 50368, m.context = context, m.tied_embeddings = true;
+  m.positions = Positions::alibi, m.bias = BiasKind::none, m.norm = NormKind::layernorm;
+  return m;
+}
+
+const SpecRegistry& specs() {
+  static const SpecRegistry r = SpecRegistry::builtin_only();
+  return r;
+}
+
+// torchtitan's benchmarks on Meta's Grand Teton: 8 H100 SXM a host with 96 GB of HBM2e at
+// 2.4 TB/s, 400 Gb/s RDMA per GPU, run at a 500 W power limit (not modelled: napkin prices the
+// datasheet's 989.5 TFLOP/s). Llama 3.1 8B and 70B have the llama3-8b and llama3-70b layers.
+StepSetup grand_teton(bool compiled, bool async_tp = false) {
+  StepSetup s = card("h100-sxm", 989.5e12, 2.4e12, 50e9, "torchtitan");
+  s.compiled = compiled;
+  s.tp_comm_overlap = async_tp;
+  return s;
+}
+
+std::vector<Row> torchtitan_h100() {
+  std::vector<Row> out;
+  const Model l8 = specs().model("llama3-8b"), l70 = specs().model("llama3-70b");
+  // pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md, Tables 1 and 3: 1D FSDP, local
+  // batch 2 of 8,192 tokens, selective (op) activation checkpointing; eager and torch.compile.
+  const char* dec24 = "torchtitan benchmarks/llama3_h100_202412_torchtitan.md, Tables 1 and 3";
+  const Recompute sel = Recompute::selective, full = Recompute::full;
+  for (const Run& x : {Run{"Llama 3.1 8B on 8 H100, FSDP eager", l8, grand_teton(false), layout(1, 8, 2, 3, sel), 16, 8192, 5762},
+                       Run{"Llama 3.1 8B on 8 H100, FSDP compiled", l8, grand_teton(true), layout(1, 8, 2, 3, sel), 16, 8192, 6667},
+                       Run{"Llama 3.1 8B on 128 H100, FSDP eager", l8, grand_teton(false), layout(1, 128, 2, 3, sel), 256, 8192, 5605},
+                       Run{"Llama 3.1 8B on 128 H100, FSDP compiled", l8, grand_teton(true), layout(1, 128, 2, 3, sel), 256, 8192, 6514}})
+    out.push_back(priced(x, dec24, "h100", "torchtitan"));
+  // benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md, bf16 rows: FSDP × TP 8, torch.compile.
+  const char* jun25 = "torchtitan benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md (bf16 rows)";
+  for (const Run& x : {Run{"Llama 3 70B on 256 H100, FSDP 32 × TP 8", l70, grand_teton(true), layout(8, 32, 16, 3, full), 512, 8192, 597.3},
+                       Run{"Llama 3 70B on 256 H100, FSDP 32 × async TP 8", l70, grand_teton(true, true), layout(8, 32, 16, 3, full), 512, 8192, 652.4},
+                       Run{"Llama 3 8B on 64 H100, FSDP 8 × TP 8", l8, grand_teton(true), layout(8, 8, 12, 3, sel), 96, 8192, 4378},
+                       Run{"Llama 3 8B on 64 H100, FSDP 8 × async TP 8", l8, grand_teton(true, true), layout(8, 8, 12, 3, sel), 96, 8192, 4809.4}})
+    out.push_back(priced(x, jun25, "h100", "torchtitan"));
+  return out;
+}
+
+std::vector<Row> torchtitan_a100() {
+  // pytorch/torchtitan docs/performance.md (commit 0413364349, mid 2024): FSDP2 on 64 A100 80GB,
+  // eager, sequences of 8,192 (Llama 3) and 4,096 (Llama 2) tokens, WPS per GPU. The page names no
+  // network: napkin assumes a DGX A100 cluster's 200 Gb/s HDR per GPU. "Selective layer" rows
+  // (every other block checkpointed) have no napkin equivalent and are left out.
+  const char* src = "torchtitan docs/performance.md (0413364349), 64 A100";
+  const StepSetup a100 = card("a100-sxm-80gb", 312e12, 2.039e12, 25e9, "torchtitan");
+  const Model l3_8 = specs().model("llama3-8b"), l3_70 = specs().model("llama3-70b");
+  const Model l2_13 = specs().model("llama2-13b"), l2_70 = specs().model("llama2-70b");
+  const Recompute sel = Recompute::selective, full = Recompute::full, none = Recompute::none;
+  std::vector<Row> out;
+  for (const Run& x : {Run{"Llama 3 8B on 64 A100, selective op", l3_8, a100, layout(1, 64, 1, 3, sel), 64, 8192, 2973},
+                       Run{"Llama 3 70B on 64 A100, full recompute", l3_70, a100, layout(1, 64, 1, 3, full), 64, 8192, 331},
+                       Run{"Llama 2 13B on 64 A100, no recompute", l2_13, a100, layout(1, 64, 2, 3, none), 128, 4096, 2162},
+                       Run{"Llama 2 13B on 64 A100, selective op", l2_13, a100, layout(1, 64, 2, 3, sel), 128, 4096, 1904},
+                       Run{"Llama 2 70B on 64 A100, selective op", l2_70, a100, layout(1, 64, 1, 3, sel), 64, 4096, 355},
+                       Run{"Llama 2 70B on 64 A100, full recompute", l2_70, a100, layout(1, 64, 2, 3, full), 128, 4096, 353}})
+    out.push_back(priced(x, src, "a100", "torchtitan"));
+  return out;
+}
+
+std::vector<Row> llm_foundry() {
+  // mosaicml/llm-foundry scripts/train/benchmarking/README.md, one 8-GPU node: MPT models, amp_bf16
+  // with FSDP mixed precision DEFAULT (gradients reduced in fp32), FULL_SHARD (ZeRO-3), flash
+  // attention, activation checkpointing = full recomputation; micro-batch and gradient accumulation
+  // as published; Throughput (T/s/GPU).
+  const char* src = "llm-foundry scripts/train/benchmarking/README.md";
+  StepSetup h100 = card("h100-sxm", 989.5e12, 3.35e12, 0, "fsdp");
+  StepSetup a100 = card("a100-sxm-80gb", 312e12, 2.039e12, 0, "fsdp");
+  h100.grad_reduce_bytes = a100.grad_reduce_bytes = 4;
+  const Recompute full = Recompute::full, none = Recompute::none;
+  const Model m760 = mpt("mpt-760m", 24, 1536, 12, 2048), m1 = mpt("mpt-1b", 24, 2048, 16, 8192), m3 = mpt("mpt-3b", 32, 2560, 20, 8192);
+  const Model m7 = mpt("mpt-7b", 32, 4096, 32, 8192), m13 = mpt("mpt-13b", 40, 5120, 40, 4096), m30 = mpt("mpt-30b", 48, 7168, 56, 2048);
+  std::vector<Row> out;
+  for (const Run& x : {Run{"MPT 760M on 8 H100, seq 2048", m760, h100, layout(1, 8, 24, 3, none), 384, 2048, 63147},
+                       Run{"MPT 1B on 8 H100, seq 2048", m1, h100, layout(1, 8, 14, 3, none), 112, 2048, 45455},
+                       Run{"MPT 1B on 8 H100, seq 8192", m1, h100, layout(1, 8, 3, 3, none), 96, 8192, 29157},
+                       Run{"MPT 3B on 8 H100, seq 4096", m3, h100, layout(1, 8, 5, 3, none), 240, 4096, 20964},
+                       Run{"MPT 3B on 8 H100, seq 8192", m3, h100, layout(1, 8, 3, 3, none), 144, 8192, 16578},
+                       Run{"MPT 7B on 8 H100, seq 2048", m7, h100, layout(1, 8, 6, 3, none), 48, 2048, 10643},
+                       Run{"MPT 7B on 8 H100, seq 4096, recompute", m7, h100, layout(1, 8, 16, 3, full), 256, 4096, 8611},
+                       Run{"MPT 7B on 8 H100, seq 8192, recompute", m7, h100, layout(1, 8, 8, 3, full), 128, 8192, 6935},
+                       Run{"MPT 13B on 8 H100, seq 2048", m13, h100, layout(1, 8, 2, 3, none), 16, 2048, 4792},
+                       Run{"MPT 13B on 8 H100, seq 4096, recompute", m13, h100, layout(1, 8, 10, 3, full), 240, 4096, 4717},
+                       Run{"MPT 30B on 8 H100, seq 2048, recompute", m30, h100, layout(1, 8, 3, 3, full), 504, 2048, 2002}})
+    out.push_back(priced(x, src, "h100", "fsdp"));
+  for (const Run& x : {Run{"MPT 3B on 8 A100, seq 2048", m3, a100, layout(1, 8, 10, 3, none), 160, 2048, 10811},
+                       Run{"MPT 7B on 8 A100, seq 2048", m7, a100, layout(1, 8, 6, 3, none), 96, 2048, 4641},
+                       Run{"MPT 7B on 8 A100, seq 8192, recompute", m7, a100, layout(1, 8, 8, 3, full), 128, 8192, 3206},
+                       Run{"MPT 13B on 8 A100, seq 2048", m13, a100, layout(1, 8, 2, 3, none), 48, 2048, 2262},
+                       Run{"MPT 30B on 8 A100, seq 2048, recompute", m30, a100, layout(1, 8, 3, 3, full), 504, 2048, 916}})
+    out.push_back(priced(x, src, "a100", "fsdp"));
+  return out;
+}
+
+std::vector<Row> all_new_rows() {
+  std::vector<Row> out = torchtitan_h100();
+  for (auto* f : {&torchtitan_a100, &llm_foundry})
+    for (Row& r : (*f)()) out.push_back(std::move(r));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("framework rows: recorded errors are current, and the table prints") {
+  const std::vector<Row> rows = all_new_rows();
+  CHECK(rows.size() >= 20);
+  test::print_rows(rows);
+  test::check_recorded(rows);
+}
+
+namespace {
+
+struct Stats {
+  long long n = 0;
+  double sum_abs = 0, sum = 0, worst = 0;
+  long long covered = 0, covered_loso = 0;  // measured value inside the bar, with and without its own source
+  void add(double e) {
+    ++n, sum_abs += std::fabs(e), sum += e;
+    if (std::fabs(e) > std::fabs(worst)) worst = e;
+  }
+};
+
+PredictionTraits traits_of(const MeasuredRun& r) {
+  PredictionTraits t;
+  t.gpu = std::string(r.gpu), t.framework = std::string(r.framework), t.params = r.params;
+  t.layout.tp = r.tp, t.layout.pp = r.pp, t.layout.cp = r.cp, t.layout.dp = r.dp, t.layout.zero = r.zero;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("every measured run: mean errors per source and class, and leave-one-source-out bar coverage") {
+  std::map<std::string, Stats> by_source, by_class;
+  Stats all;
+  for (const MeasuredRun& r : measured_runs()) {
+    // The prediction is (1 + e) × measured: with measured = 1 the bar must hold 1.
+    const ErrorBar in = error_bar(traits_of(r), 1 + r.error);
+    const ErrorBar out = error_bar(traits_of(r), 1 + r.error, r.source);
+    for (Stats* s : {&all, &by_source[std::string(r.source)],
+                     &by_class[std::string(r.gpu) + " " + std::string(r.framework) + (r.zero == 3 ? " ZeRO-3" : "")]}) {
+      s->add(r.error);
+      s->covered += in.low <= 1 && 1 <= in.high;
+      s->covered_loso += out.low <= 1 && 1 <= out.high;
+    }
+  }
+  const auto print = [](const char* title, const std::map<std::string, Stats>& m) {
+    std::printf("\n| %s | rows | mean \\|error\\| | mean error | worst | inside own bar | inside bar without its source |\n|---|---|---|---|---|---|---|\n",
+                title);
+    for (const auto& [k, s] : m)
+      std::printf("| %s | %lld | %.1f%% | %+.1f%% | %+.1f%% | %lld | %lld |\n", k.c_str(), s.n, 100 * s.sum_abs / static_cast<double>(s.n),
+                  100 * s.sum / static_cast<double>(s.n), 100 * s.worst, s.covered, s.covered_loso);
+  };
+  if (test::table_wanted("1")) {
+    print("source", by_source);
+    print("class", by_class);
+    print("all", {{"all", all}});
+  }
+  CHECK(all.n >= 60);
+  // The 25 A100 rows of 2021-22 (Megatron-LM, Korthikanti, BLOOM) stay as close as before the
+  // framework terms (3.9% mean |error| then).
+  double a100_megatron = 0;
+  long long a100_n = 0;
+  for (const MeasuredRun& r : measured_runs())
+    if (r.gpu == "a100" && r.framework == "megatron") a100_megatron += std::fabs(r.error), ++a100_n;
+  CHECK(a100_n == 25);
+  CHECK(a100_megatron / static_cast<double>(a100_n) <= 0.040);
+}
