@@ -144,3 +144,18 @@ TEST_CASE("bad input") {
   CHECK_THROWS_AS(estimate_activations(gpt2(), cfg(1.5, 1024, Recompute::none, false, true)), Error);
   CHECK_THROWS_AS(estimate_activations(gpt2(), cfg(1, 0, Recompute::none, false, true)), Error);
 }
+
+TEST_CASE("pinned: K and V stored per rank when tp exceeds the KV heads") {
+  // Llama 3 8B (8 KV heads) at tp 16, no sequence parallelism, flash attention, s = 8192, b = 1.
+  // Per token per layer, 2-byte values:
+  //   norm input, QKV input, MLP norm input, MLP input (replicated): 4 · 2·4096 = 32,768
+  //   Q and output-projection input, split 16 ways: 2 · 2·4096/16 = 1,024
+  //   K and V: one whole head a rank (tp 16 = 2 ranks per KV head): 2 · 2·1024/8 = 512
+  //     (not 2 · 2·1024/16 = 256, as a 16-way split would give)
+  //   logsumexp 4·32/16 = 8;   gate, up, down input: 3·2·14336/16 = 5,376
+  //   total 39,688 bytes/token; × 8192 = 325,124,096 per layer.
+  ActivationConfig c = cfg(1, 8192, Recompute::none, true, false);
+  c.tp = 16;
+  const ActivationEstimate e = estimate_activations(llama3_8b(), c);
+  CHECK(e.layer_full_bytes == doctest::Approx(325124096.0));
+}

@@ -81,10 +81,10 @@ TEST_CASE("calibrate: bad input is one clear line and exit 2") {
   check_one_line_error(run_napkin("calibrate --model gpt2 --micro-batch 1.5 --dry-run"), "--micro-batch");
   check_one_line_error(run_napkin("calibrate --model gpt2 --seq abc --dry-run"), "--seq");
   check_one_line_error(run_napkin("calibrate --model gpt2 --dtype bf17 --dry-run"), "--dtype");
-  check_one_line_error(run_napkin("calibrate --model gpt2 --device tpu --dry-run"), "--device");
-  check_one_line_error(run_napkin("calibrate --model gpt2 --assumed-mfu 2 --dry-run"), "--assumed-mfu");
-  check_one_line_error(run_napkin("calibrate --model gpt2 --tokens 1B --dry-run"), "--tokens and --gpus");
-  check_one_line_error(run_napkin("calibrate --model gpt2 --tokens 1B --gpus 1.5 --dry-run"), "--gpus must be a whole number");
+  check_one_line_error(run_napkin("calibrate --model gpt2 --device tpu"), "--device");
+  check_one_line_error(run_napkin("calibrate --model gpt2 --assumed-mfu 2"), "--assumed-mfu");
+  check_one_line_error(run_napkin("calibrate --model gpt2 --tokens 1B"), "--tokens and --gpus");
+  check_one_line_error(run_napkin("calibrate --model gpt2 --tokens 1B --gpus 1.5"), "--gpus must be a whole number");
   check_one_line_error(run_napkin("calibrate --model gpt2 --micro-batch 1M --seq 1M --dry-run"), "2^31-1");
 }
 
@@ -156,8 +156,8 @@ TEST_CASE("calibrate: missing or empty values, and a zero tensor-parallel degree
   CHECK(r.err.find("--model") != std::string::npos);
   check_one_line_error(run_napkin("calibrate --model gpt2 --seq '' --dry-run"), "--seq: empty value; expected T");
   check_one_line_error(run_napkin("calibrate --model gpt2 --tp 0 --dry-run"), "--tp must be at least 1");
-  check_one_line_error(run_napkin("calibrate --model gpt2 --warmup -1 --dry-run"), "--warmup");
-  check_one_line_error(run_napkin("calibrate --model gpt2 --iters 1.5 --dry-run"), "--iters must be a whole number");
+  check_one_line_error(run_napkin("calibrate --model gpt2 --warmup -1"), "--warmup");
+  check_one_line_error(run_napkin("calibrate --model gpt2 --iters 1.5"), "--iters must be a whole number");
 }
 
 TEST_CASE("calibrate: a layer too big for the device says how much it needs") {

@@ -227,7 +227,7 @@ TEST_CASE("an uneven split is noted in the text, --explain and --json alike") {
 TEST_CASE("answers that cannot be printed are errors naming the input") {
   check_bad(llama70 + " --scale-out-bw 1e-300Gb/s", "--scale-out-bw: '1e-300Gb/s' is outside [1.00 MB/s, 100 PB/s]");
   check_bad(llama70 + " --scale-up-bw 1e9PB/s", "--scale-up-bw: '1e9PB/s' is outside");
-  check_bad(llama70 + " --tokens 1e-300", "--tokens 1e-300: must be at least one token");
+  check_bad(llama70 + " --tokens 1e-300", "--tokens 1e-300 is outside what napkin answers for: give between 1 and 1e+30 tokens");
   // The slowest network accepted still gives a printable answer: 1 MB/s is 1e6 B/s.
   const auto j = json_of("plan --model gpt2 --hardware h100-sxm --gpus 16 --global-batch 64 --seq 1024 --scale-out-bw 1MB/s --tokens 1T");
   CHECK(std::isfinite(j["plans"][0]["days"].get<double>()));

@@ -97,6 +97,12 @@ TEST_CASE("help: a meaningful value name for every option, and it fits the termi
     REQUIRE(help.exit_code == 0);
     std::smatch m;
     CHECK_MESSAGE(!std::regex_search(help.out, m, generic), "a generic value name: " << m.str());
+    // CLI11's leftovers: the descriptions say these in words.
+    CHECK(help.out.find("Excludes:") == std::string::npos);
+    CHECK(help.out.find("Needs:") == std::string::npos);
+    CHECK(help.out.find("{false}") == std::string::npos);
+    // napkin's own examples belong to napkin --help, not to every subcommand's.
+    if (!sub.empty()) CHECK(help.out.find("See 'napkin SUBCOMMAND --help'") == std::string::npos);
     std::istringstream lines(help.out);
     std::string line;
     while (std::getline(lines, line)) {
@@ -107,6 +113,31 @@ TEST_CASE("help: a meaningful value name for every option, and it fits the termi
     for (const auto& child : subcommands(help.out)) todo.push_back(sub.empty() ? child : sub + " " + child);
   }
   CHECK(seen >= 7);
+  // An example that does not fit wraps as the shell continues a line, so that copied it still
+  // runs: " \" at the end, never a break inside a word ("bf16-" / "mixed"). At 60 columns the
+  // memory example (84 wide) wraps.
+  const auto narrow = run_napkin("--help", "COLUMNS=60");
+  CHECK(narrow.out.find("--precision bf16-mixed") != std::string::npos);
+  std::string joined;  // the examples, their continuation lines joined as the shell joins them
+  {
+    std::istringstream lines(narrow.out);
+    std::string line;
+    bool continued = false;
+    while (std::getline(lines, line)) {
+      const bool starts = line.rfind("  napkin ", 0) == 0;
+      if (starts || continued) {
+        const std::size_t text = line.find_first_not_of(' ');
+        joined += continued ? ' ' : '\n';
+        joined += line.substr(text);
+        continued = line.size() >= 2 && line.compare(line.size() - 2, 2, " \\") == 0;
+        if (continued) joined.erase(joined.size() - 2);
+      }
+    }
+  }
+  CHECK(joined.find("\nnapkin memory --hardware h100-sxm --gpus 8 --optimizer adamw --precision bf16-mixed\n") != std::string::npos);
+  CHECK(joined.find("\nnapkin train --model llama3-70b --tokens 15T --hardware h100-sxm --gpus 1024\n") != std::string::npos);
+  // --model takes a Hugging Face config.json too, and says so.
+  CHECK(run_napkin("train --help", "COLUMNS=200").out.find("a Hugging Face config.json") != std::string::npos);
   // --wide, or output into a pipe with no COLUMNS, is never wrapped: the long option
   // description stays on one line.
   const auto wide = run_napkin("--wide memory --help", "COLUMNS=80");
@@ -180,6 +211,21 @@ t napkin train --gpus ''
   CHECK(zout == "list (2)\n0 1 2 3\nmessage: N: Number of accelerators\n");
 }
 
+namespace {
+
+// GPT-2's spec with a 5,000-character name, as `dir`/longname.toml.
+std::string write_long_name_spec(const napkin::test::TempDir& dir) {
+  std::string spec = slurp(NAPKIN_SOURCE_DIR "/models/gpt2.toml");
+  const std::string name = "name = \"GPT-2 (124M)\"";
+  REQUIRE(spec.find(name) != std::string::npos);
+  spec.replace(spec.find(name), name.size(), "name = \"" + std::string(5000, 'G') + "\"");
+  const std::string path = (dir / "longname.toml").string();
+  std::ofstream(path) << spec;
+  return path;
+}
+
+}  // namespace
+
 TEST_CASE("tables and notes fit the terminal; --wide and pipes get them whole") {
   auto widest = [](const std::string& text) {
     std::size_t widest_line = 0, columns = 0;
@@ -189,22 +235,38 @@ TEST_CASE("tables and notes fit the terminal; --wide and pipes get them whole") 
     }
     return std::max(widest_line, columns);
   };
-  // memory --table is 9 number columns: its recipe names wrap at hyphens, and it needs 90.
+  // Every table fits: headers wrap or are abbreviated, low-value columns are left out (and named),
+  // wide tables print in groups of columns, a 5,000-character name is shortened in the middle.
+  const napkin::test::TempDir dir("napkin_longname");
+  const std::string long_name = write_long_name_spec(dir);
   for (const auto& [cmd, columns] : std::vector<std::pair<std::string, std::size_t>>{
-           {"memory --table", 90}, {"hardware show h100-sxm", 80}, {"models show deepseek-v3", 80}, {"hardware list", 80},
+           {"memory --table", 80}, {"models list", 80}, {"hardware show h100-sxm", 80}, {"models show deepseek-v3", 80}, {"hardware list", 80},
            {"calibrate --model llama3-70b --tp 8 --dry-run", 80}, {"bench --list-devices", 80},
            {"memory --model llama3-70b --hardware h100-sxm --gpus 1024 --tp 8 --pp 4 --zero 1 --micro-batch 1 --seq 8192 "
             "--sequence-parallel --recompute selective --explain", 80},
            {"memory --model llama3-70b --hardware h100-sxm --gpus 64 --zero 3 --precision deepspeed --offload optimizer", 80},
            {"train --model llama3-70b --hardware h100-sxm --tokens 15T --gpus 1024 --mfu predicted --global-batch 1024 --seq 8192", 80},
-           // plan's table of layouts is 15 number columns, 94 wide: at 100 everything else wraps around it.
-           {"plan --model llama3-70b --hardware h100-sxm --gpus 1024 --global-batch 1024 --seq 8192", 100},
+           // plan's table of layouts: 15 number columns (16 with --tokens, 17 for an MoE), 94 to 105 wide.
+           {"plan --model llama3-70b --hardware h100-sxm --gpus 1024 --global-batch 1024 --seq 8192", 80},
+           {"plan --model llama3-70b --hardware h100-sxm --gpus 1024 --global-batch 1024 --seq 8192 --tokens 15T", 80},
+           {"plan --model mixtral-8x7b --hardware h100-sxm --gpus 256 --global-batch 1024 --seq 4096 --tokens 1T", 80},
+           // --top 50: the breakdown is 51 columns, 880 wide.
+           {"plan --model llama3-70b --hardware h100-sxm --gpus 1024 --global-batch 1024 --seq 8192 --top 50", 100},
            {"plan --model llama3-70b --hardware h100-sxm --gpus 1024 --global-batch 1024 --seq 8192 --tp 8 --pp 4 --cp 1 "
-            "--micro-batch 1 --interleave 5 --sequence-parallel --recompute none --zero 1 --explain", 80}}) {
+            "--micro-batch 1 --interleave 5 --sequence-parallel --recompute none --zero 1 --explain", 80},
+           // bench and calibrate, timed on this machine's CPU: tiny products, few repetitions.
+           {"bench --device cpu --dtype fp32 --shape 64x64x64 --iters 5 --warmup 0", 80},
+           {"bench --device cpu --dtype fp32 --shape 32x32x32 --shape 64x64x64 --batch 2 --iters 5 --warmup 0", 80},
+           {"calibrate --model gpt2 --device cpu --micro-batch 1 --seq 32 --iters 1 --warmup 0", 80},
+           {"--spec " + long_name + " models list", 80},
+           {"--spec " + long_name + " models show longname", 80},
+           {"--spec " + long_name + " plan --model longname --hardware h100-sxm --gpus 64 --global-batch 64", 80}}) {
     CAPTURE(cmd);
     const auto fitted = run_napkin(cmd, "COLUMNS=" + std::to_string(columns));
     REQUIRE(fitted.exit_code == 0);
     CHECK(widest(fitted.out) <= columns);
+    const bool timed = cmd.rfind("bench --device", 0) == 0 || cmd.rfind("calibrate --model gpt2", 0) == 0;
+    if (timed) continue;  // a second run times again: its figures differ
     const auto wide = run_napkin("--wide " + cmd, "COLUMNS=80");
     CHECK(wide.out == run_napkin(cmd).out);  // --wide is what a pipe gets
     CHECK(widest(wide.out) > 80);            // these are wider than 80 unwrapped

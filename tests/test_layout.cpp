@@ -2,6 +2,9 @@
 // micro-batches each stage holds. Expected values are worked out by hand in the comments.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "core/error.hpp"
 #include "core/layout.hpp"
 
@@ -104,7 +107,9 @@ TEST_CASE("the sequence under context and sequence parallelism") {
   CHECK(layout_problem(llama3_70b(), l, 8196).value_or("").find("--cp 4 needs a sequence divisible by 2·cp = 8") == 0);
   l.cp = 1;
   l.sequence_parallel = true;
-  CHECK(layout_problem(llama3_70b(), l, 8190).value_or("").find("--sequence-parallel: the 8190 tokens") == 0);
+  CHECK(layout_problem(llama3_70b(), l, 8190).value_or("").find("--sequence-parallel: --seq 8190 does not split over --tp 8") == 0);
+  l.cp = 2;  // 8190 / 2 = 4095 tokens a context-parallel rank; the divisibility by 2·cp = 4 comes first
+  CHECK(layout_problem(llama3_70b(), l, 8200).value_or("").find("--sequence-parallel: the 4100 tokens per context-parallel rank") == 0);
   CHECK(layout_problem(llama3_70b(), l, 0).value_or("") == "--seq must be at least 1, found 0");
 }
 
@@ -132,6 +137,45 @@ TEST_CASE("pipeline stages: even, uneven, interleaved, MoE dense leading layers"
   moe80.moe = MoeSpec{8, 2, 0, 4096, 3};
   CHECK(stage_layers(moe80, inter, 0).moe_layers == 17);  // 20 − 3
   CHECK(stage_layers(moe80, inter, 1).moe_layers == 20);  // chunks 1, 5, ...: layers 4-7, ...
+}
+
+TEST_CASE("pipeline stages: the closed form agrees with dealing the layers out one by one") {
+  // The reference walks the model layer by layer: chunk c holds ceil(L/(pp·v)) layers while
+  // c < L mod pp·v, floor after (Megatron's uneven rule), chunk c runs on stage c mod pp, and a
+  // layer is dense when its index is below the leading dense layers.
+  for (long long layers = 1; layers <= 23; ++layers)
+    for (long long pp = 1; pp <= layers; ++pp)
+      for (long long v = 1; pp * v <= layers; ++v)
+        for (long long dense = 0; dense <= layers; dense += 1 + layers / 6) {
+          Model m = llama3_70b();
+          m.layers = layers;
+          m.moe = MoeSpec{8, 2, 0, 4096, dense};
+          Layout l = layout(1, pp, 1);
+          l.interleave = v;
+          const long long chunks = pp * v, q = layers / chunks, r = layers % chunks;
+          std::vector<long long> total(pp, 0), moe(pp, 0), longest(pp, 0);
+          long long layer = 0;
+          for (long long c = 0; c < chunks; ++c) {
+            const long long count = c < r ? q + 1 : q;
+            longest[c % pp] = std::max(longest[c % pp], count);
+            for (long long i = 0; i < count; ++i, ++layer) {
+              ++total[c % pp];
+              if (layer >= dense) ++moe[c % pp];
+            }
+          }
+          REQUIRE(layer == layers);
+          for (long long st = 0; st < pp; ++st) {
+            CAPTURE(layers);
+            CAPTURE(pp);
+            CAPTURE(v);
+            CAPTURE(dense);
+            CAPTURE(st);
+            const StageLayers got = stage_layers(m, l, st);
+            CHECK(got.layers == total[st]);
+            CHECK(got.moe_layers == moe[st]);
+            CHECK(got.largest_chunk == longest[st]);
+          }
+        }
 }
 
 TEST_CASE("micro-batches in flight: 1F1B and interleaved") {

@@ -278,5 +278,49 @@ TEST_CASE("hints: what would make a layout fit") {
     }
   }
   CHECK(zero3);
-  for (std::size_t i = 1; i < hints.size(); ++i) CHECK(hints[i - 1].saved_bytes >= hints[i].saved_bytes);
+  // Ranked: those that fit first, then the cheapest in speed, then the most bytes saved.
+  for (std::size_t i = 1; i < hints.size(); ++i) {
+    const FitHint &a = hints[i - 1], &b = hints[i];
+    CHECK(a.fits >= b.fits);
+    if (a.fits == b.fits) CHECK(a.speed_cost <= b.speed_cost);
+    if (a.fits == b.fits && a.speed_cost == b.speed_cost) CHECK(a.saved_bytes >= b.saved_bytes);
+  }
+  // --zero 3 (1.5× DDP's traffic: moderate) fits and comes before --zero 3 --offload params
+  // (weights over PCIe every step: large), though the latter saves more bytes.
+  CHECK(hints.front().flags == "--zero 3");
+  CHECK(hints.front().speed_cost == SpeedCost::moderate);
+}
+
+TEST_CASE("pinned: ZeRO-1 with the optimizer offloaded shards the host copy over dp too") {
+  // ZeRO-1 partitions the optimizer states (Rajbhandari et al. 2020 §5.1, P_os), and ZeRO-Offload
+  // moves each rank's partition to its host (DeepSpeed stage_1_and_2.py: cpu_offload keeps
+  // single_partition_of_fp32_groups on the CPU). 8e9 params, bf16-mixed AdamW, 8 GPUs:
+  // host per GPU (4 fp32 grads + 4 master + 8 Adam) / 8 = 2 B/param = 16e9 bytes, a node of 8
+  // GPUs 128e9 — not 16 B/param = 128e9 per GPU, as if ZeRO-1 kept the full states.
+  MemorySetup s = setup("bf16-mixed", 0, true, false);
+  s.offload = Offload::optimizer;
+  const LayoutMemory r = memory_for_params(8e9, layout(1, 1, 8, 1), s);
+  CHECK(r.host_bytes_per_gpu == doctest::Approx(16e9));
+  CHECK(r.host_bytes_per_node == doctest::Approx(128e9));
+  // On the GPU only the bf16 weights stay: 2 B/param = 16e9.
+  CHECK(r.model_states_bytes == doctest::Approx(16e9));
+  // The same through the architecture path: Llama 3 70B (70,553,706,496 params) on 8 GPUs.
+  const LayoutMemory a = memory_per_gpu(llama3_70b(), layout(1, 1, 8, 1), s);
+  CHECK(a.host_bytes_per_gpu == doctest::Approx(2 * 70553706496.0));
+  // ZeRO-0 with the optimizer offloaded (DeepSpeed needs ZeRO ≥ 1 for it, napkin keeps the
+  // unsharded rule): every GPU's host copy is the whole 16 B/param.
+  const LayoutMemory z0 = memory_for_params(8e9, layout(1, 1, 8, 0), s);
+  CHECK(z0.host_bytes_per_gpu == doctest::Approx(128e9));
+}
+
+TEST_CASE("pinned: K/V projections when tp exceeds the KV heads are replicated, not split further") {
+  // Llama 3 70B (h = 8192, 8 KV heads of 128): W_K and W_V are 2·8192·1024 = 16,777,216 params a
+  // layer. At tp 16 each rank keeps one whole KV head (Megatron replicates a head over tp/kv = 2
+  // ranks): 16,777,216 / 8 = 2,097,152 a rank, not / 16 = 1,048,576. Q and O: 2·8192·8192 / 16 =
+  // 8,388,608; MLP 3·8192·28672 / 16 = 44,040,192; two RMSNorms 2·8192 = 16,384 replicated.
+  // Per layer per rank 2,097,152 + 8,388,608 + 44,040,192 + 16,384 = 54,542,336.
+  // 80 layers over pp 4: 20 a stage; the first adds the embedding 128256/16 · 8192 = 65,667,072:
+  // 20 · 54,542,336 + 65,667,072 = 1,156,513,792.
+  const LayoutMemory r = memory_per_gpu(llama3_70b(), layout(16, 4, 1, 0), setup("bf16-mixed", 0, true, false));
+  CHECK(r.first.dense_params == doctest::Approx(1156513792.0));
 }

@@ -307,3 +307,58 @@ TEST_CASE("the default GEMM curve: roofline plus a per-launch cost") {
   CHECK_THROWS_AS(measured_gemm_model(g, {}, "cal.json"), Error);
   CHECK_THROWS_AS(measured_gemm_model(g, {{1, 1, 1, 0}}, "cal.json"), Error);
 }
+
+TEST_CASE("pinned: the overlapped gradient all-reduce hides behind the backward, not the forward") {
+  // dp 2, micro-batch 2: one micro-batch of T = 64 tokens. Megatron's DDP (overlap_grad_reduce)
+  // launches each bucket's all-reduce from the backward hooks, so only the backward can hide it.
+  Layout l;
+  l.dp = 2;
+  l.micro_batch = 2;
+  StepSetup s = setup();
+  s.overlap_grad_reduce = true;
+  const StepTime t = step_time(toy(), l, s);
+  // All-reduce of 116,736 bf16 gradients = 233,472 bytes over 2 GPUs of one domain:
+  // 8.4 + 2·1·3.4 µs + 233,472·(1 + 24e6/(24e6 + 233,472)) / 237e9 = 1.7160737e-5 s.
+  CHECK(t.dp_grads.time_per_call_s == near(1.7160737e-5).epsilon(1e-6));
+  // Backward per layer: products 2·6,291,456 / 5e13 = 2.5165824e-7, flash attention 2.5·262,144 /
+  // 6e13 = 1.0922667e-8, memory-bound 2·147,456 / 0.83e12 = 3.5531566e-7; × 2 layers =
+  // 1.2357931e-6 s. Exposed: 1.7160737e-5 − 1.2357931e-6 = 1.5924944e-5 s (the forward,
+  // 6.1571204e-7 s, would leave 1.6545025e-5).
+  CHECK(term(t, "dp_comm_s") == near(1.5924944e-5).epsilon(1e-6));
+}
+
+TEST_CASE("pinned: calibrated products, an even count, scale other shapes by the mean of the middle two") {
+  GemmTimeModel g;
+  g.peak_efficiency = 0.81;
+  g.peak_flops_per_s = 312e12;
+  g.memory_bandwidth_bytes_per_s = 2.039e12;
+  // Four measured products at 1×, 2×, 4× and 8× the curve: the median ratio is (2 + 4)/2 = 3,
+  // not the upper middle 4 or the lower 2.
+  const GemmTimeModel m = measured_gemm_model(g,
+                                              {{1024, 1024, 1024, 1 * g.curve_time_s(1024, 1024, 1024)},
+                                               {2048, 2048, 2048, 2 * g.curve_time_s(2048, 2048, 2048)},
+                                               {8192, 8192, 8192, 8 * g.curve_time_s(8192, 8192, 8192)},
+                                               {4096, 4096, 4096, 4 * g.curve_time_s(4096, 4096, 4096)}},
+                                              "cal.json");
+  CHECK(m.measured_over_curve == near(3));
+  CHECK(m.time_s(3072, 3072, 3072) == near(3 * g.curve_time_s(3072, 3072, 3072)));
+  // Three products: the middle one, 2.
+  const GemmTimeModel odd = measured_gemm_model(g,
+                                                {{1024, 1024, 1024, 8 * g.curve_time_s(1024, 1024, 1024)},
+                                                 {2048, 2048, 2048, 1 * g.curve_time_s(2048, 2048, 2048)},
+                                                 {4096, 4096, 4096, 2 * g.curve_time_s(4096, 4096, 4096)}},
+                                                "cal.json");
+  CHECK(odd.measured_over_curve == near(2));
+}
+
+TEST_CASE("pinned: the context-parallel K/V block when tp exceeds the KV heads") {
+  // The toy with one KV head (MQA) at tp 2, cp 2: each tensor-parallel rank keeps the one KV
+  // head whole (Megatron replicates it), so each ring step passes 16 tokens (32 / cp) × 1 head ×
+  // (16 + 16) × 2 bytes = 1,024 bytes, not the 512 a split of 1 head over 2 ranks would give.
+  Model m = toy();
+  m.kv_heads = 1;
+  Layout l;
+  l.tp = 2, l.cp = 2, l.micro_batch = 1;
+  const StepTime t = step_time(m, l, setup());
+  CHECK(t.cp.bytes == 1024);
+}

@@ -188,11 +188,22 @@ TEST_CASE("published runs: the MFU they imply") {
 
 TEST_CASE("answers nobody can use are errors that name the input") {
   TrainingQuery q = h100();
-  q.params = 70e9, q.tokens = 15e12, q.days = 1e-300;  // 1.5e305 GPUs
+  // An input outside the range napkin answers in is refused by its flag before any solving
+  // (issue 16: 1e-300 parameters printed 2e-309 days).
+  q.params = 70e9, q.tokens = 15e12, q.days = 1e-300;
+  CHECK_THROWS_WITH_AS(solve_training(q), doctest::Contains("--days 1e-300 is outside what napkin answers for"), Error);
+  q.days = 1e300;
+  CHECK_THROWS_WITH_AS(solve_training(q), doctest::Contains("--days 1e+300 is outside"), Error);
+  q.days.reset(), q.params = 1e-300, q.gpus = 8;
+  CHECK_THROWS_WITH_AS(solve_training(q), doctest::Contains("--params 1e-300 is outside"), Error);
+  q.params = 70e9, q.gpus.reset();
+  // In range, solved out of range: 1e-9 days (86.4 µs) needs 6 · 70e9 · 15e12 / (494.75e12 · 8.64e-5)
+  // = 1.47e14 GPUs.
+  q.days = 1e-9;
   CHECK_THROWS_WITH_AS(solve_training(q), doctest::Contains("solving for GPUs gives"), Error);
-  q.params.reset(), q.gpus = 8;  // 1e-290 parameters
+  q.params.reset(), q.gpus = 8;  // 8 · 494.75e12 · 8.64e-5 / (6 · 15e12) = 0.0038 parameters
   CHECK_THROWS_WITH_AS(solve_training(q), doctest::Contains("solving for parameters gives"), Error);
-  q.params = 70e9, q.tokens.reset(), q.days = 1e-300;  // 1e-286 tokens
+  q.params = 70e9, q.tokens.reset();  // 8 · 494.75e12 · 8.64e-5 / (6 · 70e9) = 0.00081 tokens
   CHECK_THROWS_WITH_AS(solve_training(q), doctest::Contains("solving for tokens gives"), Error);
   q.tokens = 15e12, q.mfu.reset(), q.days = 1;  // MFU 3,000%: more than the peak
   CHECK_THROWS_WITH_AS(solve_training(q), doctest::Contains("solving for MFU gives"), Error);
@@ -203,6 +214,8 @@ TEST_CASE("answers nobody can use are errors that name the input") {
   CHECK_THROWS_WITH_AS(run_costs(r, in), doctest::Contains("--grid-intensity"), Error);
   in.grid_g_per_kwh.reset(), in.price_usd_per_gpu_hour = 1e308;
   CHECK_THROWS_WITH_AS(run_costs(r, in), doctest::Contains("--price"), Error);
+  in.price_usd_per_gpu_hour = 0;  // "would overflow" before issue 16: now the range, by its flag
+  CHECK_THROWS_WITH_AS(run_costs(r, in), doctest::Contains("--price 0 is outside what napkin answers for: give above 0"), Error);
 }
 
 TEST_CASE("bad queries are errors, never inf or nan") {

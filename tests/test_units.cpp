@@ -229,6 +229,63 @@ TEST_CASE("wrapping breaks after inner hyphens, and headers wider than their num
         "                    fp32-grads\n"
         "  ---------  ----  -----------\n"
         "  adamw        16           18\n");
-  t.max_width = 20;  // cannot fit: the header wraps down to its longest part, "mixed-"
-  CHECK(t.render().find("  adamw        16      18\n") != std::string::npos);
+  // 20: a grid needs 25 even with the header wrapped to "mixed-"; each row as "header  value"
+  // lines, the headers wrapped into the 11 columns the values leave, fits.
+  t.max_width = 20;
+  CHECK(t.render() ==
+        "  optimizer    adamw\n"
+        "  fp32         16\n"
+        "  bf16-mixed-  18\n"
+        "  fp32-grads\n");
+}
+
+TEST_CASE("a table too wide for the terminal: abbreviated headers, then columns left out, groups, stacks") {
+  Table t;
+  t.header = {"name", "tokens/s", "HFU", "memory/GPU"};
+  t.align = {Align::left, Align::right, Align::right, Align::right};
+  t.short_header = {"", "tok/s", "", "mem"};
+  t.drop_rank = {0, 0, 1, 0};
+  t.add({"a", "1.2 M", "57.0%", "63.9 GB"});
+  // 2 + 4 + 2 + 8 + 2 + 5 + 2 + 10 = 35 columns; with the short headers 2 + 4 + 2 + 5 + 2 + 5 + 2 + 7 = 29.
+  t.max_width = 30;
+  CHECK(t.render() ==
+        "  name  tok/s    HFU      mem\n"
+        "  ----  -----  -----  -------\n"
+        "  a     1.2 M  57.0%  63.9 GB\n");
+  // 24: HFU (rank 1) is left out, 22 columns, and a note says so.
+  t.max_width = 24;
+  const std::string dropped = t.render();
+  CHECK(dropped.rfind("  name  tok/s      mem\n  ----  -----  -------\n  a     1.2 M  63.9 GB\n  (left out to fit 24", 0) == 0);
+  CHECK(dropped.find("HFU") != std::string::npos);
+  // 21: nothing more may go; the row stacks under the full headers (2 + 10 + 2 + 7 = 21).
+  t.max_width = 21;
+  CHECK(t.render() ==
+        "  name        a\n"
+        "  tokens/s    1.2 M\n"
+        "  HFU         57.0%\n"
+        "  memory/GPU  63.9 GB\n");
+  // split_columns: plans side by side, as many as fit, each group after the first column.
+  Table plans;
+  plans.header = {"term", "plan 1", "plan 2", "plan 3"};
+  plans.align = {Align::left, Align::right, Align::right, Align::right};
+  plans.split_columns = true;
+  plans.add({"compute", "1.000 s", "2.000 s", "3.000 s"});
+  plans.max_width = 20;  // 2 + 7 + 2 + 7 = 18: one plan a group
+  CHECK(plans.render() ==
+        "  term      plan 1\n  -------  -------\n  compute  1.000 s\n\n"
+        "  term      plan 2\n  -------  -------\n  compute  2.000 s\n\n"
+        "  term      plan 3\n  -------  -------\n  compute  3.000 s\n");
+  // A 5,000-character name is shortened in the middle, and the table fits.
+  Table names;
+  names.header = {"name", "layers"};
+  names.align = {Align::left, Align::right};
+  names.add({std::string(5000, 'G'), "12"});
+  names.max_width = 80;
+  const std::string shortened = names.render();
+  CHECK(shortened.find("bytes left out") != std::string::npos);
+  for (std::size_t i = 0, n = 0; i < shortened.size(); i = n + 1) {
+    n = shortened.find('\n', i);
+    CHECK(display_width(std::string_view(shortened).substr(i, n - i)) <= 80);
+  }
+  CHECK(wrap_lines(std::string(5000, 'G'), 80).size() < 200);
 }

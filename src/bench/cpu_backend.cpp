@@ -4,6 +4,7 @@
 //
 // OpenBLAS is loaded with dlopen when the backend is made, not linked: linking it costs
 // every napkin process its thread pool's start-up (~2.5 ms), and an estimate needs no BLAS.
+#include <cmath>
 #include <cblas.h>
 #include <dlfcn.h>
 #include <unistd.h>
@@ -137,8 +138,13 @@ class CpuBackend final : public Backend {
 
   std::optional<PeakInfo> measured_peak(Dtype dtype) override {
     PeakInfo p;
-    p.flops_per_s = measure_cpu_peak_flops(dtype);
+    const CpuPeak peak = measure_cpu_peak(dtype);
+    p.flops_per_s = peak.best_flops_per_s;
     p.source = "measured: FMA microkernel, " + info_.isa + ", " + std::to_string(info_.threads) + " threads";
+    const double spread = peak.best_flops_per_s > 0 ? 1 - peak.worst_flops_per_s / peak.best_flops_per_s : 0;
+    if (spread > unstable_peak_spread)
+      p.source += "; UNSTABLE: its " + std::to_string(peak.trials) + " trials ranged " + std::to_string(static_cast<int>(std::lround(spread * 100))) +
+                  "% below the best (a shared or throttling CPU), so MFU moves between runs: pin it with --peak spec or --peak VALUE";
     if (info_.clock_hz) {
       const double per_cycle = info_.flops_per_cycle_fp32 / (dtype == Dtype::fp64 ? 2 : 1);
       p.nominal_flops_per_s = info_.threads * *info_.clock_hz * per_cycle;

@@ -200,11 +200,13 @@ CpuInfo cpu_info() {
   return c;
 }
 
-double measure_cpu_peak_flops(Dtype dtype, int trials, double trial_s) {
+double measure_cpu_peak_flops(Dtype dtype, int trials, double trial_s) { return measure_cpu_peak(dtype, trials, trial_s).best_flops_per_s; }
+
+CpuPeak measure_cpu_peak(Dtype dtype, int trials, double trial_s) {
   const Kernel kernel = best_kernel();
   const bool f64 = dtype == Dtype::fp64 || dtype == Dtype::fp64_tensor;
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  double best = 0;
+  double best = 0, worst = 0;
   for (int t = 0; t < trials; ++t) {
     std::vector<double> rate(static_cast<std::size_t>(threads), 0.0);
     std::barrier start(threads);
@@ -225,8 +227,9 @@ double measure_cpu_peak_flops(Dtype dtype, int trials, double trial_s) {
     double sum = 0;
     for (double r : rate) sum += r;
     best = std::max(best, sum);
+    worst = t == 0 ? sum : std::min(worst, sum);
   }
-  return best;
+  return {best, worst, trials};
 }
 
 }  // namespace napkin::bench

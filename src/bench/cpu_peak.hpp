@@ -24,4 +24,16 @@ CpuInfo cpu_info();
 // Only fp32 and fp64.
 double measure_cpu_peak_flops(Dtype dtype, int trials = 4, double trial_s = 0.1);
 
+// The same, keeping the slowest trial too: a shared or throttling CPU's peak moves between
+// trials (153 → 219 GFLOP/s within minutes on a shared machine), and the spread says so.
+struct CpuPeak {
+  double best_flops_per_s = 0;
+  double worst_flops_per_s = 0;
+  int trials = 0;
+};
+CpuPeak measure_cpu_peak(Dtype dtype, int trials = 4, double trial_s = 0.1);
+
+// Above this spread ((best − worst) / best) a measured peak is called unstable.
+inline constexpr double unstable_peak_spread = 0.1;
+
 }  // namespace napkin::bench

@@ -18,12 +18,23 @@ std::string dtype_list(const std::vector<Dtype>& ds) {
   return out.empty() ? "none" : out;
 }
 
-void validate(Backend& backend, const BenchConfig& cfg) {
+}  // namespace
+
+void require_dtype(Backend& backend, Dtype dtype) {
   const auto ds = backend.dtypes();
-  if (std::find(ds.begin(), ds.end(), cfg.dtype) == ds.end())
-    throw Error("--dtype " + std::string(dtype_name(cfg.dtype)) + ": " + backend.device_description() + " has no " +
-                std::string(dtype_name(cfg.dtype)) + " matmul in napkin's " + backend.key() + " backend (it has " +
-                dtype_list(ds) + ")");
+  if (std::find(ds.begin(), ds.end(), dtype) != ds.end()) return;
+  // The suggestion: fp32 where the backend has it (the CPU's answer to a 16-bit request), else its first.
+  const bool has_fp32 = std::find(ds.begin(), ds.end(), Dtype::fp32) != ds.end();
+  const std::string try_dtype = has_fp32 ? "fp32" : ds.empty() ? "" : std::string(dtype_name(ds.front()));
+  throw Error("--dtype " + std::string(dtype_name(dtype)) + ": " + backend.device_description() + " has no " +
+              std::string(dtype_name(dtype)) + " matmul in napkin's " + backend.key() + " backend (it has " + dtype_list(ds) + ")" +
+              (try_dtype.empty() ? "" : "; try --dtype " + try_dtype));
+}
+
+namespace {
+
+void validate(Backend& backend, const BenchConfig& cfg) {
+  require_dtype(backend, cfg.dtype);
   if (cfg.iterations && (*cfg.iterations < 1 || *cfg.iterations > max_iterations))
     throw Error(fmt::format("--iters must be a whole number from 1 to {}", max_iterations));
   if (cfg.algos < 1) throw Error("--algos must be at least 1");
@@ -133,9 +144,25 @@ PeakInfo resolve_peak(Backend& backend, const SpecRegistry& registry, const Benc
       p.source += "; cuBLAS runs " + std::string(dtype_name(cfg.dtype)) + " products on the " + dt + " units here";
     return p;
   };
-  if (cfg.hardware) return from_spec(*cfg.hardware, ", from --hardware");
-  if (auto measured = backend.measured_peak(cfg.dtype)) return *measured;
   const std::string name = backend.device_name();
+  if (cfg.peak_choice == BenchConfig::PeakChoice::measured) {
+    if (auto measured = backend.measured_peak(cfg.dtype)) return *measured;
+    throw Error("--peak measured: napkin's " + backend.key() + " backend measures no peak (a GPU's comes from its spec); give --peak spec or a "
+                "FLOP/s figure");
+  }
+  if (cfg.hardware) return from_spec(*cfg.hardware, ", from --hardware");
+  if (cfg.peak_choice == BenchConfig::PeakChoice::spec) {
+    if (const Hardware* h = registry.hardware_for_device(name)) return from_spec(*h, ", detected from '" + name + "', --peak spec");
+    // No spec for a CPU: its nominal figure, cores × clock × FLOP/cycle, fixed from run to run.
+    if (auto measured = backend.measured_peak(cfg.dtype); measured && measured->nominal_flops_per_s) {
+      PeakInfo p;
+      p.flops_per_s = measured->nominal_flops_per_s;
+      p.source = "--peak spec: nominal " + measured->nominal_source;
+      return p;
+    }
+    throw Error("--peak spec: no hardware spec lists '" + name + "'; give --hardware NAME or --peak FLOPS");
+  }
+  if (auto measured = backend.measured_peak(cfg.dtype)) return *measured;
   if (const Hardware* h = registry.hardware_for_device(name)) return from_spec(*h, ", detected from '" + name + "'");
   PeakInfo none;
   none.source = "unknown device '" + name + "': MFU needs --hardware NAME or --peak FLOPS";
@@ -215,7 +242,8 @@ BenchRun run_bench(Backend& backend, const SpecRegistry& registry, const BenchCo
   // that, take the best product as the peak, so MFU cannot exceed 1 from a low peak.
   double best_max = 0;
   for (const auto& r : run.results) best_max = std::max(best_max, r.flops_per_s_max);
-  if (run.peak.flops_per_s && best_max > *run.peak.flops_per_s && !cfg.peak_flops_per_s && !cfg.hardware) {
+  if (run.peak.flops_per_s && best_max > *run.peak.flops_per_s && !cfg.peak_flops_per_s && !cfg.hardware &&
+      cfg.peak_choice != BenchConfig::PeakChoice::spec) {
     if (auto again = backend.measured_peak(cfg.dtype); again && again->flops_per_s) {
       if (*again->flops_per_s > *run.peak.flops_per_s) run.peak = *again;
       if (best_max > *run.peak.flops_per_s) {

@@ -26,7 +26,12 @@ struct BenchConfig {
   std::optional<double> warmup_s;      // before the first shape; nullopt: backend default
   bool flush_cache = true;
   int algos = 4;
-  std::optional<double> peak_flops_per_s;  // --peak: overrides everything
+  std::optional<double> peak_flops_per_s;  // --peak VALUE: overrides everything
+  // --peak measured: the backend's own measurement (the CPU's FMA microkernel), an error where
+  // it has none; --peak spec: the spec's dense peak (--hardware or detected; the CPU's nominal
+  // cores × clock × FLOP/cycle), never a measurement; automatic: resolve_peak's order.
+  enum class PeakChoice { automatic, measured, spec };
+  PeakChoice peak_choice = PeakChoice::automatic;
   std::optional<Hardware> hardware;        // --hardware: its dense peak for the dtype
 };
 
@@ -70,6 +75,10 @@ class TimeSamples {
 
 // achieved / peak, nullopt when there is no usable peak.
 std::optional<double> mfu(double achieved_flops_per_s, std::optional<double> peak_flops_per_s);
+
+// Throws Error when `backend` has no `dtype` matmul, listing what it has and suggesting one
+// (fp32 on the CPU). bench and calibrate refuse a dtype asked for by name the same way.
+void require_dtype(Backend& backend, Dtype dtype);
 
 // Where MFU's denominator comes from, in order: --peak; --hardware; a peak the backend
 // measures itself (CPU); the spec whose device_names lists the device's name; none. The

@@ -1,6 +1,7 @@
 // napkin bench: achieved matmul FLOP/s and MFU on the local GPU (cuBLASLt) or CPU (OpenBLAS).
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 
 #include "bench/backend.hpp"
@@ -9,6 +10,7 @@
 #include "cli/common.hpp"
 #include "cli/progress.hpp"
 #include "core/error.hpp"
+#include "core/suggest.hpp"
 #include "core/interconnect.hpp"
 #include "report/bench_report.hpp"
 #include "report/memory_bench_report.hpp"
@@ -59,7 +61,8 @@ void list_devices(bool json, bool csv, std::size_t max_width) {
     t.add({info.key, a.available ? "yes" : "no", info.description, a.detail});
     out += info.key + "," + (a.available ? "yes" : "no") + "," + cell(info.description) + "," + cell(a.detail) + "\n";
   }
-  emit(json ? arr.dump(2) + "\n" : csv ? out : t.render());
+  if (json) emit_json(arr);
+  else emit(csv ? out : t.render());
 }
 
 bench::BenchConfig config(Context& ctx, const BenchOptions& o) {
@@ -79,7 +82,13 @@ bench::BenchConfig config(Context& ctx, const BenchOptions& o) {
   }
   cfg.flush_cache = !o.no_flush;
   cfg.algos = o.algos;
-  cfg.peak_flops_per_s = count_flag(o.peak, "--peak");
+  if (o.peak == "measured") cfg.peak_choice = bench::BenchConfig::PeakChoice::measured;
+  else if (o.peak == "spec") cfg.peak_choice = bench::BenchConfig::PeakChoice::spec;
+  else if (!o.peak.empty() && std::isalpha(static_cast<unsigned char>(o.peak.front())))
+    throw Error("--peak '" + o.peak + "': expected measured, spec or a FLOP/s figure such as 989.5T" + did_you_mean(o.peak, {"measured", "spec"}));
+  else cfg.peak_flops_per_s = count_flag(o.peak, "--peak");
+  if (cfg.peak_choice == bench::BenchConfig::PeakChoice::measured && !o.hardware.empty())
+    throw Error("--hardware does not apply with --peak measured (the peak is this machine's measurement); drop one or the other");
   // Checked here, before any device is opened, as well as by the harness.
   if (cfg.algos < 1) throw Error("--algos must be at least 1");
   if (cfg.warmup_s && !(*cfg.warmup_s >= 0 && *cfg.warmup_s <= 3600)) throw Error("--warmup must be between 0 and 3600 seconds");
@@ -112,7 +121,7 @@ void run_memory(Context& ctx, const BenchOptions& o, const CLI::App& sub) {
   LongRun progress("bench");
   progress.show("memory bandwidth: timing", true);
   const bench::MemoryBenchRun result = bench::run_memory_bench(*backend, ctx.registry(), cfg, progress.stop_requested());
-  if (o.json) emit(memory_bench_json(result).dump(2) + "\n");
+  if (o.json) emit_json(memory_bench_json(result));
   else if (o.csv) emit(memory_bench_csv(result));
   else emit(memory_bench_text(result, ctx.columns()));
   progress.throw_if_interrupted(result.kernels.empty() ? "nothing was measured" : "the runs timed before it are printed above");
@@ -132,6 +141,9 @@ void run(Context& ctx, const BenchOptions& o, const CLI::App& sub) {
   if (!o.dtype.empty()) dtype = parse_bench_dtype(o.dtype);  // checked before any device work
 
   auto backend = bench::open_backend(o.device);
+  // OpenBLAS has one algorithm: --algos would be silently ignored on the CPU.
+  if (backend->key() == "cpu" && sub.count("--algos") > 0)
+    throw Error("--algos picks among cuBLASLt's algorithms; the CPU backend (OpenBLAS) has one, so it does not apply: drop it");
   cfg.dtype = dtype.value_or(backend->key() == "cuda" ? Dtype::bf16 : Dtype::fp32);
   if (cfg.shapes.empty() && batch > 1) cfg.shapes = {backend->default_shape(cfg.dtype)};
   for (auto& s : cfg.shapes) s.batch = batch;
@@ -146,9 +158,9 @@ void run(Context& ctx, const BenchOptions& o, const CLI::App& sub) {
   };
   const bench::BenchRun result = bench::run_bench(*backend, ctx.registry(), cfg, control);
   // Ctrl-C: print what was measured, then say so and exit 130.
-  if (o.json) emit(bench_json(result).dump(2) + "\n");
+  if (o.json) emit_json(bench_json(result));
   else if (o.csv) emit(bench_csv(result));
-  else emit(bench_text(result));
+  else emit(bench_text(result, ctx.columns()));
   progress.throw_if_interrupted(fmt::format("{} of {} shapes measured{}", result.results.size(),
                                             cfg.shapes.empty() ? 1 : cfg.shapes.size(),
                                             result.results.empty() ? "" : " (printed above; the last may be partial)"));
@@ -169,7 +181,9 @@ void setup_bench(CLI::App& app, Context& ctx) {
   sub->add_flag("--no-flush", o->no_flush, "Do not flush the L2 (GPU) / last-level (CPU) cache between products");
   sub->add_option("--algos", o->algos, "cuBLASLt algorithms to try per shape; the fastest is kept")->capture_default_str()->type_name("N");
   sub->add_option("--hardware", o->hardware, "Spec whose dense peak MFU divides by (default: detected from the device name)")->type_name("NAME|FILE");
-  sub->add_option("--peak", o->peak, "Peak FLOP/s for MFU, overriding everything (e.g. 989.5T)")->type_name("FLOPS");
+  sub->add_option("--peak", o->peak, "MFU's denominator: measured (the CPU's FMA microkernel), spec (the spec's dense peak; the CPU's nominal "
+                 "cores × clock × FLOP/cycle), or a FLOP/s figure such as 989.5T [measured on the CPU, else the spec]")
+      ->type_name("measured|spec|FLOPS");
   auto* json = sub->add_flag("--json", o->json, "Print JSON: {device, hardware, results}");
   sub->add_flag("--csv", o->csv, "Print CSV, one row per shape (or per device with --list-devices)")->excludes(json);
   sub->add_flag("--list-devices", o->list_devices, "List the devices napkin can bench and whether each is available (and why not)");

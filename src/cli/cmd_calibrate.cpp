@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "bench/backend.hpp"
+#include "bench/harness.hpp"
 #include "calibrate/calibrate.hpp"
 #include "cli/common.hpp"
 #include "cli/progress.hpp"
@@ -31,7 +32,9 @@ struct CalibrateOptions {
   bool json = false;
 };
 
-void run(Context& ctx, const CalibrateOptions& o) {
+void run(Context& ctx, const CalibrateOptions& o, const CLI::App& sub) {
+  // --dry-run times nothing: the flags that steer a timing would be ignored, so they are refused.
+  if (o.dry_run) refuse_ignored_flags(sub, "--dry-run", {"--dry-run", "--model", "--micro-batch", "--seq", "--dtype", "--tp", "--json"});
   CalibrateReport rep;
   rep.model = ctx.registry().model(o.model);
   const Model& m = rep.model;
@@ -63,11 +66,15 @@ void run(Context& ctx, const CalibrateOptions& o) {
     }
   }
   if (o.dry_run) {
-    emit(o.json ? calibrate_json(rep).dump(2) + "\n" : calibrate_text(rep, ctx.columns()));
+    if (o.json) emit_json(calibrate_json(rep));
+    else emit(calibrate_text(rep, ctx.columns()));
     return;
   }
 
   auto backend = bench::open_backend(o.device);
+  // A dtype asked for by name that the device lacks is refused, as bench refuses it; only the
+  // default (bf16) falls back to fp32 on the CPU, and the report says so.
+  if (sub.count("--dtype") > 0) bench::require_dtype(*backend, rep.dtype);
   napkin::CalibrateOptions co;
   co.step = rep.step;
   co.dtype = rep.dtype;
@@ -99,7 +106,8 @@ void run(Context& ctx, const CalibrateOptions& o) {
         if (g.m == t.shape.m && g.n == t.shape.n && g.k == t.shape.k && g.batch == t.shape.batch) t.products.push_back(g.name);
       rep.timed.push_back(std::move(t));
     }
-    emit(o.json ? calibrate_json(rep).dump(2) + "\n" : calibrate_text(rep, ctx.columns()));
+    if (o.json) emit_json(calibrate_json(rep));
+    else emit(calibrate_text(rep, ctx.columns()));
     progress.throw_if_interrupted(fmt::format("timed {} of the step's {} distinct products (printed above)", cal.timed.size(),
                                               cal.shapes.size()));
   }
@@ -124,7 +132,8 @@ void run(Context& ctx, const CalibrateOptions& o) {
                           "only a lookup); no days-to-train at it.");
     }
   }
-  emit(o.json ? calibrate_json(rep).dump(2) + "\n" : calibrate_text(rep, ctx.columns()));
+  if (o.json) emit_json(calibrate_json(rep));
+  else emit(calibrate_text(rep, ctx.columns()));
 }
 
 }  // namespace
@@ -133,7 +142,7 @@ void setup_calibrate(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<CalibrateOptions>();
   CLI::App* sub = app.add_subcommand(
       "calibrate", "Time the matrix products of one training step of a model here; report a measured MFU");
-  sub->add_option("--model", o->model, "A model name from 'napkin models list', or a .toml spec")->required()->type_name("NAME|FILE");
+  sub->add_option("--model", o->model, "Model: a name from 'napkin models list', a .toml spec, or a Hugging Face config.json (or a folder holding one)")->required()->type_name("NAME|FILE");
   sub->add_option("--micro-batch", o->micro_batch, "Sequences per GPU per step (default 1)")->type_name("N");
   sub->add_option("--seq", o->seq, "Tokens per sequence (default: the model's context, at most 2048)")->type_name("T");
   sub->add_option("--dtype", o->dtype, "Number format to multiply in (default bf16; the CPU times fp32)")->type_name("DTYPE");
@@ -153,7 +162,7 @@ void setup_calibrate(CLI::App& app, Context& ctx) {
       "  napkin calibrate --model gpt2 --device cpu --seq 256\n"
       "  napkin calibrate --model llama3-8b --micro-batch 2 --seq 4096 --tokens 15T --gpus 1024\n"
       "  napkin calibrate --model llama3-70b --tp 8 --dry-run --json");
-  sub->callback([&ctx, o] { run(ctx, *o); });
+  sub->callback([&ctx, o, sub] { run(ctx, *o, *sub); });
 }
 
 }  // namespace napkin::cli

@@ -31,7 +31,7 @@ struct CommandInfo {
 };
 
 struct Names {
-  std::vector<std::string> models, hardware;
+  std::vector<std::string> models, hardware, engines;
 };
 
 bool is_choice_list(const std::string& v) {
@@ -66,7 +66,9 @@ OptionInfo describe(const CLI::Option* o, const std::string& command, const Name
   const bool hardware = info.flag == "--hardware" || (o->get_positional() && command == "hardware");
   if (model) info.choices.insert(info.choices.end(), names.models.begin(), names.models.end());
   if (hardware) info.choices.insert(info.choices.end(), names.hardware.begin(), names.hardware.end());
-  info.files = model || hardware || v.find("PATH") != std::string::npos || v.find("FILE") != std::string::npos;
+  const bool engine = info.flag == "--engine" || (o->get_positional() && command == "engines");
+  if (engine) info.choices.insert(info.choices.end(), names.engines.begin(), names.engines.end());
+  info.files = model || hardware || engine || v.find("PATH") != std::string::npos || v.find("FILE") != std::string::npos;
   return info;
 }
 
@@ -235,6 +237,7 @@ void setup_completion(CLI::App& app, Context& ctx) {
     Names names;
     for (const auto& [key, m] : ctx.registry().all_models()) names.models.push_back(key);
     for (const auto& [key, h] : ctx.registry().all_hardware()) names.hardware.push_back(key);
+    for (const auto& [key, e] : ctx.registry().all_engines()) names.engines.push_back(key);
     std::vector<CommandInfo> commands;
     walk(&app, "", {}, names, commands);
     emit(*shell == "bash" ? bash_script(commands) : zsh_script(commands));

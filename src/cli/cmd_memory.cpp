@@ -6,6 +6,7 @@
 #include "cli/common.hpp"
 #include "core/error.hpp"
 #include "core/layout_memory.hpp"
+#include "core/training.hpp"
 #include "core/units.hpp"
 #include "report/format.hpp"
 #include "report/memory_report.hpp"
@@ -28,7 +29,8 @@ int zero_flag(const std::string& text) {
 void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   if (o.table) {
     refuse_ignored_flags(sub, "--table", {"--table", "--json"});
-    emit(o.json ? memory_table_json().dump(2) + "\n" : memory_table_text(ctx.columns()));
+    if (o.json) emit_json(memory_table_json());
+    else emit(memory_table_text(ctx.columns()));
     return;
   }
   auto given = [&sub](const char* flag) { return sub.count(flag) > 0; };
@@ -43,6 +45,8 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   s.offload = offload_from_name(o.offload);
   s.flash_attention = o.flash_attention;
   s.dropout = o.dropout;
+  if (given("--node-gpus") && s.offload == Offload::none)
+    throw Error("--node-gpus only applies with --offload (it sizes one host's memory); add --offload optimizer|params or drop it");
   s.selective = selective_policy_from_name(o.selective);
   if (given("--node-gpus")) s.node_gpus = whole_flag(o.node_gpus, "--node-gpus", 1e6);
   s.memory_bytes = gpu_memory_bytes(r.hardware, r.basis);
@@ -81,8 +85,10 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
                        given("--params") ? " with --params" : ""));
     const std::optional<double> params = count_flag(o.params, "--params");
     if (given("--params") && !params) throw Error("--params: empty value; expected a count such as 7B");
+    if (params) check_input(*params, params_range, "--params");
     r.params = params;
     r.memory = memory_for_params(params.value_or(0), l, s);
+    r.lever = largest_model_lever(nullptr, l, s);
   } else {
     r.model = ctx.registry().model(o.model);
     r.params = count_params(*r.model).total;
@@ -101,6 +107,7 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
     r.memory = memory_per_gpu(*r.model, l, s);
     if (s.seq > 0) r.max_micro_batch = max_micro_batch(*r.model, l, s);
     if (!r.memory.fits) r.hints = fit_hints(*r.model, l, s);
+    r.lever = largest_model_lever(&*r.model, l, s);
     r.assumptions = memory_assumptions(*r.model, l, s);
   }
   if (s.flash_attention && s.seq > 0)
@@ -110,7 +117,7 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
     // --json with --explain: the arithmetic goes in the object as "explain", one string per step, as train does.
     nlohmann::json j = memory_json(r);
     if (o.explain) j["explain"] = memory_explain_steps(r);
-    emit(j.dump(2) + "\n");
+    emit_json(j);
   } else {
     emit(memory_text(r, o.explain, ctx.columns()));
   }
@@ -142,7 +149,7 @@ void setup_memory(CLI::App& app, Context& ctx) {
   sub->add_option("--ep", o->ep, "Expert-parallel ranks, out of the dp·cp ranks (MoE models; default 1)")->type_name("E");
   sub->add_option("--interleave", o->interleave, "Virtual pipeline stages per GPU (interleaved 1F1B; default 1)")->type_name("V");
   sub->add_flag("--sequence-parallel", o->sequence_parallel, "Split norms, dropout and layer inputs over the tp ranks (Korthikanti et al.)");
-  auto* model = sub->add_option("--model", o->model, "Model: a name from 'napkin models list' or a .toml spec")->type_name("NAME|FILE");
+  auto* model = sub->add_option("--model", o->model, "Model: a name from 'napkin models list', a .toml spec, or a Hugging Face config.json (or a folder holding one)")->type_name("NAME|FILE");
   auto* params = sub->add_option("--params", o->params, "Parameter count instead of a model, e.g. 7B (model states only)")->type_name("P");
   model->excludes(params);
   params->excludes(model);

@@ -6,6 +6,7 @@
 #include "cli/common.hpp"
 #include "cli/plan_setup.hpp"
 #include "core/error.hpp"
+#include "core/training.hpp"
 #include "core/units.hpp"
 #include "report/format.hpp"
 #include "report/plan_report.hpp"
@@ -36,8 +37,7 @@ void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
   r.warnings.insert(r.warnings.end(), setup.warnings.begin(), setup.warnings.end());
   r.optimizer = o.flags.optimizer;
   r.precision = o.flags.precision;
-  if (!o.tokens.empty()) r.tokens = parse_count(o.tokens, "--tokens");
-  if (r.tokens && !(*r.tokens >= 1)) throw Error("--tokens " + o.tokens + ": must be at least one token");
+  if (!o.tokens.empty()) r.tokens = check_input(parse_count(o.tokens, "--tokens"), tokens_range, "--tokens");
   r.search = run_plan_search(r.model, setup);
   if (const Plan* best = !r.search.plans.empty() ? &r.search.plans.front() : r.search.closest ? &*r.search.closest : nullptr) {
     const auto caveats = validation_caveats(r.model, hw.key, *best);
@@ -56,7 +56,7 @@ void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
   const bool nothing_fits = r.search.plans.empty();
   if (nothing_fits && !r.search.single_layout) {
     // No layout fits: the JSON still says what came closest; the error says by how much.
-    if (o.json) emit(plan_json(r).dump(2) + "\n");
+    if (o.json) emit_json(plan_json(r));
     throw Error(nothing_fits_message(r.model, hw, r.search), ExitCode::failure);
   }
   if (o.json) {
@@ -68,7 +68,7 @@ void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
       for (std::string line; std::getline(lines, line);)
         if (!line.empty()) j["explain"].push_back(line);
     }
-    emit(j.dump(2) + "\n");
+    emit_json(j);
   } else {
     for (const auto& w : r.warnings) warn(w);
     emit(o.explain ? plan_explain(r, ctx.columns()) : plan_text(r, ctx.columns()));
@@ -82,10 +82,10 @@ void setup_plan(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<PlanOptions>();
   PlanFlags& f = o->flags;
   CLI::App* sub = app.add_subcommand("plan", "Search tensor/pipeline/data/context/expert layouts: step time, MFU and memory per GPU");
-  sub->add_option("--model", o->model, "Model: a name from 'napkin models list' or a .toml spec")->type_name("NAME|FILE");
+  sub->add_option("--model", o->model, "Model: a name from 'napkin models list', a .toml spec, or a Hugging Face config.json (or a folder holding one)")->type_name("NAME|FILE");
   sub->add_option("--hardware", o->hardware, "Accelerator: a name from 'napkin hardware list' or a .toml spec [h100-sxm]")->type_name("NAME|FILE");
   sub->add_option("--gpus", f.gpus, "Number of accelerators")->type_name("N");
-  sub->add_option("--global-batch", f.global_batch, "Sequences per optimizer step, over all data-parallel replicas")->type_name("B");
+  sub->add_option("--global-batch", f.global_batch, "Sequences per optimizer step, over all data-parallel replicas (or tokens with their unit: 4Mtok)")->type_name("B");
   sub->add_option("--seq", f.seq, "Tokens per sequence [the model's pre-training seq_len, else its context]")->type_name("S");
   sub->add_option("--tokens", o->tokens, "Training tokens, for days and GPU-hours: 15T, 1.5e12")->type_name("D");
   sub->add_option("--tp", f.tp, "Tensor-parallel degree [searched]")->type_name("T");

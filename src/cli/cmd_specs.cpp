@@ -1,9 +1,11 @@
-// napkin hardware list|show NAME and napkin models list|show NAME.
+// napkin hardware list|show NAME, napkin models list|show NAME and napkin engines list|show NAME.
 #include <nlohmann/json.hpp>
 
 #include "cli/common.hpp"
 #include "core/error.hpp"
+#include "report/engine_report.hpp"
 #include "report/model_toml.hpp"
+#include "spec/spec_loader.hpp"
 #include "report/spec_report.hpp"
 
 namespace napkin::cli {
@@ -41,14 +43,15 @@ void setup_hardware(CLI::App& app, Context& ctx) {
         if (json) {
           nlohmann::json arr = nlohmann::json::array();
           for (const auto& [k, h] : all) arr.push_back(hardware_json(h));
-          emit(arr.dump(2) + "\n");
+          emit_json(arr);
         } else {
           emit(hardware_list_text(all, c.columns()));
         }
       },
       [](Context& c, const std::string& name, bool json) {
         const Hardware h = c.registry().hardware(name);
-        emit(json ? hardware_json(h).dump(2) + "\n" : hardware_show_text(h, c.columns()));
+        if (json) emit_json(hardware_json(h));
+        else emit(hardware_show_text(h, c.columns()));
       });
 }
 
@@ -62,14 +65,15 @@ void setup_models(CLI::App& app, Context& ctx) {
         if (json) {
           nlohmann::json arr = nlohmann::json::array();
           for (const auto& [k, m] : all) arr.push_back(model_json(m));
-          emit(arr.dump(2) + "\n");
+          emit_json(arr);
         } else {
           emit(models_list_text(all, c.columns()));
         }
       },
       [](Context& c, const std::string& name, bool json) {
         const Model m = c.registry().model(name);
-        emit(json ? model_json(m).dump(2) + "\n" : model_show_text(m, c.columns()));
+        if (json) emit_json(model_json(m));
+        else emit(model_show_text(m, c.columns()));
       });
   // napkin models import config.json: the napkin TOML a Hugging Face config amounts to.
   auto path = std::make_shared<std::string>();
@@ -83,10 +87,40 @@ void setup_models(CLI::App& app, Context& ctx) {
         "(model_type \"" + hf->model_type + "\", read as napkin's " + hf->family + " family). A comment names the",
         "config.json key each value comes from; keys the config leaves out say which default they take."};
     for (const auto& n : hf->notes) header.push_back("Note: " + n);
-    emit(model_toml(hf->model, hf->derivations, header));
+    const std::string spec = model_toml(hf->model, hf->derivations, header);
+    // What import writes, the loader must take back (issue 16, class 2): load it before printing,
+    // so a spec napkin would refuse is never written.
+    try {
+      (void)parse_model(spec, *path + " (imported spec)", hf->model.key);
+    } catch (const Error& e) {
+      throw Error(std::string("models import: the spec written from this config would not load: ") + e.what(), ExitCode::failure);
+    }
+    emit(spec);
   });
   sub->footer("Examples:\n  napkin models list\n  napkin models show llama3-8b --json\n"
               "  napkin models show path/to/config.json\n  napkin models import path/to/model-folder > my-model.toml");
+}
+
+void setup_engines(CLI::App& app, Context& ctx) {
+  CLI::App* sub = app.add_subcommand("engines", "List and show serving engines (napkin infer --engine)");
+  sub->require_subcommand(1);
+  sub->footer("Examples:\n  napkin engines list\n  napkin engines show vllm --json");
+  add_list_show(
+      sub, ctx, "serving engine",
+      [](Context& c, bool json) {
+        const auto all = c.registry().all_engines();
+        if (json) {
+          nlohmann::json arr = nlohmann::json::array();
+          for (const auto& [k, e] : all) arr.push_back(engine_json(e));
+          emit(arr.dump(2) + "\n");
+        } else {
+          emit(engines_list_text(all, c.columns()));
+        }
+      },
+      [](Context& c, const std::string& name, bool json) {
+        const Engine e = c.registry().engine(name);
+        emit(json ? engine_json(e).dump(2) + "\n" : engine_show_text(e, c.columns()));
+      });
 }
 
 }  // namespace napkin::cli

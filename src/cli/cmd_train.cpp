@@ -21,7 +21,7 @@ struct TrainOptions {
   std::string flops_model = "6pd";
   std::string price, pue = "1.0", grid;
   std::string iters;  // cap on --mfu measured|calibrated's timed products (cuda branch)
-  bool sparse = false, explain = false, json = false;
+  bool sparse = false, explain = false, json = false, force_cpu_mfu = false;
 };
 
 TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
@@ -89,9 +89,7 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
   }
   if (!o.gpus.empty()) q.gpus = static_cast<double>(whole_flag(o.gpus, "--gpus"));
   if (!o.days.empty()) q.days = parse_count(o.days, "--days");
-  if (q.tokens && *q.tokens <= 0) throw Error("--tokens must be positive");
-  if (q.params && *q.params <= 0) throw Error("--params must be positive");
-  if (q.days && *q.days <= 0) throw Error("--days must be positive");
+  // Their bounds (core/training.hpp) are checked once, in solve_training.
 
   if (o.flops_model == "6pd") r.flops_model = FlopsModel::six_pd;
   else if (o.flops_model == "6pd+attn") r.flops_model = FlopsModel::six_pd_attn;
@@ -106,13 +104,20 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
     if (o.gpus.empty()) throw Error("--mfu predicted needs --gpus: the best layout depends on the GPU count");
     if (o.global_batch.empty()) throw Error("--mfu predicted needs --global-batch: sequences per optimizer step");
     const long long seq = !o.seq.empty() ? whole_flag(o.seq, "--seq") : model->seq_len > 0 ? model->seq_len : model->context;
-    predicted = predicted_rate(*model, hw, whole_flag(o.gpus, "--gpus"), whole_flag(o.global_batch, "--global-batch"), seq, r.dtype);
+    const GlobalBatch batch = global_batch_flag(o.global_batch, seq);
+    if (batch.warning) r.warnings.push_back(*batch.warning);
+    predicted = predicted_rate(*model, hw, whole_flag(o.gpus, "--gpus"), batch.sequences, seq, r.dtype);
   } else if (!o.global_batch.empty()) {
     throw Error("--global-batch only matters with --mfu predicted");
   }
   // All four of params, tokens, GPUs and days given, and no --mfu: solve for the MFU the run
   // implies (the usual check of a published run).
   const bool all_four = q.params && q.tokens && !o.gpus.empty() && !o.days.empty();
+  // Flags that only a measured MFU reads: refused, not ignored, without one.
+  const bool measuring = o.mfu == "measured" || o.mfu == "calibrated";
+  if (!measuring && !o.iters.empty())
+    throw Error("--iters only applies to --mfu measured or --mfu calibrated (it caps their timed products); drop it");
+  if (!measuring && o.force_cpu_mfu) throw Error("--force-cpu-mfu only applies to --mfu measured or --mfu calibrated; drop it");
   const std::optional<long long> iters =
       o.iters.empty() ? std::nullopt : std::optional<long long>(whole_flag(o.iters, "--iters", 2147483647.0));
   if (all_four && sub->count("--mfu") == 0) {
@@ -121,7 +126,7 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
     const MfuChoice mfu = predicted ? MfuChoice{predicted->mfu, "", {}}
                                     : resolve_mfu(o.mfu, sub->count("--mfu") > 0, r.dtype, model,
                                                   o.seq.empty() ? std::nullopt : std::optional<double>(static_cast<double>(whole_flag(o.seq, "--seq"))), hw.key, specs,
-                                                  iters);
+                                                  iters, o.force_cpu_mfu);
     q.mfu = mfu.mfu;
     r.mfu_source = mfu.source;
     r.warnings.insert(r.warnings.end(), mfu.warnings.begin(), mfu.warnings.end());
@@ -168,7 +173,6 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
 
   r.cost_inputs.tdp_watts = hw.tdp_watts;
   r.cost_inputs.pue = parse_count(o.pue, "--pue");
-  if (r.cost_inputs.pue < 1) throw Error("--pue must be at least 1.0 (1.0 = the accelerators alone)");
   if (!o.price.empty()) r.cost_inputs.price_usd_per_gpu_hour = parse_count(o.price, "--price");
   if (!o.grid.empty()) {
     r.cost_inputs.grid_g_per_kwh = parse_count(o.grid, "--grid-intensity");
@@ -184,14 +188,14 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
 void setup_train(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<TrainOptions>();
   CLI::App* sub = app.add_subcommand("train", "Training compute, time, GPU-hours, cost and energy (C = 6·P·D)");
-  sub->add_option("--model", o->model, "Model name (napkin models list) or path to a .toml spec")->type_name("NAME|FILE");
+  sub->add_option("--model", o->model, "Model: a name from 'napkin models list', a .toml spec, or a Hugging Face config.json (or a folder holding one)")->type_name("NAME|FILE");
   sub->add_option("--params", o->params, "Parameter count instead of a model: 70B, 7e9")->type_name("P");
   sub->add_option("--tokens", o->tokens, "Training tokens: 15T, 1.5e12, or 'chinchilla' (20 per parameter)")->type_name("D");
   sub->add_option("--hardware", o->hardware, "Accelerator name (napkin hardware list) or .toml path [h100-sxm]")->type_name("NAME|FILE");
   sub->add_option("--gpus", o->gpus, "Number of accelerators")->type_name("N");
   sub->add_option("--days", o->days, "Wall-clock days (leave out params, tokens or gpus to solve for it; give all four to solve for the MFU)")->type_name("DAYS");
   sub->add_option("--mfu", o->mfu, "Model FLOPs utilisation: 0.45 or 45% [0.5], 'measured' (bench), 'calibrated' (the model's own products) or 'predicted' (napkin plan's best layout)")->type_name("F");
-  sub->add_option("--global-batch", o->global_batch, "Sequences per step, for --mfu predicted")->type_name("B");
+  sub->add_option("--global-batch", o->global_batch, "Sequences per step (or tokens with their unit: 4Mtok), for --mfu predicted")->type_name("B");
   sub->add_option("--dtype", o->dtype, "Dtype whose peak is used: bf16, fp16, fp8, tf32, fp32, ... [bf16]")->type_name("DTYPE");
   sub->add_flag("--sparse", o->sparse, "Use the 2:4-sparse tensor peak (training runs dense: warns)");
   sub->add_option("--seq", o->seq, "Sequence length for the attention term [the model's pre-training seq_len, else its context]")->type_name("T");
@@ -201,6 +205,8 @@ void setup_train(CLI::App& app, Context& ctx) {
   sub->add_option("--pue", o->pue, "Power usage effectiveness of the data centre [1.0]")->type_name("X");
   sub->add_option("--grid-intensity", o->grid, "Grid carbon intensity in g CO2 per kWh, for CO2")->type_name("G");
   sub->add_option("--iters", o->iters, "With --mfu measured|calibrated: timed products per shape (default: about 0.5 s worth)")->type_name("N");
+  sub->add_flag("--force-cpu-mfu", o->force_cpu_mfu,
+                "With --mfu measured|calibrated on a machine with no GPU: use the CPU's MFU for the estimate's accelerator anyway");
   sub->add_flag("--explain", o->explain, "Show the arithmetic step by step");
   sub->add_flag("--json", o->json, "Print one JSON object");
   sub->footer(
@@ -219,7 +225,7 @@ void setup_train(CLI::App& app, Context& ctx) {
       // --json with --explain: the steps go in the object as "explain", one string per line.
       nlohmann::json j = train_json(r);
       if (o->explain) j["explain"] = explain_steps(r);
-      emit(j.dump(2) + "\n");
+      emit_json(j);
       return;
     }
     for (const auto& w : r.warnings) warn(w);

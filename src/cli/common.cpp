@@ -9,12 +9,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <iostream>
 #include <sstream>
 
 #include "core/error.hpp"
 #include "core/suggest.hpp"
 #include "core/units.hpp"
+#include "report/json_count.hpp"
 #include "report/text.hpp"
 
 namespace napkin::cli {
@@ -69,8 +73,15 @@ long long whole_count(const std::string& text, const char* flag, long long min, 
 // "4GiB", "2GB" are bytes; "10%" is a share of the GPU's memory. A bare number is refused: "2"
 // used to mean 2 bytes in one command and "0.5" half the memory in another.
 double reserve_flag(const std::string& text, double memory_bytes) {
-  if (text.find('%') != std::string::npos) return parse_fraction(text, "--reserve") * memory_bytes;
+  if (text.find('%') != std::string::npos) {
+    const double bytes = parse_fraction(text, "--reserve") * memory_bytes;
+    if (bytes < 1) throw Error(fmt::format("--reserve '{}' is less than one byte of the GPU's memory; give 0 or a size such as 2GB", text));
+    return bytes;
+  }
   const bool has_unit = !text.empty() && std::isalpha(static_cast<unsigned char>(text.back()));
+  // A bare number is refused before its size is judged: "0.1" is ambiguous, not "less than a byte".
+  if (!has_unit && !text.empty() && std::isdigit(static_cast<unsigned char>(text.back())))
+    throw Error(fmt::format("--reserve '{}': give a unit or a percent (2GB, 2GiB, 10%); a bare number is ambiguous", text));
   const double v = parse_bytes(text, "--reserve");
   if (!has_unit)
     throw Error(fmt::format("--reserve '{}': give a unit or a percent (2GB, 2GiB, 10%); a bare number is ambiguous", text));
@@ -96,10 +107,34 @@ Dtype dtype_flag(const std::string& text, const char* flag) {
   throw Error(fmt::format("{}: unknown dtype '{}' (one of {}){}", flag, text, fmt::join(names, ", "), did_you_mean(text, names)));
 }
 
+void emit_json(nlohmann::json j) {
+  integer_counts(j);
+  emit(j.dump(2) + "\n");
+}
+
 void emit(const std::string& text) {
   const std::string safe = printable(text);
-  std::fwrite(safe.data(), 1, safe.size(), stdout);
-  std::fflush(stdout);
+  // A full disk or a closed stdout is an error, not a truncated file left behind with exit 0
+  // (issue 16, class 7): `napkin models import x > spec.toml` on a full disk must say so.
+  errno = 0;
+  if (std::fwrite(safe.data(), 1, safe.size(), stdout) != safe.size() || std::fflush(stdout) != 0) throw output_error(errno);
+}
+
+Error output_error(int err) {
+  return Error(std::string("cannot write to standard output") + (err != 0 ? std::string(": ") + std::strerror(err) : std::string()) +
+                   " (a full disk, or a closed pipe or stdout?)",
+               ExitCode::failure);
+}
+
+int finish_output(int status) {
+  // What CLI11 printed (help, version) went through std::cout; napkin's own output through emit().
+  errno = 0;
+  std::cout.flush();
+  const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout);
+  // A non-zero status was already explained (emit() throws on the first failed write).
+  if (!failed || status != 0) return status;
+  print_error(output_error(errno).what());
+  return static_cast<int>(ExitCode::failure);
 }
 
 // Messages echo what the user typed. Any run without spaces longer than 160 bytes (a 100 kB

@@ -2,12 +2,14 @@
 // What every subcommand shares: the spec registry (built once, on first use) and the
 // helpers that turn flag text into checked numbers.
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/error.hpp"
 #include "spec/registry.hpp"
 
 namespace napkin::cli {
@@ -48,7 +50,15 @@ Dtype dtype_flag(const std::string& text, const char* flag = "--dtype");
 
 // Writes to stdout; the subcommands print nothing else there. Control characters (from
 // arguments and spec strings) are escaped here, once for every command (report/text.hpp).
+// Throws Error (exit 1) when stdout cannot take it all.
 void emit(const std::string& text);
+Error output_error(int err);  // errno of the failed write, or 0
+// At exit: flushes stdout and std::cout; a failed write turns a 0 status into 1, with a message
+// (a non-zero status stands: its error was printed).
+int finish_output(int status);
+// --json output of every command: counts made integers by one rule (report/json_count.hpp), then
+// printed with emit.
+void emit_json(nlohmann::json j);
 // "napkin: warning: ..." on stderr: one line, escaped, echoed input shortened.
 void warn(const std::string& text);
 // "napkin: error: ..." on stderr, the same way; main() prints every error with it.
@@ -63,5 +73,7 @@ void setup_memory(CLI::App& app, Context& ctx);
 void setup_bench(CLI::App& app, Context& ctx);
 void setup_calibrate(CLI::App& app, Context& ctx);
 void setup_plan(CLI::App& app, Context& ctx);
+void setup_infer(CLI::App& app, Context& ctx);
+void setup_engines(CLI::App& app, Context& ctx);
 
 }  // namespace napkin::cli

@@ -14,7 +14,9 @@
 #include "core/error.hpp"
 #include "core/suggest.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   napkin::cli::Context ctx;
   CLI::App app{"napkin: back-of-envelope math for training large models, checked against the real GPU.", "napkin"};
   app.set_version_flag("-V,--version", std::string("napkin ") + NAPKIN_VERSION);
@@ -25,21 +27,25 @@ int main(int argc, char** argv) {
       ->type_name("PATH");
   app.add_flag("--wide", ctx.wide, "Never wrap tables or help to the terminal's width (COLUMNS or the tty)");
   napkin::cli::use_wrapping_help(app, ctx);
+  napkin::cli::setup_train(app, ctx);
+  napkin::cli::setup_memory(app, ctx);
+  napkin::cli::setup_bench(app, ctx);
+  napkin::cli::setup_calibrate(app, ctx);
+  napkin::cli::setup_plan(app, ctx);
+  napkin::cli::setup_infer(app, ctx);
+  napkin::cli::setup_hardware(app, ctx);
+  napkin::cli::setup_models(app, ctx);
+  napkin::cli::setup_engines(app, ctx);
+  napkin::cli::setup_completion(app, ctx);
+  napkin::cli::apply_option_rules(app);  // after every setup_x: empty values, counts, value names
+  // After the subcommands: CLI11 copies a parent's footer into each subcommand it adds, and these
+  // examples are napkin's, not `hardware list`'s.
   app.footer(
       "Examples:\n"
       "  napkin train --model llama3-70b --tokens 15T --hardware h100-sxm --gpus 1024\n"
       "  napkin memory --hardware h100-sxm --gpus 8 --optimizer adamw --precision bf16-mixed\n"
       "  napkin bench --device cuda --dtype bf16 --shape 8192x8192x8192\n"
       "See 'napkin SUBCOMMAND --help' and man napkin.");
-  napkin::cli::setup_train(app, ctx);
-  napkin::cli::setup_memory(app, ctx);
-  napkin::cli::setup_bench(app, ctx);
-  napkin::cli::setup_calibrate(app, ctx);
-  napkin::cli::setup_plan(app, ctx);
-  napkin::cli::setup_hardware(app, ctx);
-  napkin::cli::setup_models(app, ctx);
-  napkin::cli::setup_completion(app, ctx);
-  napkin::cli::apply_option_rules(app);  // after every setup_x: empty values, counts, value names
 
   try {
     // CLI11 would say only "A subcommand is required" for a mistyped one.
@@ -48,7 +54,7 @@ int main(int argc, char** argv) {
       for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
       if (std::find(names.begin(), names.end(), argv[1]) == names.end())
         throw napkin::Error(std::string("unknown command '") + argv[1] + "'" + napkin::did_you_mean(argv[1], names) +
-                            " (commands: train, memory, plan, bench, calibrate, hardware, models)");
+                            " (commands: train, memory, plan, infer, bench, calibrate, hardware, models, engines)");
     }
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -69,3 +75,7 @@ int main(int argc, char** argv) {
   }
   return ctx.exit_status;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return napkin::cli::finish_output(run(argc, argv)); }

@@ -88,7 +88,12 @@ PlanSearch run_plan_search(const Model& m, const PlanSetup& s) {
     if (auto p = plan_layout_problem(m, l, q.step.seq)) throw Error(*p);
   };
   Layout fixed;
+  // With --sequence-parallel, a fixed tp must divide the sequence: if it does not at cp = 1, no
+  // cp makes it (s/cp divisible by tp needs s divisible by tp), so the search's refusals would
+  // blame whatever cp it tried last, a --cp the user never gave.
+  fixed.sequence_parallel = q.sequence_parallel.value_or(false);
   if (q.tp) fixed.tp = *q.tp, check_alone(fixed);
+  fixed.sequence_parallel = false;
   if (q.cp) fixed.cp = *q.cp, check_alone(fixed);
   if (q.pp) {
     Layout l;

@@ -1,7 +1,6 @@
 #include "cli/plan_setup.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 
@@ -9,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/interconnect.hpp"
 #include "core/units.hpp"
+#include "report/calibration_file.hpp"
 #include "report/format.hpp"
 #include "spec/nccl_tests.hpp"
 #include "spec/spec_file.hpp"
@@ -22,45 +22,9 @@ std::optional<long long> whole(const std::string& text, const char* flag, double
   return whole_flag(text, flag, max);
 }
 
-// `napkin calibrate --json` output: the timed products of a model's step. Read like a spec file
-// (regular files only, size-capped: a FIFO or /dev/zero is an error, not a hang); every field
-// napkin uses is type-checked, so a hand-edited file gets a message naming the product and key.
+// `napkin calibrate --json` output: the timed products of a model's step (report/calibration_file.hpp).
 GemmTimeModel gemm_from_calibration(GemmTimeModel base, const std::string& path) {
-  const std::string where = "--gemm-efficiency: " + path;
-  std::string text;
-  try {
-    text = read_spec_file(path, 16 * kMaxSpecFileBytes);  // calibrate's JSON: a few hundred products
-  } catch (const Error& e) {
-    throw Error(where + " is neither a fraction (0.7, 70%) nor a 'napkin calibrate --json' file: " + e.what());
-  }
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw Error(where + " is not JSON (expected 'napkin calibrate --json' output)");
-  if (!j.is_object() || !j.contains("products") || !j["products"].is_array())
-    throw Error(where + " has no 'products' list (expected 'napkin calibrate --json' output)");
-  std::vector<MeasuredGemm> measured;
-  std::size_t i = 0;
-  for (const auto& p : j["products"]) {
-    ++i;
-    if (!p.is_object() || !p.contains("time_per_product_s")) continue;  // a --dry-run entry: nothing timed
-    const auto field = [&](const char* key) -> const nlohmann::json& {
-      if (!p.contains(key) || !p[key].is_number())
-        throw Error(fmt::format("{}: products[{}].{}: missing or not a number", where, i - 1, key));
-      return p[key];
-    };
-    MeasuredGemm g;
-    for (auto [key, dim] : {std::pair{"m", &g.m}, std::pair{"n", &g.n}, std::pair{"k", &g.k}}) {
-      const double v = field(key).get<double>();
-      if (!(v >= 1 && v <= 1e9) || v != std::floor(v))
-        throw Error(fmt::format("{}: products[{}].{}: {} is not a whole dimension in [1, 1e9]", where, i - 1, key, format_sig(v, 6)));
-      *dim = static_cast<long long>(v);
-    }
-    g.time_s = field("time_per_product_s").get<double>();
-    // 1 ns is below any kernel launch; 1 h above any one product napkin would time.
-    if (!(g.time_s >= 1e-9 && g.time_s <= 3600))
-      throw Error(fmt::format("{}: products[{}].time_per_product_s: {} is not a time in [1 ns, 3600 s]", where, i - 1, format_sig(g.time_s, 6)));
-    measured.push_back(g);
-  }
-  return measured_gemm_model(base, measured, path);
+  return measured_gemm_model(base, calibration_file::read_timed_products(path, "--gemm-efficiency: " + path), path);
 }
 
 // A bandwidth flag, within the range a spec file's bandwidths must lie in (1 MB/s to 100 PB/s):
@@ -77,13 +41,35 @@ std::string bw(double bytes_per_s) { return format_si(bytes_per_s, "B/s", 4); }
 
 }  // namespace
 
+GlobalBatch global_batch_flag(const std::string& text, long long seq) {
+  GlobalBatch b;
+  constexpr std::string_view tok = "tok";
+  if (text.size() > tok.size() && text.compare(text.size() - tok.size(), tok.size(), tok) == 0) {
+    const double tokens = parse_count(std::string_view(text).substr(0, text.size() - tok.size()), "--global-batch");
+    const double sequences = tokens / static_cast<double>(seq);
+    if (!(sequences >= 1) || sequences != std::floor(sequences) || sequences > 1e9)
+      throw Error(fmt::format("--global-batch {}: {} tokens is not a whole number of {}-token sequences (from 1 to 1e9); give "
+                              "sequences (1024) or a multiple of --seq in tokens",
+                              text, format_sig(tokens, 4), seq));
+    b.sequences = static_cast<long long>(sequences);
+    return b;
+  }
+  b.sequences = whole_flag(text, "--global-batch", 1e9);
+  constexpr double max_tokens_per_step = 1e8;
+  const double tokens = static_cast<double>(b.sequences) * static_cast<double>(seq);
+  if (tokens > max_tokens_per_step)
+    b.warning = fmt::format("--global-batch {} is {} sequences of {} tokens, {} tokens a step (published runs use 1M to 16M): "
+                            "--global-batch counts sequences; write a token count with its unit, e.g. 4Mtok",
+                            text, b.sequences, seq, format_sig(tokens, 3));
+  return b;
+}
+
 PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& f) {
   PlanSetup ps;
   PlanQuery& q = ps.query;
   if (f.gpus.empty()) throw Error("--gpus is required: the number of accelerators to lay the model out on");
   q.gpus = whole_flag(f.gpus, "--gpus", 1e7);
   if (f.global_batch.empty()) throw Error("--global-batch is required: sequences per optimizer step (Llama 3 70B: 1024 of 8192 tokens)");
-  q.step.global_batch = whole_flag(f.global_batch, "--global-batch", 1e9);
   // Like train and memory: the model's pre-training sequence length, else its context.
   if (!f.seq.empty()) {
     q.step.seq = whole_flag(f.seq, "--seq", 1e9);
@@ -92,8 +78,15 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
     ps.assumptions.push_back(fmt::format("--seq not given: {}'s pre-training seq_len, {} tokens ({})", m.key, m.seq_len, m.seq_len_source));
   } else {
     q.step.seq = m.context;
-    ps.assumptions.push_back(fmt::format("--seq not given: the model's context, {} tokens (its spec gives no seq_len)", m.context));
+    // A warning, as train gives: a Hugging Face config has no seq_len, and its context (131,072
+    // for Llama 3.1) is rarely the length it trained at; the answer moves a lot with it.
+    ps.warnings.push_back(fmt::format("--seq not given: using {}'s context, {} tokens, as its spec gives no pre-training seq_len; "
+                                      "set --seq",
+                                      m.key, m.context));
   }
+  const GlobalBatch batch = global_batch_flag(f.global_batch, q.step.seq);
+  q.step.global_batch = batch.sequences;
+  if (batch.warning) ps.warnings.push_back(*batch.warning);
   if (q.step.seq > m.context) ps.warnings.push_back(fmt::format("--seq {} is longer than {}'s context ({})", q.step.seq, m.key, m.context));
 
   q.tp = whole(f.tp, "--tp");

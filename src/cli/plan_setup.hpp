@@ -29,6 +29,15 @@ struct PlanSetup {
   std::vector<std::string> warnings;
 };
 
+// --global-batch counts sequences ("1024"); a token count needs its unit ("4Mtok", "4e6tok") and
+// must be a whole number of `seq`-token sequences. A sequence count above 100M tokens a step (the
+// largest published runs use ~16M) gets a warning: "4M" is 4 million sequences, not tokens.
+struct GlobalBatch {
+  long long sequences = 0;
+  std::optional<std::string> warning;
+};
+GlobalBatch global_batch_flag(const std::string& text, long long seq);
+
 // Throws Error naming the flag for anything malformed, and when the hardware spec lacks an
 // interconnect figure the run needs (which flag supplies it).
 PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& f);

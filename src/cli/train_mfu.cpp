@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "bench/backend.hpp"
 #include "bench/measure.hpp"
 #include "calibrate/calibrate.hpp"
 #include "cli/progress.hpp"
 #include "core/error.hpp"
+#include "core/suggest.hpp"
 #include "core/training.hpp"
 #include "core/units.hpp"
 #include "report/format.hpp"
@@ -36,12 +38,27 @@ bench::RunControl watch(LongRun& run) {
   return c;
 }
 
+// The measurement would run on the CPU backend (no GPU here) for an estimate of another device:
+// refused before any timing, unless asked for.
+void refuse_cpu_for_gpu(const std::string& mode, const std::string& hardware_key, const SpecRegistry& specs, bool allowed) {
+  if (allowed) return;
+  auto backend = bench::open_backend("auto");
+  if (backend->key() != "cpu") return;
+  const Hardware* local = specs.hardware_for_device(backend->device_name());
+  if (local && local->key == hardware_key) return;
+  throw Error(fmt::format("--mfu {}: this machine has no GPU, so the MFU would be its CPU's ({}), not {}'s; "
+                          "give a number (--mfu 0.4), run on that GPU, or add --force-cpu-mfu to use the CPU's anyway",
+                          mode, backend->device_name(), hardware_key));
+}
+
 }  // namespace
 
 MfuChoice resolve_mfu(const std::string& text, bool given, Dtype dtype, const std::optional<Model>& model,
                       std::optional<double> seq_len, const std::string& hardware_key, const SpecRegistry& specs,
-                      std::optional<long long> iterations) {
+                      std::optional<long long> iterations, bool cpu_for_gpu) {
   MfuChoice c;
+  if (text == "calibrated" && !model) throw Error("--mfu calibrated needs --model: it times that model's own matrix products");
+  if (text == "measured" || text == "calibrated") refuse_cpu_for_gpu(text, hardware_key, specs, cpu_for_gpu);
   if (text == "measured") {
     LongRun run("train --mfu measured");
     const bench::MeasuredMfu m = bench::measure_mfu(specs, dtype, std::nullopt, iterations, watch(run));
@@ -78,6 +95,10 @@ MfuChoice resolve_mfu(const std::string& text, bool given, Dtype dtype, const st
     warn_if_other_device(c, cal.device, hardware_key, specs);
     return c;
   }
+  // A word that is not one of the modes: name them (a typo of "measured" is not "not a number").
+  if (!text.empty() && std::isalpha(static_cast<unsigned char>(text.front())))
+    throw Error(fmt::format("--mfu '{}': expected a fraction (0.45 or 45%) or one of measured, calibrated, predicted{}", text,
+                            did_you_mean(text, {"measured", "calibrated", "predicted"})));
   c.mfu = parse_fraction(text, "--mfu");
   // 1e-320 parses (a denormal above 0) but makes every answer overflow: say which flag did it.
   if (c.mfu < min_mfu)

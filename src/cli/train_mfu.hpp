@@ -21,8 +21,10 @@ struct MfuChoice {
 // `hardware_key` is the run's accelerator, to warn when the measurement is of another device.
 // `iterations` caps the timed products per shape of a measurement (train --iters). A
 // measurement shows progress on stderr (cli/progress.hpp); Ctrl-C stops it (exit 130).
+// On a machine with no GPU the measurement is the CPU's: refused for a GPU estimate unless
+// `cpu_for_gpu` (train --force-cpu-mfu), since an OpenBLAS MFU says nothing about an H100's.
 MfuChoice resolve_mfu(const std::string& text, bool given, Dtype dtype, const std::optional<Model>& model,
                       std::optional<double> seq_len, const std::string& hardware_key, const SpecRegistry& specs,
-                      std::optional<long long> iterations = std::nullopt);
+                      std::optional<long long> iterations = std::nullopt, bool cpu_for_gpu = false);
 
 }  // namespace napkin::cli

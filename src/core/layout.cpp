@@ -9,11 +9,6 @@ namespace {
 
 std::string n(long long v) { return std::to_string(v); }
 
-// Layers [begin, begin + count) intersected with the leading dense layers [0, dense).
-long long dense_in(long long begin, long long count, long long dense) {
-  return std::max(0LL, std::min(begin + count, dense) - begin);
-}
-
 }  // namespace
 
 std::optional<std::string> layout_problem(const Model& m, const Layout& l) {
@@ -68,7 +63,8 @@ std::optional<std::string> layout_problem(const Model& m, const Layout& l, long 
            n(seq);
   if (seq % l.cp != 0) return "--cp " + n(l.cp) + " does not divide --seq " + n(seq);
   if (l.sequence_parallel && (seq / l.cp) % l.tp != 0)
-    return "--sequence-parallel: the " + n(seq / l.cp) + " tokens per context-parallel rank do not split over --tp " + n(l.tp);
+    return l.cp == 1 ? "--sequence-parallel: --seq " + n(seq) + " does not split over --tp " + n(l.tp)
+                     : "--sequence-parallel: the " + n(seq / l.cp) + " tokens per context-parallel rank do not split over --tp " + n(l.tp);
   return std::nullopt;
 }
 
@@ -79,19 +75,21 @@ void validate_layout(const Model& m, const Layout& l, std::optional<long long> s
 
 StageLayers stage_layers(const Model& m, const Layout& l, long long stage) {
   StageLayers s;
-  const long long dense = m.moe ? std::min(m.moe->dense_layers, m.layers) : m.layers;
-  // The model cut into pp·v chunks in order, the first (layers mod pp·v) one layer longer
-  // (Megatron's uneven rule, applied to chunks); chunk k runs on stage k mod pp. Without
-  // interleaving the chunks are the stages.
+  const long long dense = m.moe ? std::clamp(m.moe->dense_layers, 0LL, m.layers) : m.layers;
+  // The model cut into pp·v chunks in order, the first r = (layers mod pp·v) one layer longer
+  // (Megatron's uneven rule, applied to chunks); chunk k starts at layer k·q + min(k, r) and runs
+  // on stage k mod pp. Without interleaving the chunks are the stages. Counted in closed form, in
+  // O(1), not chunk by chunk: a plan search prices ~10^5 layouts whose v reaches layers/pp.
   const long long v = l.interleave > 1 ? l.interleave : 1, chunks = l.pp * v;
   const long long q = m.layers / chunks, r = m.layers % chunks;
-  long long dense_here = 0;
-  for (long long j = 0; j < v; ++j) {
-    const long long k = j * l.pp + stage;
-    const long long count = q + (k < r ? 1 : 0);
-    s.layers += count;
-    dense_here += dense_in(k * q + std::min(k, r), count, dense);
-  }
+  // Of this stage's chunks k = stage + j·pp (j < v), how many have k < limit.
+  const auto own_below = [&](long long limit) { return limit > stage ? std::min(v, (limit - 1 - stage) / l.pp + 1) : 0LL; };
+  s.layers = v * q + own_below(r);
+  // The leading dense layers [0, dense) fill chunks 0..K−1 whole and the first dense − start(K)
+  // layers of chunk K.
+  const long long K = dense <= r * (q + 1) ? dense / (q + 1) : r + (dense - r * (q + 1)) / q;
+  long long dense_here = own_below(K) * q + std::min(own_below(K), own_below(r));
+  if (K < chunks && K % l.pp == stage) dense_here += dense - (K * q + std::min(K, r));
   s.moe_layers = s.layers - dense_here;
   // This stage's first chunk (k = stage) is its longest.
   s.largest_chunk = q + (stage < r ? 1 : 0);

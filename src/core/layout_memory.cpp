@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/suggest.hpp"
+#include "core/training.hpp"
 
 namespace napkin {
 namespace {
@@ -371,7 +372,7 @@ long long max_micro_batch(const Model& m, const Layout& l, const MemorySetup& s)
 }
 
 LayoutMemory memory_for_params(double params, const Layout& l, const MemorySetup& s) {
-  if (!(params >= 0) || !std::isfinite(params)) throw Error("--params must be a positive number");
+  if (params != 0) check_input(params, params_range, "--params");  // 0: no count, bytes/param and the largest model only
   if (l.tp != 1 || l.pp != 1 || l.cp != 1 || l.ep != 1)
     throw Error("--tp, --pp, --cp and --ep need --model: how a layer splits depends on the architecture");
   if (l.dp < 1) throw Error("--gpus must be at least 1");

@@ -148,14 +148,34 @@ struct DeepSpeedEstimate {
 DeepSpeedEstimate deepspeed_zero3_estimate(double params, double largest_layer_params, long long gpus_per_node, long long nodes,
                                            Offload offload, double buffer_factor = 1.5);
 
+// What a change costs in step time, coarsely (memory_hints.cpp's speed_cost cites each):
+// none (same work and traffic), small (a few percent), moderate (~10-35%), large (the step
+// waits on PCIe or the CPU).
+enum class SpeedCost { none, small, moderate, large };
+std::string_view speed_cost_name(SpeedCost c);
+
 // When a layout does not fit: one flag at a time, how much each would save on the most loaded
-// GPU and whether that alone makes it fit. Sorted by saving, largest first.
+// GPU, whether that alone makes it fit, and what it costs in speed. Sorted: those that fit
+// first, then the cheapest in speed, then the most bytes saved, so that the slowest fix
+// (--zero 3 --offload params) is not offered first because it saves the most.
 struct FitHint {
   std::string flags;        // "--recompute full", "--tp 16"
   double total_bytes = 0;   // the most loaded GPU with that change
   double saved_bytes = 0;
   bool fits = false;
+  SpeedCost speed_cost = SpeedCost::none;
 };
 std::vector<FitHint> fit_hints(const Model& m, const Layout& l, const MemorySetup& s);
+
+// The largest trainable model depends on the flags as much as on the GPU: 8 H100s hold 5B
+// parameters' states with ZeRO-0, 40B with ZeRO-3 (16 B/param: 640 GB / 16). The one flag
+// (another --zero stage, or --offload optimizer) that raises it most, when one raises it at all;
+// `model` null: a parameter count's states only (memory_for_params), else that architecture.
+struct LargestLever {
+  std::string flags;      // "--zero 3"
+  double max_params = 0;  // the largest model with that change
+  SpeedCost speed_cost = SpeedCost::none;
+};
+std::optional<LargestLever> largest_model_lever(const Model* model, const Layout& l, const MemorySetup& s);
 
 }  // namespace napkin

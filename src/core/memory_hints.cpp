@@ -11,7 +11,38 @@ namespace {
 
 std::string n(long long v) { return std::to_string(v); }
 
+// The speed a one-flag change costs, by what it adds to a step:
+// - none: flash attention is faster, not slower (Dao et al. 2022); sequence parallelism moves
+//   the same bytes as tensor parallelism's all-reduces (Korthikanti et al. 2022 §4.2.2); ZeRO-1
+//   and -2 move the same bytes as DDP's all-reduce (Rajbhandari et al. 2020 §7.2.1); more GPUs
+//   cost GPUs, not step time; a smaller micro-batch, more micro-batches of the same work.
+// - small: selective recomputation, ~2-4% more FLOPs (Korthikanti et al. Table 4); one more
+//   degree of tp, pp, cp or ep adds communication or a pipeline bubble, a few percent at
+//   moderate degrees (Narayanan et al. 2021 §5.4).
+// - moderate: full recomputation replays every forward, ~33% more compute (Korthikanti et al.
+//   §5: 36% overhead); ZeRO-3 moves 1.5× DDP's bytes and gathers on the critical path (§7.2.2).
+// - large: offload runs the optimizer on the CPU and moves gradients and weights over PCIe each
+//   step (Ren et al. 2021, ZeRO-Offload; ZeRO-Infinity streams the weights too).
+SpeedCost speed_cost(const std::string& flags) {
+  if (flags.find("--offload") != std::string::npos) return SpeedCost::large;
+  if (flags == "--recompute full" || flags.rfind("--zero 3", 0) == 0) return SpeedCost::moderate;
+  if (flags == "--recompute selective" || flags.rfind("--tp", 0) == 0 || flags.rfind("--pp", 0) == 0 || flags.rfind("--cp", 0) == 0 ||
+      flags.rfind("--ep", 0) == 0)
+    return SpeedCost::small;
+  return SpeedCost::none;
+}
+
 }  // namespace
+
+std::string_view speed_cost_name(SpeedCost c) {
+  switch (c) {
+    case SpeedCost::none: return "none";
+    case SpeedCost::small: return "small";
+    case SpeedCost::moderate: return "moderate";
+    case SpeedCost::large: return "large";
+  }
+  return "?";
+}
 
 std::vector<std::string> memory_assumptions(const Model& m, const Layout& l, const MemorySetup& s) {
   std::vector<std::string> a;
@@ -74,7 +105,10 @@ std::vector<FitHint> fit_hints(const Model& m, const Layout& l, const MemorySetu
   auto consider = [&](std::string flags, const Layout& nl, const MemorySetup& ns) {
     try {
       const LayoutMemory r = memory_per_gpu(m, nl, ns);
-      if (r.total_bytes < base.total_bytes) hints.push_back({std::move(flags), r.total_bytes, base.total_bytes - r.total_bytes, r.fits});
+      if (r.total_bytes < base.total_bytes) {
+        const SpeedCost cost = speed_cost(flags);
+        hints.push_back({std::move(flags), r.total_bytes, base.total_bytes - r.total_bytes, r.fits, cost});
+      }
     } catch (const Error&) {
       // A layout the model cannot take (tp not dividing the heads, ...) is no hint.
     }
@@ -145,8 +179,42 @@ std::vector<FitHint> fit_hints(const Model& m, const Layout& l, const MemorySetu
     nl.zero = 3;
     consider(l.zero == 3 ? "--offload params" : "--zero 3 --offload params", nl, ns);
   }
-  std::stable_sort(hints.begin(), hints.end(), [](const FitHint& a, const FitHint& b) { return a.saved_bytes > b.saved_bytes; });
+  std::stable_sort(hints.begin(), hints.end(), [](const FitHint& a, const FitHint& b) {
+    if (a.fits != b.fits) return a.fits;
+    if (a.speed_cost != b.speed_cost) return a.speed_cost < b.speed_cost;
+    return a.saved_bytes > b.saved_bytes;
+  });
   return hints;
+}
+
+std::optional<LargestLever> largest_model_lever(const Model* model, const Layout& l, const MemorySetup& s) {
+  auto largest = [&](const Layout& nl, const MemorySetup& ns) {
+    return model ? memory_per_gpu(*model, nl, ns).max_params : memory_for_params(0, nl, ns).max_params;
+  };
+  const double base = largest(l, s);
+  std::optional<LargestLever> best;
+  auto consider = [&](std::string flags, const Layout& nl, const MemorySetup& ns) {
+    try {
+      const double v = largest(nl, ns);
+      // 0.1% more at least: a lever worth naming, not rounding noise.
+      if (v > base * 1.001 && (!best || v > best->max_params)) best = LargestLever{flags, v, speed_cost(flags)};
+    } catch (const Error&) {
+      // A change this layout cannot take (ZeRO with one replica) is no lever.
+    }
+  };
+  if (l.zero_ranks() > 1)
+    for (int z = 0; z <= 3; ++z)
+      if (z != l.zero) {
+        Layout nl = l;
+        nl.zero = z;
+        consider("--zero " + n(z), nl, s);
+      }
+  if (s.offload == Offload::none) {
+    MemorySetup ns = s;
+    ns.offload = Offload::optimizer;
+    consider("--offload optimizer", l, ns);
+  }
+  return best;
 }
 
 }  // namespace napkin

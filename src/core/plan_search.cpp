@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
 #include <tuple>
 
 #include "core/error.hpp"
@@ -16,11 +17,22 @@ std::vector<T> either(const std::optional<T>& fixed, std::vector<T> all) {
   return all;
 }
 
-// The values of one dimension: the given one, else every divisor of `n`.
-std::vector<long long> choices(const std::optional<long long>& fixed, long long n) {
-  if (fixed) return {*fixed};
-  return divisors(n);
-}
+// The values of one dimension: the given one, else every divisor of `n`. The search asks for the
+// divisors of the same few numbers (quotients of the GPU count and the batch) thousands of times;
+// a std::map's elements stay where they are, so the references stay valid.
+class Choices {
+ public:
+  const std::vector<long long>& operator()(const std::optional<long long>& fixed, long long n) {
+    if (fixed) return fixed_.try_emplace(*fixed, std::vector<long long>{*fixed}).first->second;
+    auto it = divisors_.find(n);
+    if (it == divisors_.end()) it = divisors_.emplace(n, divisors(n)).first;
+    return it->second;
+  }
+
+ private:
+  std::map<long long, std::vector<long long>> divisors_;
+  std::map<long long, std::vector<long long>> fixed_;  // {value}: a given dimension's one choice
+};
 
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
@@ -80,82 +92,208 @@ void keep_best(std::vector<Plan>& best, Plan&& p, std::size_t keep) {
   if (best.size() > keep) best.pop_back();
 }
 
+namespace {
+
+// Why layouts were refused, grouped by the rule: the message with its numbers masked ("--tp #
+// does not divide ..."), with how many layouts it refused and its first message.
+class Refusals {
+ public:
+  void add(const std::string& message, long long count) {
+    auto& [n, example] = by_rule_[mask(message)];
+    if (n == 0) example = message;
+    n += count;
+  }
+  // The same for a rule refused for many groups of layouts (a batch that does not split): the
+  // message is built once, for the first group, not once per group.
+  template <typename MakeMessage>
+  void add_once(int rule, long long count, MakeMessage make) {
+    auto it = seen_.find(rule);
+    if (it == seen_.end()) {
+      const std::string message = make();
+      it = seen_.emplace(rule, mask(message)).first;
+      auto& [n, example] = by_rule_[it->second];
+      if (n == 0) example = message;
+    }
+    by_rule_[it->second].first += count;
+  }
+  // The rule that refused the most layouts: (one of its messages, how many).
+  std::pair<std::optional<std::string>, long long> most_common() const {
+    std::pair<std::optional<std::string>, long long> out{std::nullopt, 0};
+    for (const auto& [rule, seen] : by_rule_)
+      if (seen.first > out.second) out = {seen.second, seen.first};
+    return out;
+  }
+
+ private:
+  static std::string mask(const std::string& message) {
+    std::string rule;
+    for (char ch : message)
+      if (!(ch >= '0' && ch <= '9')) rule += ch;
+      else if (rule.empty() || rule.back() != '#') rule += '#';
+    return rule;
+  }
+  std::map<std::string, std::pair<long long, std::string>> by_rule_;  // masked -> (count, first message)
+  std::map<int, std::string> seen_;                                    // add_once's rule -> masked
+};
+
+// The interleavings searched for `pp` stages of `layers` (v with at least one layer per model
+// chunk, p·v ≤ layers; the chunks may be uneven, see stage_layers). The bubble depends on the
+// longest chunk, ceil(L/(p·v)) layers, so of the v sharing one longest chunk the smallest is the
+// fastest (same bubble, fewest sends) and the largest holds the fewest micro-batches in flight
+// ((p−1)/v + p, the most memory-frugal): both are searched, the ones between are neither. Every
+// v dividing L/p is such a smallest one. Walked block by block of equal ceil(L/(p·v)), so the
+// cost is O(√(L/p)), not O(L/p): a 65,536-layer model has 32,768 v for p = 2.
+std::vector<long long> interleavings(long long layers, long long pp) {
+  const long long max_v = pp > 1 ? layers / pp : 1;
+  std::vector<long long> vs;
+  for (long long v = 1; v <= max_v;) {
+    const long long chunk = ceil_div(layers, pp * v);
+    // The last v' of the block: ceil(L/(p·v')) ≥ chunk while p·v'·(chunk − 1) < L.
+    long long last = max_v;
+    if (chunk > 1) last = std::min(max_v, (layers - 1) / (pp * (chunk - 1)));
+    vs.push_back(v);
+    if (last != v) vs.push_back(last);
+    v = last + 1;
+  }
+  return vs;
+}
+
+}  // namespace
+
+// A tp × cp the user gave is priced wherever it spans (issue 15 item 4): the domain rule
+// binds only the dimensions the search chooses.
 long long cross_domain_cap(const PlanQuery& q, long long tp, long long cp) {
   return std::max(q.step.net.domain_gpus, (q.tp ? tp : 1) * (q.cp ? cp : 1));
 }
 
 PlanSearch search_plans(const Model& m, const PlanQuery& q) {
   if (auto problem = plan_query_problem(m, q)) throw Error(*problem);
+  const long long domain = q.step.net.domain_gpus;
+  const long long seq = q.step.seq, global_batch = q.step.global_batch;
   const bool moe = m.moe.has_value();
   PlanSearch out;
   out.single_layout = q.tp && q.cp && q.pp && q.micro_batch && (!moe || q.ep) && q.sequence_parallel && q.recompute && q.zero &&
                       (q.interleave || *q.pp == 1);
   const std::size_t keep = std::max<std::size_t>(q.top, 1);
   std::optional<Plan> closest;
-  std::map<std::string, std::pair<long long, std::string>> refused;  // group -> (count, first message)
+  Refusals refused;
   // Layer costs depend only on (tp, cp, ep, micro-batch, sequence parallelism).
   std::map<std::tuple<long long, long long, long long, long long, bool>, LayerCost> costs;
   // With flash attention, selective recomputation is what the kernel already does (it recomputes
   // the scores in its backward): the same time and memory as none, so it is not searched.
   const std::vector<Recompute> policies = q.step.flash_attention ? std::vector<Recompute>{Recompute::none, Recompute::full}
                                                                  : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full};
+  Choices choices;
+  const std::vector<long long> experts = moe ? choices(q.ep, m.moe->experts) : std::vector<long long>{1};
+  std::map<long long, std::vector<long long>> vs_of_pp;  // interleavings(), once per pp
 
-  for (long long tp : choices(q.tp, q.gpus)) {
-    for (long long cp : choices(q.cp, q.gpus / tp)) {
+  // The search is a loop over groups (tp, cp, pp, micro-batch), each holding the layouts that
+  // differ only in interleaving, ep, sequence parallelism, recomputation and ZeRO. A rule that
+  // depends only on the group (tp and the heads, cp and the sequence, the batch split, the
+  // scale-up domain) refuses the whole group at once: counted, not built one by one. A cluster
+  // of 7.2M GPUs has 1.4M (tp, cp, pp) splits and would otherwise build ~10^8 layouts.
+  const std::vector<long long>& tps = choices(q.tp, q.gpus);
+  for (long long tp : tps) {
+    Layout lt;
+    lt.tp = tp;
+    const std::optional<std::string> tp_problem = layout_problem(m, lt);  // the tp rules: the rest are at their defaults
+    const std::vector<long long>& cps = choices(q.cp, q.gpus / tp);
+    for (long long cp : cps) {
       if (!q.allow_cross_node_tp && tp * cp > cross_domain_cap(q, tp, cp)) continue;
-      for (long long pp : choices(q.pp, q.gpus / (tp * cp))) {
+      std::optional<std::string> cp_problem;  // the sequence's rules: cp splits it, and a given --sequence-parallel
+      if (!tp_problem) {
+        Layout lc = lt;
+        lc.cp = cp;
+        lc.sequence_parallel = q.sequence_parallel.value_or(false);
+        cp_problem = layout_problem(m, lc, seq);
+      }
+      long long tp_refused = 0, cp_refused = 0;  // layouts refused for tp_problem, cp_problem: added once, below
+      const bool beyond_domain = !q.allow_cross_node_tp && tp * cp > cross_domain_cap(q, tp, cp);
+      const std::vector<long long>& pps = choices(q.pp, q.gpus / (tp * cp));
+      for (long long pp : pps) {
         if (q.gpus % (tp * cp * pp) != 0) continue;
         const long long dp = q.gpus / (tp * cp * pp);
         if (pp > m.layers && !q.pp) continue;
-        const long long per_replica = q.step.global_batch % dp == 0 ? q.step.global_batch / dp : 0;
-        const std::vector<long long> bs = per_replica ? choices(q.micro_batch, per_replica) : choices(q.micro_batch, 1);
+        const long long per_replica = global_batch % dp == 0 ? global_batch / dp : 0;
+        const std::vector<long long>& bs = choices(q.micro_batch, per_replica ? per_replica : 1);
+        auto vit = vs_of_pp.find(pp);
+        if (vit == vs_of_pp.end()) vit = vs_of_pp.emplace(pp, q.interleave ? std::vector<long long>{} : interleavings(m.layers, pp)).first;
+        const std::vector<long long>& vs_all = vit->second;
+        // The layouts of one group, as the loops below enumerate them.
+        long long eps = 0;
+        for (long long ep : experts) eps += q.ep || (dp * cp) % ep == 0;
+        const long long sps = q.sequence_parallel || tp == 1 ? 1 : 1 + ((seq / cp) % tp == 0);
+        const long long rcs = q.recompute ? 1 : static_cast<long long>(policies.size());
+        const long long zeros = q.zero || dp * cp == 1 ? 1 : 4;
         for (long long b : bs) {
           const long long micro_batches = per_replica && per_replica % b == 0 ? per_replica / b : 0;
-          // v with at least one layer per model chunk (p·v ≤ layers); the chunks may be uneven
-          // (stage_layers), as Llama 3 405B's 126 layers on 16 stages are. The bubble depends on
-          // the longest chunk, ceil(L/(p·v)) layers, so of the v sharing one longest chunk the
-          // smallest is the fastest (same bubble, fewest sends) and the largest holds the fewest
-          // micro-batches in flight ((p−1)/v + p, the most memory-frugal): both are searched, the
-          // ones between are neither. Every v dividing L/p is such a smallest one.
-          const long long max_v = pp > 1 ? m.layers / pp : 1;
-          std::vector<long long> vs;
-          if (q.interleave) vs = {*q.interleave};
-          else
-            for (long long v = 1; v <= max_v; ++v) {
-              const long long chunk = ceil_div(m.layers, pp * v);
-              const bool smallest = v == 1 || chunk < ceil_div(m.layers, pp * (v - 1));
-              const bool largest = v == max_v || ceil_div(m.layers, pp * (v + 1)) < chunk;
-              if (smallest || largest) vs.push_back(v);
+          // v > 1 is searched only where Megatron allows it: m a multiple of pp.
+          const bool interleaved_ok = micro_batches != 0 && micro_batches % pp == 0;
+          // vs_all starts with v = 1, the only one searched where interleaving is not allowed.
+          const long long nvs = q.interleave || !interleaved_ok ? 1 : static_cast<long long>(vs_all.size());
+          const long long group = nvs * eps * sps * rcs * zeros;
+          if (group == 0) continue;
+          // Refused as a group, by the first rule its layouts break, in the order a layout's are
+          // checked (layout_problem, the batch split, flash attention, the domain). A dimension
+          // the search chooses never breaks its rules (it takes only values that keep them), so
+          // the rules a group can break are those of the split, the micro-batch and the
+          // dimensions the query fixes; `rep` holds those.
+          Layout rep = lt;
+          rep.cp = cp, rep.pp = pp, rep.dp = dp, rep.micro_batch = b;
+          rep.interleave = q.interleave.value_or(1), rep.ep = q.ep.value_or(1), rep.zero = q.zero.value_or(0);
+          out.candidates += group;
+          if (tp_problem) {
+            tp_refused += group;
+            continue;
+          }
+          if (pp > m.layers || q.interleave || q.ep || q.zero) {  // --pp, --interleave, --ep or --zero given
+            if (auto problem = layout_problem(m, rep)) {
+              refused.add(*problem, group);
+              continue;
             }
+          }
+          if (cp_problem) {
+            cp_refused += group;
+            continue;
+          }
+          if (global_batch < 1 || global_batch % (dp * b) != 0) {
+            refused.add_once(0, group, [&] { return *batch_problem(rep, global_batch); });
+            continue;
+          }
+          if (auto problem = rep.interleave > 1 ? batch_problem(rep, global_batch) : std::nullopt) {  // --interleave given
+            refused.add(*problem, group);
+            continue;
+          }
+          if (cp > 1 && !q.step.flash_attention) {
+            refused.add_once(1, group, [&] { return "--cp " + std::to_string(cp) + " needs flash attention"; });
+            continue;
+          }
+          if (beyond_domain) {
+            refused.add_once(2, group, [&] {
+              return "--tp × --cp = " + std::to_string(tp * cp) + " exceeds the " + std::to_string(domain) +
+                     " GPUs of a scale-up domain (--allow-cross-node-tp to allow it)";
+            });
+            continue;
+          }
+          out.candidates -= group;  // counted one by one below
+          const std::vector<long long> vs = q.interleave ? std::vector<long long>{*q.interleave} : vs_all;
           for (long long v : vs) {
             // Searched, not given: skip the combinations Megatron refuses without building a message.
-            if (!q.interleave && v > 1 && (micro_batches == 0 || micro_batches % pp != 0)) continue;
-            for (long long ep : moe ? choices(q.ep, m.moe->experts) : std::vector<long long>{1}) {
+            if (!q.interleave && v > 1 && !interleaved_ok) continue;
+            for (long long ep : experts) {
               if (!q.ep && (dp * cp) % ep != 0) continue;
               for (bool sp : either<bool>(q.sequence_parallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})) {
-                if (!q.sequence_parallel && sp && (q.step.seq / cp) % tp != 0) continue;
+                if (!q.sequence_parallel && sp && (seq / cp) % tp != 0) continue;
                 for (Recompute rc : either<Recompute>(q.recompute, policies)) {
                   for (int zero : either<int>(q.zero, {0, 1, 2, 3})) {
                     if (!q.zero && zero > 0 && dp * cp == 1) continue;
-                    Layout l;
-                    l.tp = tp, l.cp = cp, l.pp = pp, l.dp = dp, l.ep = ep, l.micro_batch = b, l.interleave = v;
-                    l.sequence_parallel = sp, l.recompute = rc, l.zero = zero;
+                    Layout l = rep;
+                    l.ep = ep, l.interleave = v, l.sequence_parallel = sp, l.recompute = rc, l.zero = zero;
                     ++out.candidates;
-                    std::optional<std::string> problem = plan_layout_problem(m, l, q.step.seq);
-                    if (!problem) problem = batch_problem(l, q.step.global_batch);
-                    if (!problem && cp > 1 && !q.step.flash_attention)
-                      problem = "--cp " + std::to_string(cp) + " needs flash attention";
-                    if (!problem && !q.allow_cross_node_tp && tp * cp > cross_domain_cap(q, tp, cp))
-                      problem = "--tp × --cp = " + std::to_string(tp * cp) + " exceeds the " + std::to_string(q.step.net.domain_gpus) +
-                                " GPUs of a scale-up domain (--allow-cross-node-tp to allow it)";
+                    std::optional<std::string> problem = plan_layout_problem(m, l, seq);
+                    if (!problem) problem = batch_problem(l, global_batch);
                     if (problem) {
-                      // Grouped by the rule: the message with its numbers masked ("--tp # does not divide ...").
-                      std::string rule;
-                      for (char ch : *problem)
-                        if (!(ch >= '0' && ch <= '9')) rule += ch;
-                        else if (rule.empty() || rule.back() != '#') rule += '#';
-                      auto& [count, example] = refused[rule];
-                      if (count++ == 0) example = std::move(*problem);
+                      refused.add(*problem, 1);
                       continue;
                     }
                     ++out.valid;
@@ -182,14 +320,12 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
           }
         }
       }
+      if (tp_refused) refused.add(*tp_problem, tp_refused);
+      if (cp_refused) refused.add(*cp_problem, cp_refused);
     }
   }
   if (out.plans.empty()) out.closest = std::move(closest);
-  for (auto& [group, seen] : refused) {
-    if (seen.first <= out.common_problem_count) continue;
-    out.common_problem_count = seen.first;
-    out.common_problem = seen.second;
-  }
+  std::tie(out.common_problem, out.common_problem_count) = refused.most_common();
   return out;
 }
 

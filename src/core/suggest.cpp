@@ -11,6 +11,13 @@ std::string lower(std::string_view s) {
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
+// Letters and digits only, lower case: "Meta-Llama-3-8B" → "metallama38b", "llama3-8b" → "llama38b".
+std::string squashed(std::string_view s) {
+  std::string out;
+  for (char c : s)
+    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
 }  // namespace
 
 std::size_t edit_distance(std::string_view a_in, std::string_view b_in) {
@@ -36,6 +43,18 @@ std::vector<std::string> closest_names(std::string_view query, const std::vector
     std::size_t d = edit_distance(q, lc);
     if (!q.empty() && lc.find(q) != std::string::npos) d = std::min<std::size_t>(d, 1);  // a prefix or part of the name
     if (d <= limit) scored.emplace_back(d, c);
+  }
+  if (scored.empty()) {
+    // Nothing close: a known name inside the query, spelled with other separators or case
+    // ("Meta-Llama-3-8B" holds llama3-8b, "nvidia-h100-sxm" holds h100-sxm,
+    // "llama3-70b-instruct" holds llama3-70b), the longest (most specific) first. Only as a
+    // fallback, so a one-letter typo still wins; three characters at least, so "l4" is not
+    // found everywhere.
+    const std::string sq = squashed(query);
+    for (const auto& c : candidates) {
+      const std::string sc = squashed(c);
+      if (sc.size() >= 3 && sq.find(sc) != std::string::npos) scored.emplace_back(sq.size() - sc.size(), c);
+    }
   }
   std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   std::vector<std::string> out;

@@ -10,8 +10,8 @@
 namespace napkin {
 namespace {
 
-void require_positive(const std::optional<double>& v, const char* what) {
-  if (v && !(std::isfinite(*v) && *v > 0)) throw Error(std::string(what) + " must be a positive finite number");
+void require_in(const std::optional<double>& v, const RunRange& r, const char* flag) {
+  if (v) check_input(*v, r, flag);
 }
 
 double finite_or_throw(double v, const char* what) {
@@ -31,10 +31,21 @@ void check_solved(double v, double lo, double hi, const std::string& what, const
   if (!(v >= lo && v <= hi)) throw Error("solving for " + what + " gives " + g(v) + ", not " + range + "; check " + from);
 }
 
-// Largest accelerator count napkin answers with (the largest clusters are ~1e5).
-constexpr double max_gpus = 1e9;
+constexpr double max_gpus = gpus_range.hi;
+
+std::string range_text(const RunRange& r) {
+  return (r.lo_inclusive ? "between " + g(r.lo) : "above " + g(r.lo)) + " and " + (r.lo_inclusive ? "" : "at most ") + g(r.hi) + " " +
+         std::string(r.unit);
+}
 
 }  // namespace
+
+double check_input(double v, const RunRange& r, std::string_view flag) {
+  const bool above_lo = r.lo_inclusive ? v >= r.lo : v > r.lo;
+  if (!(above_lo && v <= r.hi))
+    throw Error(std::string(flag) + " " + g(v) + " is outside what napkin answers for: give " + range_text(r));
+  return v;
+}
 
 double attention_flops_per_token(const Model& m, double seq_len, bool causal) {
   const double heads = static_cast<double>(m.heads);
@@ -50,10 +61,10 @@ double attention_flops_per_token(const Model& m, double seq_len, bool causal) {
 }
 
 TrainingRun solve_training(const TrainingQuery& q) {
-  require_positive(q.params, "params");
-  require_positive(q.tokens, "tokens");
-  require_positive(q.gpus, "gpus");
-  require_positive(q.days, "days");
+  require_in(q.params, params_range, "--params");
+  require_in(q.tokens, tokens_range, "--tokens");
+  require_in(q.gpus, gpus_range, "--gpus");
+  require_in(q.days, days_range, "--days");
   if (!(q.peak_flops_per_s > 0 && std::isfinite(q.peak_flops_per_s))) throw Error("peak FLOP/s must be positive");
   if (q.mfu && !(*q.mfu > 0 && *q.mfu <= 1)) throw Error("mfu must lie in (0, 1]");
   if (q.attention_flops_per_token < 0 || !std::isfinite(q.attention_flops_per_token)) throw Error("attention FLOPs must be finite");
@@ -85,6 +96,8 @@ TrainingRun solve_training(const TrainingQuery& q) {
     r.total_flops = r.flops_per_token * r.tokens;
     r.cluster_flops_per_s = r.gpus * per_gpu;
     r.time_s = r.total_flops / r.cluster_flops_per_s;
+    // Only the upper bound: a tiny model trains in microseconds, and that is the right answer.
+    check_solved(r.days(), 0, days_range.hi, "days", "at most " + g(days_range.hi) + " days", "the params, tokens and GPUs");
   } else if (!q.tokens) {
     r.solved_for = Unknown::tokens;
     r.params = *q.params, r.gpus = *q.gpus, r.time_s = *q.days * 86400;
@@ -92,7 +105,7 @@ TrainingRun solve_training(const TrainingQuery& q) {
     r.cluster_flops_per_s = r.gpus * per_gpu;
     r.total_flops = r.cluster_flops_per_s * r.time_s;
     r.tokens = r.total_flops / r.flops_per_token;
-    check_solved(r.tokens, 1, 1e30, "tokens", "between 1 and 1e30", "the days and GPUs");
+    check_solved(r.tokens, tokens_range.lo, tokens_range.hi, "tokens", range_text(tokens_range), "the days and GPUs");
   } else if (!q.gpus) {
     // Solve, round up to whole accelerators, then recompute the time on that many: GPU-hours
     // and days then describe the same cluster that is printed.
@@ -113,7 +126,7 @@ TrainingRun solve_training(const TrainingQuery& q) {
     r.flops_per_token = r.total_flops / r.tokens;
     r.params = (r.flops_per_token - r.attention_flops_per_token) / 6;
     if (r.params <= 0) throw Error("the attention term alone exceeds the compute available per token; no model size fits");
-    check_solved(r.params, 1, 1e18, "parameters", "between 1 and 1e18", "the days and tokens");
+    check_solved(r.params, params_range.lo, params_range.hi, "parameters", range_text(params_range), "the days and tokens");
   }
   if (r.solved_for != Unknown::gpus) r.gpus_exact = r.gpus;
   finite_or_throw(r.total_flops, "total FLOPs");
@@ -132,18 +145,21 @@ double whole_gpus(double exact) { return std::max(1.0, std::ceil(exact * (1 - 1e
 RunCosts run_costs(const TrainingRun& run, const CostInputs& in) {
   RunCosts c;
   const double gpu_hours = run.gpu_hours();
+  if (in.price_usd_per_gpu_hour) check_input(*in.price_usd_per_gpu_hour, price_range, "--price");
+  if (in.grid_g_per_kwh) check_input(*in.grid_g_per_kwh, grid_range, "--grid-intensity");
+  check_input(in.pue, pue_range, "--pue");
   if (in.price_usd_per_gpu_hour) c.cost_usd = finite_or_throw(gpu_hours * *in.price_usd_per_gpu_hour, "cost (check --price)");
   if (in.tdp_watts) {
-    if (!(in.pue >= 1 && std::isfinite(in.pue))) throw Error("--pue must be at least 1 (1.0 = no facility overhead)");
     // W · h = Wh; 1 MWh = 1e6 Wh.
     c.energy_mwh = finite_or_throw(gpu_hours * *in.tdp_watts * in.pue / 1e6, "energy (check --pue)");
-    if (in.grid_g_per_kwh) c.co2_tonnes = finite_or_throw(*c.energy_mwh * 1e3 * *in.grid_g_per_kwh / 1e6, "CO2 (check --grid-intensity)");  // kWh · g/kWh → g → t
+    // kWh · g/kWh → g → t; a grid of 0 g/kWh (hydro, nuclear) emits nothing.
+    if (in.grid_g_per_kwh) c.co2_tonnes = *c.energy_mwh * 1e3 * *in.grid_g_per_kwh / 1e6;
   }
   return c;
 }
 
 ComputeOptimal compute_optimal(double budget_flops) {
-  if (!(budget_flops > 0 && std::isfinite(budget_flops))) throw Error("--budget must be a positive number of FLOPs");
+  check_input(budget_flops, budget_range, "--budget");
   const double params = std::sqrt(budget_flops / (6 * chinchilla_tokens_per_param));
   return {params, chinchilla_tokens_per_param * params};
 }

@@ -3,6 +3,7 @@
 // the attention term (PaLM, Chowdhery et al. 2022, appendix B), time at an assumed MFU,
 // and solving for whichever of params, tokens, GPUs, days or MFU the user left out.
 #include <optional>
+#include <string_view>
 
 #include "core/model.hpp"
 
@@ -21,6 +22,30 @@ enum class Unknown { days, tokens, params, gpus, mfu };
 // for forward + backward, i.e. 6·L·H·T·(d_qk + d_v) = 12·L·H·Q·T when d_qk = d_v = Q.
 // Sliding-window layers attend to at most their window (mean_keys_per_query, core/model.hpp).
 double attention_flops_per_token(const Model& m, double seq_len, bool causal);
+
+// The range napkin answers in, for each quantity of a run. The same bounds hold whether the user
+// types the value in or napkin solves for it: a typed-in value outside is refused naming its flag
+// (check_input), a solved one naming the inputs it came from, so neither prints "2e-309 days" or
+// sizes a 0.09-parameter model. Outside these no real run exists: fewer than one parameter or
+// token, more than 1e9 accelerators (the largest clusters are ~1e5), days under 0.1 ms or over
+// 2.7 million years, a price above $1e6 per GPU-hour.
+struct RunRange {
+  double lo = 0, hi = 0;
+  bool lo_inclusive = true;  // false: lo itself is refused ("(0, 1e6]")
+  std::string_view unit;     // what the number counts, for the message: "parameters", "days"
+};
+inline constexpr RunRange params_range{1, 1e18, true, "parameters"};
+inline constexpr RunRange tokens_range{1, 1e30, true, "tokens"};
+inline constexpr RunRange gpus_range{1, 1e9, true, "accelerators"};
+inline constexpr RunRange days_range{1e-9, 1e9, true, "days"};
+// A budget C gives P = sqrt(C/120) (compute_optimal): params_range's 1 to 1e18 is 120 to 1.2e38 FLOPs.
+inline constexpr RunRange budget_range{120, 1.2e38, true, "FLOPs"};
+inline constexpr RunRange price_range{0, 1e6, false, "USD per GPU-hour"};
+inline constexpr RunRange pue_range{1, 10, true, "(1.0 = the accelerators alone)"};
+inline constexpr RunRange grid_range{0, 1e5, true, "g CO2 per kWh"};
+
+// `v` when it lies in `r`; else Error "FLAG V is outside ...: give between LO and HI UNIT".
+double check_input(double v, const RunRange& r, std::string_view flag);
 
 // The smallest MFU napkin answers with, given or solved: below it the answers (GPUs, days) leave
 // what can be printed, and no real run is near it (an H100 at 1e-9 MFU does 1 MFLOP/s).

@@ -90,7 +90,10 @@ double parse_bytes(std::string_view text, std::string_view what) {
     throw Error(quoted(what, text) + ": unknown unit; expected " + std::string(expected));
   }
   const double scale = std::pow(binary ? 1024.0 : 1000.0, power);
-  return checked(number * scale, what, text);
+  const double bytes = checked(number * scale, what, text);
+  // Memory comes in whole bytes: 1e-300GB is a typo or a probe, never a size.
+  if (bytes > 0 && bytes < 1) throw Error(quoted(what, text) + " is less than one byte; expected 0 or " + std::string(expected));
+  return bytes;
 }
 
 double parse_fraction(std::string_view text, std::string_view what) {

@@ -4,6 +4,7 @@
 
 #include "report/format.hpp"
 #include "report/table.hpp"
+#include "report/text.hpp"
 
 namespace napkin {
 namespace {
@@ -38,20 +39,29 @@ std::string format_duration_short(double s) {
   return format_sig(s, 4) + " s";
 }
 
-std::string bench_text(const BenchRun& run) {
+std::string bench_text(const BenchRun& run, std::size_t max_width) {
   KeyValues kv;
+  kv.max_width = max_width;
   kv.add("device", run.device, "(" + run.backend + ")");
   kv.add("dtype", std::string(dtype_name(run.dtype)));
   kv.add("peak", run.peak.flops_per_s ? format_si(*run.peak.flops_per_s, "FLOP/s") : "unknown", run.peak.source);
   if (run.peak.nominal_flops_per_s)
     kv.add("nominal peak", format_si(*run.peak.nominal_flops_per_s, "FLOP/s"), run.peak.nominal_source + "; not used");
   Table t;
+  t.max_width = max_width;
   bool batched = false;
   for (const BenchResult& r : run.results) batched = batched || r.shape.batch > 1;
   t.header = {"M", "N", "K", "algorithm", "median", "min", "max", "FLOP/s median", "FLOP/s max", "MFU", "check"};
   t.align = {Align::right, Align::right, Align::right, Align::left, Align::right, Align::right, Align::right,
              Align::right, Align::right, Align::right, Align::right};
-  if (batched) t.header.insert(t.header.begin() + 3, "batch"), t.align.insert(t.align.begin() + 3, Align::right);
+  // Too wide for the terminal: "FLOP/s median" is the figure (MFU its share of the peak); the
+  // slowest and fastest run, and the fastest run's rate, go first.
+  t.short_header = {"", "", "", "", "", "", "", "FLOP/s", "max FLOP/s", "", ""};
+  t.drop_rank = {0, 0, 0, 0, 0, 3, 4, 0, 5, 0, 1};
+  if (batched) {
+    t.header.insert(t.header.begin() + 3, "batch"), t.align.insert(t.align.begin() + 3, Align::right);
+    t.short_header.insert(t.short_header.begin() + 3, ""), t.drop_rank.insert(t.drop_rank.begin() + 3, 0);
+  }
   bool any_telemetry = false;
   for (const BenchResult& r : run.results) {
     std::vector<std::string> row = {std::to_string(r.shape.m), std::to_string(r.shape.n), std::to_string(r.shape.k),
@@ -64,20 +74,22 @@ std::string bench_text(const BenchRun& run) {
     any_telemetry = any_telemetry || !telemetry_text(r.telemetry).empty();
   }
   std::string out = kv.render() + "\n" + t.render();
+  std::string after;  // lines of prose: wrapped
   if (!run.results.empty())
-    out += fmt::format("\n  {} timed products per shape (median), cache flushed between products: {}\n",
+    after += fmt::format("\n  {} timed products per shape (median), cache flushed between products: {}\n",
                        run.results.front().time.count, run.results.front().cache_flushed ? "yes" : "no (--no-flush)");
   if (any_telemetry)
     for (const BenchResult& r : run.results)
-      if (auto tt = telemetry_text(r.telemetry); !tt.empty()) out += fmt::format("  during {}: {}\n", bench::shape_text(r.shape), tt);
+      if (auto tt = telemetry_text(r.telemetry); !tt.empty()) after += fmt::format("  during {}: {}\n", bench::shape_text(r.shape), tt);
   if (run.best && run.results.size() > 1) {
     const BenchResult& b = run.results[*run.best];
-    out += fmt::format("  best: {} at {} ({} MFU)\n", bench::shape_text(b.shape), format_si(b.flops_per_s_median, "FLOP/s"),
+    after += fmt::format("  best: {} at {} ({} MFU)\n", bench::shape_text(b.shape), format_si(b.flops_per_s_median, "FLOP/s"),
                        opt_pct(b.mfu));
   }
-  if (!run.peak.flops_per_s) out += "  MFU: " + run.peak.source + "\n";
-  for (const auto& n : run.notes) out += "  note: " + n + "\n";
-  if (run.interrupted) out += "  interrupted by Ctrl-C: these are the products timed before it\n";
+  if (!run.peak.flops_per_s) after += "  MFU: " + run.peak.source + "\n";
+  for (const auto& n : run.notes) after += "  note: " + n + "\n";
+  if (run.interrupted) after += "  interrupted by Ctrl-C: these are the products timed before it\n";
+  out += wrap_lines(after, max_width);
   return out;
 }
 

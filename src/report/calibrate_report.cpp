@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "report/bench_report.hpp"
+#include "report/calibration_file.hpp"
 #include "report/format.hpp"
 #include "report/table.hpp"
 #include "report/text.hpp"
@@ -87,6 +88,9 @@ std::string calibrate_text(const CalibrateReport& r, std::size_t max_width) {
   t.header = {"product", "m x n x k", "batch", "count", "GFLOP/step"};
   if (timed) t.header.insert(t.header.end(), {"time/step", "FLOP/s", "share"});
   t.align = {Align::left, Align::right, Align::right, Align::right, Align::right, Align::right, Align::right, Align::right};
+  // Too narrow: shorter headers, then batch and count (the shape and GFLOP/step say the work).
+  t.short_header = {"", "m×n×k", "", "", "GFLOP", "time", "", ""};
+  t.drop_rank = {0, 0, 2, 1, 0, 0, 0, 0};
   if (timed) {
     for (const TimedGemm& g : r.result->products)
       t.add({g.gemm.name, shape(g.gemm), format_count(static_cast<double>(g.gemm.batch)),
@@ -118,7 +122,8 @@ std::string calibrate_text(const CalibrateReport& r, std::size_t max_width) {
   }
   if (r.run_measured)
     kv.add("days to train (measured MFU)", format_sig(r.run_measured->days(), 4),
-           fmt::format("{} tokens on {} GPUs", format_count(r.run_measured->tokens), format_count(r.run_measured->gpus)));
+           fmt::format("{} tokens on {} GPU{}", format_count(r.run_measured->tokens), format_count(r.run_measured->gpus),
+                       r.run_measured->gpus == 1 ? "" : "s"));
   if (r.run_assumed) kv.add("days to train (assumed MFU)", format_sig(r.run_assumed->days(), 4));
   out += kv.render() + "\n";
   for (const std::string& n : notes(r)) out += wrap_paragraph("Note: " + n, max_width, "  ", "        ");
@@ -136,21 +141,7 @@ nlohmann::json calibrate_json(const CalibrateReport& r) {
   j["tokens_per_step"] = r.step.micro_batch * r.step.seq;
   j["gemm_flops_per_step"] = total_flops(r.gemms);
   j["dry_run"] = !r.result.has_value();
-  nlohmann::json products = nlohmann::json::array();
-  for (std::size_t i = 0; i < r.gemms.size(); ++i) {
-    const Gemm& g = r.gemms[i];
-    nlohmann::json p{{"name", g.name}, {"m", g.m}, {"n", g.n}, {"k", g.k}, {"batch", g.batch}, {"count", g.count},
-                     {"useful_fraction", g.useful_fraction}, {"flops", g.flops}, {"time_s", nullptr}};
-    if (r.result) {
-      const TimedGemm& t = r.result->products.at(i);
-      p["time_s"] = t.time_s;
-      p["time_per_call_s"] = t.time_per_call_s;
-      p["flops_per_s"] = t.flops_per_s;
-      p["share"] = t.share;
-    }
-    products.push_back(p);
-  }
-  j["products"] = products;
+  j[calibration_file::kProducts] = calibration_file::products_json(r.gemms, r.result);
   if (r.result) {
     const CalibrationResult& c = *r.result;
     j["device"] = device_json(r.backend, r.device_name, r.device);

@@ -125,4 +125,6 @@ std::string format_duration(double seconds) {
   return fmt::format("{} years ({} days)", format_sig(seconds / year, 3), format_sig(seconds / day, 4));
 }
 
+std::string plural(long long n, std::string_view noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
+
 }  // namespace napkin

@@ -99,6 +99,9 @@ nlohmann::json memory_json(const MemoryReport& r) {
   j["max_params"] = count(mem.max_params);
   j["max_params_single_gpu"] = count(mem.max_params_single_gpu);
   j["max_params_includes_activations"] = mem.activations_counted;
+  if (r.lever)
+    j["max_params_lever"] = {{"flags", r.lever->flags}, {"max_params", count(r.lever->max_params)},
+                             {"speed_cost", std::string(speed_cost_name(r.lever->speed_cost))}};
   j["most_loaded_stage"] = mem.most_loaded_stage;
   j["most_loaded_reason"] = mem.most_loaded_reason;
   j["memory_per_gpu_bytes"] = or_null(json_bytes(mem.total_bytes));
@@ -161,7 +164,8 @@ nlohmann::json memory_json(const MemoryReport& r) {
   j["max_micro_batch"] = r.max_micro_batch ? nlohmann::json(*r.max_micro_batch) : nlohmann::json(nullptr);
   nlohmann::json hints = nlohmann::json::array();
   for (const auto& h : r.hints)
-    hints.push_back({{"flags", h.flags}, {"saved_bytes", json_bytes(h.saved_bytes)}, {"total_bytes", json_bytes(h.total_bytes)}, {"fits", h.fits}});
+    hints.push_back({{"flags", h.flags}, {"saved_bytes", json_bytes(h.saved_bytes)}, {"total_bytes", json_bytes(h.total_bytes)}, {"fits", h.fits},
+                     {"speed_cost", std::string(speed_cost_name(h.speed_cost))}});
   j["hints"] = hints;
   if (r.model && r.setup.optimizer.factored_second_moment) j["adafactor_state_values_per_param"] = mem.bytes_per_param.optimizer_state_values;
   j["assumptions"] = r.assumptions;

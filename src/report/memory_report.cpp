@@ -364,6 +364,9 @@ std::string totals_section(const MemoryReport& r, bool explain, std::size_t w) {
   const auto arithmetic = largest_arithmetic(r);
   big.add(fmt::format("{}, ZeRO-{}", gpus_text(l.gpus()), l.zero), count_or_dash(mem.max_params), explain ? arithmetic[0] : "");
   if (arithmetic.size() > 1) big.add("one GPU alone", count_or_dash(mem.max_params_single_gpu), explain ? arithmetic[1] : "");
+  if (r.lever)
+    big.add("with " + r.lever->flags, count_or_dash(r.lever->max_params),
+            fmt::format("the one flag that moves it most (speed cost {})", speed_cost_name(r.lever->speed_cost)));
   out += big.render();
   out += para(mem.activations_counted ? "beside this model's activations" + std::string(g.gather_buffer_bytes > 0 ? " and gather buffer" : "") +
                                             ", held fixed as the parameter count grows" + (mp > 1 ? ", parameters spread evenly over tp·pp" : "")
@@ -375,13 +378,13 @@ std::string totals_section(const MemoryReport& r, bool explain, std::size_t w) {
 
 std::string hints_section(const MemoryReport& r, std::size_t w) {
   if (r.hints.empty()) return "";
-  std::string out = "\nWhat would make it fit (one change at a time, on the most loaded GPU)\n";
+  std::string out = "\nWhat would make it fit (one change each; those that fit, then the fastest, first)\n";
   Table t;
   t.max_width = w;
-  t.header = {"change", "saves", "total", "then"};
-  t.align = {Align::left, Align::right, Align::right, Align::left};
+  t.header = {"change", "speed cost", "saves", "total", "then"};
+  t.align = {Align::left, Align::left, Align::right, Align::right, Align::left};
   for (const auto& h : r.hints)
-    t.add({h.flags, gb(h.saved_bytes), gb(h.total_bytes),
+    t.add({h.flags, std::string(speed_cost_name(h.speed_cost)), gb(h.saved_bytes), gb(h.total_bytes),
            h.fits ? fmt::format("fits, headroom {}", gb(r.memory.available_bytes - h.total_bytes))
                   : fmt::format("short by {}", gb(h.total_bytes - r.memory.available_bytes))});
   return out + t.render();
@@ -399,26 +402,28 @@ const std::vector<std::string>& memory_left_out() {
 }
 
 std::string memory_table_text(std::size_t max_width) {
-  // Two tables of recipes, so that each fits a terminal's width.
-  std::string out = "Bytes per parameter, unsharded (weights + gradients + master weights + optimizer states)\n";
-  const std::size_t half = (recipes.size() + 1) / 2;
-  for (std::size_t from = 0; from < recipes.size(); from += half) {
-    Table t;
-    t.max_width = max_width;
-    t.header = {"optimizer"};
-    t.align = {Align::left};
-    const std::size_t to = std::min(recipes.size(), from + half);
-    for (std::size_t k = from; k < to; ++k) t.header.emplace_back(recipes[k].name), t.align.push_back(Align::right);
-    for (const auto& o : optimizers) {
-      std::vector<std::string> row{std::string(o.name)};
-      for (std::size_t k = from; k < to; ++k) row.push_back(bpp(bytes_per_param(o, recipes[k]).total()));
-      t.add(std::move(row));
-    }
-    out += (from > 0 ? "\n" : "") + t.render();
+  Table t;
+  t.max_width = max_width;
+  t.split_columns = true;  // narrow: the recipes a few at a time, each group after the optimizers
+  t.header = {"optimizer"};
+  t.align = {Align::left};
+  for (const auto& r : recipes) t.header.emplace_back(r.name), t.align.push_back(Align::right);
+  for (const auto& o : optimizers) {
+    std::vector<std::string> row{std::string(o.name)};
+    for (const auto& r : recipes) row.push_back(bpp(bytes_per_param(o, r).total()));
+    t.add(std::move(row));
   }
-  out += "\n  recipe                 weights           gradients  master  optimizer states\n";
+  std::string out = wrap_paragraph("Bytes per parameter, unsharded (weights + gradients + master weights + optimizer states)", max_width, "",
+                                   "  ") +
+                    t.render();
+  Table dtypes;
+  dtypes.max_width = max_width;
+  dtypes.header = {"recipe", "weights", "gradients", "master", "optimizer states"};
+  dtypes.short_header = {"", "", "grads", "", "states"};
   for (const auto& r : recipes)
-    out += fmt::format("  {:<22} {:<17} {:<10} {:<7} {}\n", r.name, r.weight_dtype, r.grad_dtype, r.master_dtype, r.state_dtype);
+    dtypes.add({std::string(r.name), std::string(r.weight_dtype), std::string(r.grad_dtype), std::string(r.master_dtype), std::string(r.state_dtype)});
+  out += '\n';
+  out += dtypes.render();
   out += '\n';
   out += wrap_paragraph(fmt::format("adafactor: factored second moment assumed over square {0}×{0} matrices (2/{0} "
                                            "values/param); adam-8bit: 2 × (1 + 4/{1}) bytes whatever the recipe.",

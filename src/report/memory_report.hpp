@@ -26,6 +26,7 @@ struct MemoryReport {
   std::optional<double> params;  // the model's count or --params; absent: bytes/param only
   LayoutMemory memory;
   std::vector<FitHint> hints;           // when it does not fit
+  std::optional<LargestLever> lever;    // the one flag that raises the largest model most
   std::optional<long long> max_micro_batch;
   std::string reserve_text;             // as typed; empty when not given
   std::vector<std::string> notes;       // defaults the CLI filled in

@@ -48,7 +48,8 @@ std::string model_toml(const Model& m, const std::vector<std::pair<std::string, 
   w.line("", "layers", num(m.layers));
   w.line("", "d_model", num(m.d_model));
   w.line("", "heads", num(m.heads));
-  w.line("", "kv_heads", num(m.kv_heads));
+  if (m.mla) w.raw("# kv_heads: none with [mla] (latent attention has no KV-head groups)\n");
+  else w.line("", "kv_heads", num(m.kv_heads));
   w.line("", "head_dim", num(m.head_dim));
   w.line("", "d_ff", num(m.d_ff));
   w.line("", "mlp", quoted(mlp_name(m.mlp)));

@@ -49,8 +49,19 @@ Table plans_table(const std::vector<Plan>& plans, bool moe, const std::optional<
   for (const char* h : {"mbs", "v", "sp", "recompute", "zero", "step", "tokens/s", "MFU", "HFU", "memory/GPU"}) t.header.emplace_back(h);
   if (tokens) t.header.emplace_back("days");
   t.align.assign(t.header.size(), Align::right);
-  t.align[moe ? 9 : 8] = Align::left;  // sp
-  t.align[moe ? 10 : 9] = Align::left;  // recompute
+  // Narrower than the table: shorter headers, then the figures the others imply (HFU beside MFU,
+  // tokens/s beside the step time) are left out; the layout's own columns always stay.
+  t.short_header.assign(t.header.size(), "");
+  t.drop_rank.assign(t.header.size(), 0);
+  for (std::size_t c = 0; c < t.header.size(); ++c) {
+    const std::string& h = t.header[c];
+    if (h == "sp") t.align[c] = Align::left;
+    if (h == "recompute") t.short_header[c] = "rc", t.align[c] = Align::left;
+    if (h == "tokens/s") t.short_header[c] = "tok/s", t.drop_rank[c] = 2;
+    if (h == "memory/GPU") t.short_header[c] = "mem/GPU";
+    if (h == "HFU") t.drop_rank[c] = 3;
+    if (h == "MFU") t.drop_rank[c] = 1;
+  }
   int i = 0;
   for (const Plan& p : plans) {
     const Layout& l = p.layout;
@@ -68,6 +79,7 @@ Table plans_table(const std::vector<Plan>& plans, bool moe, const std::optional<
 Table breakdown_table(const std::vector<Plan>& plans, std::size_t w) {
   Table t;
   t.max_width = w;
+  t.split_columns = true;  // --top 50: the plans a few at a time, each group after the terms
   t.header = {"per step"};
   for (std::size_t i = 0; i < plans.size(); ++i) t.header.push_back(fmt::format("plan {}", i + 1));
   t.align.assign(t.header.size(), Align::right);
@@ -94,7 +106,7 @@ std::vector<std::string> plan_notes(const PlanReport& r, const Plan& best) {
   std::vector<std::string> notes;
   if (const auto u = best.layout.pp > 1 ? uneven_split(r.model, best.layout) : std::nullopt) {
     const Layout& l = best.layout;
-    const std::string stages = u->long_stages == l.pp ? fmt::format("every stage holds {} layers", u->stage_layers)
+    const std::string stages = u->long_stages == l.pp ? fmt::format("every stage holds {}", plural(u->stage_layers, "layer"))
                                                       : fmt::format("the first {} hold {} layers, the others {}", u->long_stages,
                                                                     u->stage_layers, u->stage_layers - 1);
     if (l.interleave == 1)
@@ -127,8 +139,11 @@ std::string plan_tail(const PlanReport& r, const Plan& best) {
   }
   if (r.tokens) {
     const PlanDuration d = plan_duration(best, r.gpus, *r.tokens);
-    out += fmt::format("training {} tokens with plan 1: {} ({} days), {} GPU-hours\n", format_count(*r.tokens), format_duration(d.days * 86400),
-                       format_sig(d.days, 4), format_count(d.gpu_hours));
+    // Beyond a year format_duration already gives the days: "2.75 years (1004 days)", once.
+    const std::string duration = format_duration(d.days * 86400);
+    const std::string days = duration.find(" days)") != std::string::npos ? "" : fmt::format(" ({} days)", format_sig(d.days, 4));
+    out += fmt::format("training {} tokens with plan 1: {}{}, {} GPU-hours\n", format_count(*r.tokens), duration, days,
+                       format_count(d.gpu_hours));
   }
   out += "\nassumptions:\n";
   for (const std::string& a : r.assumptions) out += "  " + a + "\n";
@@ -201,7 +216,7 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
   o += fmt::format("plan: {}\n\n", layout_line(l));
   o += fmt::format("micro-batches per step   m = B / (dp · b) = {} / ({} · {}) = {}\n", s.global_batch, l.dp, l.micro_batch, t.micro_batches);
   o += fmt::format("tokens per micro-batch   T = b · s / cp = {} · {} / {} = {}\n", l.micro_batch, s.seq, l.cp, format_sig(c.tokens, 6));
-  o += fmt::format("slowest pipeline stage   {} layers{}\n\n", t.stage_layers, t.head_on_slowest ? " + the LM head" : "");
+  o += fmt::format("slowest pipeline stage   {}{}\n\n", plural(t.stage_layers, "layer"), t.head_on_slowest ? " + the LM head" : "");
 
   o += "one layer, one micro-batch, on one GPU:\n";
   const double gemm_eff = c.gemm_fwd_flops / (c.gemm_fwd_s * peak);
@@ -256,7 +271,7 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
     st.add("pipeline bubble", secs(t.bubble_s), fmt::format("(p − 1)/v = ({} − 1)/{} micro-batches: (p−1)/(m·v) = {} of the ideal", l.pp, l.interleave,
                                                           pct(static_cast<double>(l.pp - 1) / static_cast<double>(t.micro_batches * l.interleave))));
   const std::string overlap = s.overlap_grad_reduce ? "overlapped with the last micro-batch's backward" : "not overlapped";
-  st.add("data parallel", secs(t.dp_exposed_s), fmt::format("{} in all over {} GPUs, {}", secs(t.dp_total_s), l.dp * l.cp, l.zero == 3 ? "per micro-batch (ZeRO-3)" : overlap));
+  st.add("data parallel", secs(t.dp_exposed_s), fmt::format("{} in all over {}, {}", secs(t.dp_total_s), plural(l.dp * l.cp, "GPU"), l.zero == 3 ? "per micro-batch (ZeRO-3)" : overlap));
   if (t.overlap_contention_s > 0)
     st.add("hidden comm. HBM traffic", secs(t.overlap_contention_s),
            fmt::format("{} passes of the bytes sent while hidden, at {} × {}", overlapped_comm_hbm_passes,

@@ -40,7 +40,23 @@ std::string hardware_show_text(const Hardware& h, std::size_t max_width) {
   kv.add("vendor", h.vendor);
   kv.add("memory", format_si(h.memory_bytes, "B", 4) + (h.memory_type.empty() ? "" : " " + h.memory_type),
          fmt::format("{:.0f} bytes = {}", h.memory_bytes, format_iec_bytes(h.memory_bytes)));
+  // What memory and plan rely on: the usable figure (--memory-basis usable) and the networks
+  // plan's communication terms use; "not in the spec" where plan would ask for a flag instead.
+  kv.add("usable memory", h.usable_memory_bytes ? format_si(*h.usable_memory_bytes, "B", 4) : "not in the spec",
+         h.usable_memory_bytes ? fmt::format("{:.0f} bytes = {}, as a driver reports it (--memory-basis usable)", *h.usable_memory_bytes,
+                                             format_iec_bytes(*h.usable_memory_bytes))
+                               : "--memory-basis usable falls back to the datasheet figure");
   kv.add("bandwidth", format_si(h.memory_bandwidth_bytes_per_s, "B/s", 4));
+  const Interconnect& ic = h.interconnect;
+  auto link = [](const Link& l, const char* bw_flag) {
+    const std::string bw = l.bandwidth_bytes_per_s ? format_si(*l.bandwidth_bytes_per_s, "B/s", 4) + " per GPU each way"
+                                                   : std::string("bandwidth not in the spec (plan needs ") + bw_flag + ")";
+    return (l.technology.empty() ? "" : l.technology + ", ") + bw +
+           (l.latency_s ? ", " + format_sig(*l.latency_s * 1e6, 3) + " µs a ring step" : "");
+  };
+  kv.add("scale-up", ic.scale_up_gpus ? fmt::format("{} GPUs{}: {}", *ic.scale_up_gpus, ic.scale_up_mesh ? " (mesh)" : "", link(ic.scale_up, "--scale-up-bw"))
+                                      : "domain size not in the spec (plan needs --node-gpus)");
+  kv.add("scale-out", link(ic.scale_out, "--scale-out-bw"));
   kv.add("TDP", h.tdp_watts ? format_sig(*h.tdp_watts, 4) + " W" : "not published");
   kv.add("2:4 sparsity", h.tensor_figures_quoted_sparse ? "yes" : "no",
          h.tensor_figures_quoted_sparse ? "datasheet tensor figures are sparse; napkin stores the dense half" : "");
@@ -69,11 +85,22 @@ std::string hardware_show_text(const Hardware& h, std::size_t max_width) {
 nlohmann::json hardware_json(const Hardware& h) {
   nlohmann::json peaks = nlohmann::json::object();
   for (const auto& [d, flops] : h.dense_peak_flops_per_s) peaks[std::string(dtype_name(d))] = flops;
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  auto link = [&](const Link& l) {
+    return nlohmann::json{{"technology", l.technology}, {"bandwidth_bytes_per_s", opt(l.bandwidth_bytes_per_s)}, {"latency_s", opt(l.latency_s)}};
+  };
+  const Interconnect& ic = h.interconnect;
+  const nlohmann::json interconnect{{"scale_up_gpus", ic.scale_up_gpus ? nlohmann::json(*ic.scale_up_gpus) : nlohmann::json(nullptr)},
+                                    {"scale_up_mesh", ic.scale_up_mesh},
+                                    {"scale_up", link(ic.scale_up)},
+                                    {"scale_out", link(ic.scale_out)}};
   return {{"name", h.key},
           {"display_name", h.name},
           {"vendor", h.vendor},
           {"memory_bytes", h.memory_bytes},
           {"memory_type", h.memory_type},
+          {"usable_memory_bytes", opt(h.usable_memory_bytes)},
+          {"interconnect", interconnect},
           {"memory_bandwidth_bytes_per_s", h.memory_bandwidth_bytes_per_s},
           {"tdp_watts", h.tdp_watts ? nlohmann::json(*h.tdp_watts) : nlohmann::json(nullptr)},
           {"tensor_figures_quoted_sparse", h.tensor_figures_quoted_sparse},
@@ -90,6 +117,9 @@ std::string models_list_text(const std::map<std::string, Model>& all, std::size_
   t.header = {"name", "model", "params", "active", "layers", "d_model", "heads", "kv", "d_ff", "vocab", "context"};
   t.align = {Align::left, Align::left};
   for (std::size_t i = 2; i < t.header.size(); ++i) t.align.push_back(Align::right);
+  // Too narrow: shorter headers, then the shape columns 'models show' repeats, least used first.
+  t.short_header = {"", "", "", "", "L", "d", "", "", "", "", "ctx"};
+  t.drop_rank = {0, 0, 0, 0, 0, 0, 0, 2, 3, 4, 1};
   for (const auto& [key, m] : all) {
     const ParamCount c = count_params(m);
     t.add({key, m.name, format_count(c.total), m.moe ? format_count(c.active) : "=", std::to_string(m.layers),
@@ -126,7 +156,7 @@ std::string model_show_text(const Model& m, std::size_t max_width) {
   arch.add("block", fmt::format("{}, {} norm{} per layer", block_name(m.block), m.norms_per_layer, m.norms_per_layer == 1 ? "" : "s"),
            m.qk_norm == QkNorm::none ? "" : fmt::format("QK-norm {}", qk_norm_name(m.qk_norm)));
   if (m.sliding_window > 0)
-    arch.add("sliding window", fmt::format("{} tokens on {} of {} layers", m.sliding_window, m.windowed_layers, m.layers));
+    arch.add("sliding window", fmt::format("{} tokens on {} of {}", m.sliding_window, m.windowed_layers, plural(m.layers, "layer")));
   if (m.moe) {
     const MoeSpec& e = *m.moe;
     std::string shared = fmt::format("{} shared", e.shared_experts);
@@ -153,7 +183,7 @@ std::string model_show_text(const Model& m, std::size_t max_width) {
   p.add("non-embedding", format_count(c.non_embedding()),
         fmt::format("{:.0f} exactly, {:.1f}% of the total (without embedding and LM head)", c.non_embedding(), 100 * c.non_embedding() / c.total));
   if (m.moe) p.add("active per token", format_count(c.active), fmt::format("{:.0f} exactly", c.active));
-  std::string out = fmt::format("{}\n{}\nparameters\n{}", m.name, arch.render(), p.render());
+  std::string out = fmt::format("{}{}\nparameters\n{}", wrap_paragraph(m.name, max_width, "", ""), arch.render(), p.render());
   const std::string hang(11, ' ');  // under the text after "  source:  "
   out += '\n';
   out += wrap_paragraph(m.source, max_width, "  source:  ", hang);

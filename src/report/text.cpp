@@ -5,6 +5,10 @@
 #include <algorithm>
 
 namespace napkin {
+
+// Words longer than this, and than two lines, are shortened in the middle when wrapped: 160 bytes,
+// as cli::shorten_words shortens what a message echoes.
+constexpr std::size_t kLongestWord = 160;
 namespace {
 
 bool continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
@@ -104,7 +108,7 @@ struct Piece {
   bool joined = false;
 };
 
-static std::vector<Piece> pieces_of(std::string_view para) {
+static std::vector<Piece> pieces_of(std::string_view para, bool at_hyphens = true) {
   std::vector<Piece> out;
   bool after_space = true;
   std::size_t i = 0;
@@ -117,7 +121,7 @@ static std::vector<Piece> pieces_of(std::string_view para) {
     std::size_t end = i;
     while (end < para.size() && para[end] != ' ') {
       // Break after an inner hyphen: one with a non-hyphen on each side.
-      if (para[end] == '-' && end > i && para[end - 1] != '-' && end + 1 < para.size() && para[end + 1] != '-' &&
+      if (at_hyphens && para[end] == '-' && end > i && para[end - 1] != '-' && end + 1 < para.size() && para[end + 1] != '-' &&
           para[end + 1] != ' ') {
         ++end;
         break;
@@ -137,19 +141,26 @@ std::size_t longest_piece(std::string_view text) {
   return longest;
 }
 
-std::vector<std::string> wrap_words(std::string_view text, std::size_t width) {
+std::vector<std::string> wrap_words(std::string_view text, std::size_t width, bool at_hyphens) {
   std::vector<std::string> lines;
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t end = std::min(text.find('\n', start), text.size());
     std::string line;
-    for (Piece piece : pieces_of(text.substr(start, end - start))) {
+    for (Piece piece : pieces_of(text.substr(start, end - start), at_hyphens)) {
       const std::size_t glue = piece.joined || line.empty() ? 0 : 1;
       if (width > 0 && !line.empty() && display_width(line) + glue + display_width(piece.text) > width) {
         lines.push_back(std::move(line));
         line.clear();
       } else if (glue) {
         line += ' ';
+      }
+      // Too long to read whole (a 5,000-character name): its middle is left out, not cut into
+      // dozens of lines.
+      std::string elided;
+      if (width > 0 && display_width(piece.text) > std::max<std::size_t>(2 * width, kLongestWord)) {
+        elided = shorten_middle(piece.text, width > 40 ? width - 30 : 10);
+        piece.text = elided;
       }
       while (width > 0 && display_width(piece.text) > width) {  // wider than the column: cut it
         if (!line.empty()) lines.push_back(std::move(line)), line.clear();
@@ -197,7 +208,13 @@ static std::string wrap_line(std::string_view line, std::size_t width) {
     std::size_t word_end = line.find(' ', word_start);
     if (word_end == std::string_view::npos) word_end = line.size();
     const std::string_view gap = line.substr(pos, word_start - pos);
-    const std::string_view word = line.substr(word_start, word_end - word_start);
+    std::string_view word = line.substr(word_start, word_end - word_start);
+    // A word too long to read whole is shortened in the middle (a 5,000-character model name).
+    std::string elided;
+    if (display_width(word) > std::max<std::size_t>(2 * width, kLongestWord)) {
+      elided = shorten_middle(word, width > 40 ? width - 30 : 10);
+      word = elided;
+    }
     const std::size_t w = display_width(word);
     if (!line_empty && column + gap.size() + w > width) {
       out += '\n';

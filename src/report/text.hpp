@@ -23,9 +23,11 @@ std::string shorten_middle(std::string_view text, std::size_t max_bytes);
 std::size_t display_width(std::string_view text);
 
 // `text` broken into lines of at most `width` columns at spaces and after inner hyphens
-// ("bf16-|mixed"); a word longer than `width` is cut. Existing line breaks are kept. width 0
-// means no limit (one line per input line).
-std::vector<std::string> wrap_words(std::string_view text, std::size_t width);
+// ("bf16-|mixed"; not with at_hyphens false: help, where "bf16-mixed" is a value to type); a word
+// longer than `width` is cut.
+// Existing line breaks are kept. width 0 means no limit (one line per
+// input line).
+std::vector<std::string> wrap_words(std::string_view text, std::size_t width, bool at_hyphens = true);
 
 // The widest part wrap_words never breaks: a word, or a hyphenated word's part up to its hyphen.
 std::size_t longest_piece(std::string_view text);

@@ -101,7 +101,7 @@ std::string train_text(const TrainReport& r, std::size_t max_width) {
          fmt::format("{} × {} × MFU {:.4g}", format_sig(run.gpus, 6), format_si(run.peak_flops_per_s, "FLOP/s"), run.mfu));
   if (run.solved_for == Unknown::gpus)
     kv.add("wall-clock", fmt::format("{} days", format_sig(run.days(), 4)),
-           fmt::format("{} on {} whole GPUs; {} days asked", format_duration(run.time_s), format_sig(run.gpus, 6),
+           fmt::format("{} on {} whole GPU{}; {} days asked", format_duration(run.time_s), format_sig(run.gpus, 6), run.gpus == 1 ? "" : "s",
                        format_sig(run.requested_time_s / 86400, 4)));
   else
     kv.add("wall-clock", fmt::format("{} days", format_sig(run.days(), 4)), format_duration(run.time_s) + mark(Unknown::days));
@@ -181,7 +181,7 @@ std::vector<std::string> explain_steps(const TrainReport& r) {
       line(fmt::format("Total compute: C = ({}) × D = {} × {} = {} FLOP", flops_formula(r), sci(run.flops_per_token), sci(run.tokens), sci(run.total_flops)));
       line(fmt::format("Accelerators: N = C / ({} × time) = {} / ({} × {} s) = {}, rounded up to {}", sci(peak * run.mfu), sci(run.total_flops),
                        sci(peak * run.mfu), sci(run.requested_time_s), format_sig(run.gpus_exact, 6), format_sig(run.gpus, 6)));
-      line(fmt::format("Time on {} whole GPUs: C / (N × {}) = {} / {} = {} s = {} days", format_sig(run.gpus, 6), sci(peak * run.mfu),
+      line(fmt::format("Time on {} whole GPU{}: C / (N × {}) = {} / {} = {} s = {} days", format_sig(run.gpus, 6), run.gpus == 1 ? "" : "s", sci(peak * run.mfu),
                        sci(run.total_flops), sci(run.cluster_flops_per_s), sci(run.time_s), format_sig(run.days(), 4)));
       break;
     case Unknown::mfu:

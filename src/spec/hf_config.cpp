@@ -8,6 +8,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "core/model_checks.hpp"
 #include "core/suggest.hpp"
 #include "spec/hf_reader.hpp"
 
@@ -62,7 +63,10 @@ void read_window_all(HfReader& r, Model& m) {
 void read_window_qwen(HfReader& r, Model& m) {
   if (!r.flag_or("use_sliding_window", false, "sliding_window")) return;
   m.sliding_window = r.count("sliding_window", "sliding_window", "the window size, since use_sliding_window is true");
-  const long long from = r.count_or("max_window_layers", "sliding_window_layers", m.layers, "absent: no layer windowed");
+  // 0 is valid: every layer windowed (Qwen2Config builds layer_types with i >= max_window_layers).
+  const auto given = r.opt_count("max_window_layers", "sliding_window_layers", /*min=*/0);
+  const long long from = given.value_or(m.layers);
+  if (!given) r.derive("sliding_window_layers", "max_window_layers absent: no layer windowed");
   m.windowed_layers = from >= m.layers ? 0 : m.layers - from;
   r.derive("sliding_window_layers", "num_hidden_layers - max_window_layers");
   if (m.windowed_layers == 0) m.sliding_window = 0;
@@ -280,9 +284,13 @@ void read_family(HfReader& r, Model& m, const std::string& family, const std::st
   } else {
     read_llama_bias(r, m);  // llama
   }
-  // A layer_types list (newer transformers) says exactly which layers are windowed.
+  // A layer_types list (newer transformers) says exactly which layers are windowed; it has one
+  // entry per layer (transformers' layer_type_validation).
+  if (const long long listed = r.list_length("layer_types"); listed >= 0 && listed != m.layers)
+    r.fail("layer_types", "lists " + std::to_string(listed) + " layers; num_hidden_layers is " + std::to_string(m.layers));
   if (const long long windowed = r.count_in_list("layer_types", "sliding_attention"); windowed >= 0 && m.sliding_window > 0) {
     m.windowed_layers = windowed;
+    if (windowed == 0) m.sliding_window = 0;  // a window no layer uses
     r.derive("sliding_window_layers", "layer_types: the sliding_attention entries");
   }
 }
@@ -349,6 +357,9 @@ HfImport import_hf_config(std::string_view json_text, const std::string& display
   const json j = parse_hf_json(json_text, display_path);
   HfImport out;
   std::string model_type;
+  // Present but not a string (model_type: 5) is a wrong value, not a missing one.
+  if (j.contains("model_type") && !j["model_type"].is_string() && !j["model_type"].is_null())
+    throw Error(display_path + ": model_type: expected a string such as \"llama\", found " + std::string(j["model_type"].type_name()));
   if (j.contains("model_type") && j["model_type"].is_string()) {
     model_type = j["model_type"].get<std::string>();
   } else if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
@@ -356,7 +367,7 @@ HfImport import_hf_config(std::string_view json_text, const std::string& display
     const std::string arch = j["architectures"][0].get<std::string>();
     auto it = architectures().find(arch);
     if (it == architectures().end())
-      throw Error(display_path + ": architectures: '" + arch + "' is not one napkin maps, and there is no model_type; napkin reads " +
+      throw Error(display_path + ": architectures: '" + cut(arch) + "' is not one napkin maps, and there is no model_type; napkin reads " +
                   join_names(hf_model_types()));
     model_type = it->second;
   } else {
@@ -364,7 +375,7 @@ HfImport import_hf_config(std::string_view json_text, const std::string& display
   }
   auto fam = families().find(model_type);
   if (fam == families().end())
-    throw Error(display_path + ": model_type: '" + model_type + "' is not one napkin maps" + did_you_mean(model_type, hf_model_types()) +
+    throw Error(display_path + ": model_type: '" + cut(model_type) + "' is not one napkin maps" + did_you_mean(model_type, hf_model_types()) +
                 "; napkin reads " + join_names(hf_model_types()) + " (or write a napkin TOML spec)");
   out.model_type = model_type;
   out.family = fam->second;
@@ -383,6 +394,13 @@ HfImport import_hf_config(std::string_view json_text, const std::string& display
     if (!said) r.derive(k, "fixed by transformers' " + out.family + " architecture");
   }
   if (m.heads % m.kv_heads != 0) r.fail("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(m.heads) + ")");
+  // The checks a TOML spec passes too (core/model_checks.hpp): the same model is refused however it arrives.
+  if (const auto problem = model_problem(m)) {
+    std::string from;
+    for (const auto& [k, how] : out.derivations)
+      if (k == problem->field) from = " (from " + how.substr(0, how.find(" (")) + ")";  // the key, not its gloss
+    throw Error(display_path + ": " + problem->field + from + ": " + problem->message + " (" + model_type + ")");
+  }
   return out;
 }
 

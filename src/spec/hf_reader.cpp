@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "spec/json_guard.hpp"
 #include "spec/toml_reader.hpp"
 
 namespace napkin {
@@ -12,10 +13,12 @@ namespace {
 // Counts napkin accepts from a config: whole numbers that doubles hold exactly.
 constexpr double max_count = 9007199254740992.0;  // 2^53
 
+// A value as an error message quotes it: scalars only, cut to 40 characters. A list or an object
+// is named, never serialised (its size is the user's, and dump() recurses once per level).
 std::string shown(const nlohmann::json& v) {
-  std::string s = v.dump();
-  if (s.size() > 40) s = s.substr(0, 37) + "...";
-  return s;
+  if (v.is_array()) return "a list";
+  if (v.is_object()) return "an object";
+  return cut(v.dump(), 40);
 }
 
 // The same bounds as a TOML spec's (spec/toml_reader.hpp), by the napkin field a key becomes.
@@ -34,6 +37,7 @@ long long bound_for(std::string_view napkin_key) {
 }  // namespace
 
 nlohmann::json parse_hf_json(std::string_view text, const std::string& display_path) {
+  guard_json_depth(text, display_path);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text.begin(), text.end());
@@ -46,6 +50,7 @@ nlohmann::json parse_hf_json(std::string_view text, const std::string& display_p
     const auto col = at - (nl == std::string_view::npos ? 0 : nl + 1) + 1;
     std::string what = e.what();
     if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
+    what = cut(what, 160);  // nlohmann quotes the whole token read, an unterminated string's all of it
     throw Error(display_path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": not valid JSON (" + what + ")");
   } catch (const nlohmann::json::exception& e) {
     // Not a parse_error: a number too large for a double ("1e3081", out_of_range 406), found by
@@ -56,6 +61,11 @@ nlohmann::json parse_hf_json(std::string_view text, const std::string& display_p
   }
   if (!j.is_object()) throw Error(display_path + ":1:1: expected a JSON object (a Hugging Face config.json), found " + std::string(j.type_name()));
   return j;
+}
+
+std::string cut(std::string s, std::size_t max_chars) {
+  if (s.size() > max_chars) s = s.substr(0, max_chars - 3) + "...";
+  return s;
 }
 
 std::string join_names(const std::vector<std::string>& names) {
@@ -89,12 +99,13 @@ void HfReader::derive(std::string_view napkin_key, const std::string& how) {
 
 void HfReader::note(const std::string& text) { out_.notes.push_back(text); }
 
-std::optional<long long> HfReader::opt_count(std::string_view key, std::string_view napkin_key) {
+std::optional<long long> HfReader::opt_count(std::string_view key, std::string_view napkin_key, long long min) {
   const nlohmann::json* v = find(key);
   if (!v) return std::nullopt;
   if (!v->is_number()) fail(key, "expected a whole number, found " + shown(*v));
   const double d = v->get<double>();
-  if (!(d >= 1 && d < max_count && d == std::floor(d))) fail(key, "expected a whole number from 1 to 2^53, found " + shown(*v));
+  if (!(d >= static_cast<double>(min) && d < max_count && d == std::floor(d)))
+    fail(key, "expected a whole number from " + std::to_string(min) + " to 2^53, found " + shown(*v));
   return napkin_key.empty() ? static_cast<long long>(d) : bounded(key, napkin_key, static_cast<long long>(d));
 }
 
@@ -167,6 +178,13 @@ long long HfReader::count_in_list(std::string_view key, std::string_view value) 
   for (const auto& x : *v)
     if (x.is_string() && x.get<std::string>() == value) ++n;
   return n;
+}
+
+long long HfReader::list_length(std::string_view key) {
+  const nlohmann::json* v = find(key);
+  if (!v) return -1;
+  if (!v->is_array()) fail(key, "expected a list, found " + shown(*v));
+  return static_cast<long long>(v->size());
 }
 
 long long HfReader::divide(long long a, long long b, std::string_view napkin_key, std::string_view how) {

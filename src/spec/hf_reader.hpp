@@ -15,6 +15,8 @@ namespace napkin {
 // The whole document; a syntax error is Error("file:line:col: message").
 nlohmann::json parse_hf_json(std::string_view text, const std::string& display_path);
 
+// Text from the file, cut to `max_chars` (ending "...") before an error message quotes it.
+std::string cut(std::string s, std::size_t max_chars = 40);
 std::string join_names(const std::vector<std::string>& names);
 
 class HfReader {
@@ -27,12 +29,14 @@ class HfReader {
   // The same, or `fallback` when absent (a default the transformers class documents: `why`).
   long long count_or(std::string_view key, std::string_view napkin_key, long long fallback, const std::string& why);
   // Optional; bounded like `napkin_key` when one is given.
-  std::optional<long long> opt_count(std::string_view key, std::string_view napkin_key = {});
+  // Optional; bounded like `napkin_key` when one is given; at least `min` (1, or 0 where 0 means something).
+  std::optional<long long> opt_count(std::string_view key, std::string_view napkin_key = {}, long long min = 1);
   std::optional<double> opt_number(std::string_view key);  // positive, finite
   bool flag_or(std::string_view key, bool fallback, std::string_view napkin_key);
   std::string string_or(std::string_view key, const std::string& fallback);
   std::vector<long long> int_list(std::string_view key);  // absent or null: empty
   long long count_in_list(std::string_view key, std::string_view value);  // -1 when absent
+  long long list_length(std::string_view key);                            // -1 when absent
   long long divide(long long a, long long b, std::string_view napkin_key, std::string_view how);
 
   void derive(std::string_view napkin_key, const std::string& how);

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/suggest.hpp"
 #include "spec/builtin_specs.hpp"
+#include "spec/engine_spec.hpp"
 #include "spec/hf_config.hpp"
 #include "spec/spec_file.hpp"
 #include "spec/spec_loader.hpp"
@@ -86,6 +87,11 @@ void SpecRegistry::add_user_file(const std::string& path) {
 SpecRegistry SpecRegistry::load(const std::vector<std::string>& user_paths) {
   SpecRegistry r;
   for (const EmbeddedSpec& f : builtin_spec_files()) {
+    if (std::strncmp(f.path, "engines/", 8) == 0) {
+      const std::string display = std::string("builtin:") + f.path;
+      r.engine_sources_[stem_of(f.path)] = EngineSource{display, f.text, display};
+      continue;
+    }
     const Kind kind = std::strncmp(f.path, "hardware/", 9) == 0 ? Kind::hardware : Kind::model;
     const std::string display = std::string("builtin:") + f.path;
     r.sources_[stem_of(f.path)].push_back(Source{display, f.text, kind, {}, display});
@@ -104,6 +110,11 @@ SpecRegistry SpecRegistry::load(const std::vector<std::string>& user_paths) {
         if (!ec && fs::is_directory(sub_st))
           for (const auto& f : toml_files_in(path / sub)) r.add_user_file(f);
       }
+      const fs::file_status eng_st = fs::status(path / "engines", ec);
+      if (ec && ec != std::errc::no_such_file_or_directory) path_error(path / "engines", "cannot read", ec);
+      if (!ec && fs::is_directory(eng_st))
+        for (const auto& f : toml_files_in(path / "engines")) r.engine_sources_[stem_of(f)] = EngineSource{f, nullptr, as_text(f)};
+      ec.clear();
     } else {
       r.add_user_file(p);  // read (and refused if not a regular file) when used
     }
@@ -181,6 +192,11 @@ Model SpecRegistry::model(std::string_view name) const {
     return parse_model(read_spec_file(path), as_text(path), stem_of(path));
   }
   if (const Model* m = find<Model>(std::string(name))) return *m;
+  // A bare folder name ("ok", a Hugging Face download in the current folder) is a model when it
+  // holds a config.json, as "./ok" is; a known name wins over a folder of the same name.
+  std::error_code ec;
+  if (!name.empty() && std::filesystem::is_regular_file(std::filesystem::path(std::string(name)) / "config.json", ec))
+    if (auto hf = hf_model(name)) return hf->model;
   throw Error("unknown model '" + std::string(name) + "'" + did_you_mean(name, names_of(Kind::model)) +
               " ('napkin models list' shows all)");
 }
@@ -203,6 +219,27 @@ const std::map<std::string, Hardware>& SpecRegistry::all_hardware() const {
 const std::map<std::string, Model>& SpecRegistry::all_models() const {
   parse_all();
   return models_;
+}
+
+Engine SpecRegistry::engine(std::string_view name) const {
+  if (looks_like_path(name)) {
+    const std::string path(name);
+    return parse_engine(read_spec_file(path), as_text(path), stem_of(path));
+  }
+  const auto it = engine_sources_.find(std::string(name));
+  if (it == engine_sources_.end()) {
+    std::vector<std::string> names;
+    for (const auto& [key, src] : engine_sources_) names.push_back(key);
+    throw Error("unknown engine '" + std::string(name) + "'" + did_you_mean(name, names) + " ('napkin engines list' shows all)");
+  }
+  const EngineSource& s = it->second;
+  return parse_engine(s.text ? std::string(s.text) : read_spec_file(s.path), s.display_path, it->first);
+}
+
+std::map<std::string, Engine> SpecRegistry::all_engines() const {
+  std::map<std::string, Engine> out;
+  for (const auto& [key, src] : engine_sources_) out.emplace(key, engine(key));
+  return out;
 }
 
 const Hardware* SpecRegistry::hardware_for_device(std::string_view device_name) const {

@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/engine.hpp"
 #include "core/hardware.hpp"
 #include "core/model.hpp"
 #include "spec/hf_config.hpp"
@@ -44,6 +45,11 @@ class SpecRegistry {
   const std::map<std::string, Hardware>& all_hardware() const;
   const std::map<std::string, Model>& all_models() const;
 
+  // Serving engines (engines/*.toml, and a user folder's engines/ subfolder): a name ("vllm")
+  // or a path to a .toml file. Unknown names throw Error with the closest known names.
+  Engine engine(std::string_view name_or_path) const;
+  std::map<std::string, Engine> all_engines() const;
+
  private:
   enum class Kind { hardware, model, unknown };
   // One file that may define the spec `key`. Built-in ones carry their text and a kind
@@ -64,6 +70,13 @@ class SpecRegistry {
   void parse_all() const;
 
   std::map<std::string, std::vector<Source>> sources_;  // by name, in load order
+  // Engines live apart: their files are told by folder, never by content. By name, the latest wins.
+  struct EngineSource {
+    std::string path;
+    const char* text = nullptr;
+    std::string display_path;
+  };
+  std::map<std::string, EngineSource> engine_sources_;
   mutable bool all_parsed_ = false;
   mutable std::map<std::string, Hardware> hardware_;
   mutable std::map<std::string, Model> models_;

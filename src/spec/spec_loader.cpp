@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/interconnect.hpp"
+#include "core/model_checks.hpp"
 #include "spec/toml_reader.hpp"
 
 namespace napkin {
@@ -107,7 +108,7 @@ Enum choose_or(TomlReader& r, const toml::table& t, std::string_view key, Enum f
   return t.contains(key) ? choose(r, key, options) : fallback;
 }
 
-MoeSpec read_moe(const toml::table& t, const std::string& path, long long layers) {
+MoeSpec read_moe(const toml::table& t, const std::string& path) {
   TomlReader e(t, path, "moe");
   MoeSpec moe;
   moe.experts = e.required_positive_int("experts", bounds::kExperts);
@@ -118,12 +119,6 @@ MoeSpec read_moe(const toml::table& t, const std::string& path, long long layers
   moe.shared_expert_gate = e.optional_bool("shared_expert_gate").value_or(false);
   moe.router_bias = e.optional_bool("router_bias").value_or(false);
   moe.dense_layers = e.optional_nonnegative_int("dense_layers", bounds::kLayers).value_or(0);
-  if (moe.experts_per_token > moe.experts)
-    e.fail(t.get("experts_per_token"), "experts_per_token", "exceeds experts (" + std::to_string(moe.experts) + ")");
-  if (moe.dense_layers >= layers)
-    e.fail(t.get("dense_layers"), "dense_layers", "must be fewer than layers (" + std::to_string(layers) + ")");
-  if (moe.shared_expert_gate && moe.shared_experts == 0)
-    e.fail(t.get("shared_expert_gate"), "shared_expert_gate", "needs shared_experts ≥ 1");
   e.finish();
   return moe;
 }
@@ -152,8 +147,6 @@ void read_sliding_window(TomlReader& r, const toml::table& root, Model& m) {
   m.sliding_window = *window;
   if (which && which->is_integer()) {
     m.windowed_layers = r.required_positive_int("sliding_window_layers", bounds::kLayers);
-    if (m.windowed_layers > m.layers)
-      r.fail(which, "sliding_window_layers", "exceeds layers (" + std::to_string(m.layers) + ")");
     return;
   }
   const std::string how = which ? r.required_choice("sliding_window_layers", {"all", "alternate"}) : "all";
@@ -172,8 +165,6 @@ Model read_model(const toml::table& root, const std::string& path, const std::st
   m.d_model = r.required_positive_int("d_model", bounds::kWidth);
   m.heads = r.required_positive_int("heads", bounds::kHeads);
   m.kv_heads = r.optional_positive_int("kv_heads", bounds::kHeads).value_or(m.heads);
-  if (m.heads % m.kv_heads != 0)
-    r.fail(root.get("kv_heads"), "kv_heads", "must divide heads (" + std::to_string(m.heads) + "), found " + std::to_string(m.kv_heads));
   if (auto hd = r.optional_positive_int("head_dim", bounds::kWidth)) {
     m.head_dim = *hd;
   } else {
@@ -195,11 +186,7 @@ Model read_model(const toml::table& root, const std::string& path, const std::st
   m.tied_embeddings = r.required_bool("tied_embeddings");
   m.positions = choose<Positions>(r, "positions", {{"learned", Positions::learned}, {"rotary", Positions::rotary},
                                                    {"relative", Positions::relative}, {"alibi", Positions::alibi}});
-  if (auto f = r.optional_quantity("rotary_fraction", QuantityKind::count)) {
-    if (*f > 1) r.fail(root.get("rotary_fraction"), "rotary_fraction", "must lie in (0, 1]");
-    if (m.positions != Positions::rotary) r.fail(root.get("rotary_fraction"), "rotary_fraction", "needs positions = \"rotary\"");
-    m.rotary_fraction = *f;
-  }
+  m.rotary_fraction = r.optional_quantity("rotary_fraction", QuantityKind::count).value_or(1.0);
   m.bias = choose<BiasKind>(r, "bias", {{"none", BiasKind::none}, {"qkv", BiasKind::qkv}, {"attention", BiasKind::attention},
                                         {"mlp", BiasKind::mlp}, {"all", BiasKind::all}});
   m.lm_head_bias = r.optional_bool("lm_head_bias").value_or(false);
@@ -211,10 +198,17 @@ Model read_model(const toml::table& root, const std::string& path, const std::st
   m.qk_norm = choose_or<QkNorm>(r, root, "qk_norm", QkNorm::none,
                                 {{"none", QkNorm::none}, {"per_head", QkNorm::per_head}, {"full", QkNorm::full}});
   read_sliding_window(r, root, m);
-  if (const toml::table* t = r.optional_table("moe")) m.moe = read_moe(*t, path, m.layers);
+  if (const toml::table* t = r.optional_table("moe")) m.moe = read_moe(*t, path);
   if (const toml::table* t = r.optional_table("mla")) m.mla = read_mla(*t, path);
-  if (m.mla && m.qk_norm != QkNorm::none) r.fail(root.get("qk_norm"), "qk_norm", "is not defined for MLA attention ([mla])");
+  // MLA has no KV-head groups: a kv_heads key beside [mla] says something the model ignores.
+  if (m.mla && root.contains("kv_heads"))
+    r.fail(root.get("kv_heads"), "kv_heads", "has no meaning beside [mla] (latent attention has no KV-head groups); leave it out");
   r.finish();
+  // The checks a config.json import passes too (core/model_checks.hpp), at the offending key.
+  if (const auto problem = model_problem(m)) {
+    const toml::node* at = root.at_path(problem->field).node();
+    r.fail(at, problem->field, problem->message);
+  }
   return m;
 }
 

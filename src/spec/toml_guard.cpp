@@ -19,6 +19,7 @@ class Scanner {
     bool after_equals = false;
     bool bare = false;    // inside a bare token
     std::string nesting;  // '[' array, 'h' table header, '{' inline table
+    int key_parts = 1;    // parts of the dotted key being read: a.b.c is 3
     while (i_ < text_.size()) {
       const char c = text_[i_];
       const bool key_context = !after_equals && (nesting.empty() || nesting.back() != '[');
@@ -49,12 +50,13 @@ class Scanner {
       }
       if (static_cast<unsigned char>(c) >= 0x80) fail("non-ASCII character outside a string or comment");
       switch (c) {
-        case '=': after_equals = true; break;
-        case '\n': if (nesting.empty()) after_equals = false; break;
-        case '{': nesting += '{'; after_equals = false; break;
+        case '=': after_equals = true, key_parts = 1; break;
+        case '\n': if (nesting.empty()) after_equals = false, key_parts = 1; break;
+        case '{': nesting += '{'; after_equals = false; key_parts = 1; break;
         case '[':
           if (!after_equals && (nesting.empty() || (nesting == "h" && prev == '['))) nesting += 'h';  // [t] or [[t]]
           else nesting += '[';
+          key_parts = 1;
           break;
         case '}': case ']':
           // Closing a value returns to value context (the rest of the line, or the enclosing
@@ -64,10 +66,16 @@ class Scanner {
             nesting.pop_back();
           }
           break;
-        case ',': if (!nesting.empty() && nesting.back() == '{') after_equals = false; break;
-        case ' ': case '\t': case '\r': case '.': break;
+        case ',': if (!nesting.empty() && nesting.back() == '{') after_equals = false, key_parts = 1; break;
+        case '.':
+          if (key_context && ++key_parts > kMaxTomlDepth) fail("a dotted key of more parts than napkin reads (64)");
+          break;
+        case ' ': case '\t': case '\r': break;
         default: bare = true; break;  // a bare key, a number, true/false, a date, or junk
       }
+      // Each level is a table or an array that toml++ frees recursively, one stack frame per level;
+      // a spec napkin reads nests 2 deep.
+      if (nesting.size() > static_cast<std::size_t>(kMaxTomlDepth)) fail("arrays or tables nested deeper than napkin reads (64)");
       if (c != ' ' && c != '\t' && c != '\r') prev = c;
       ++i_;
     }

@@ -8,10 +8,16 @@
 // so a non-ASCII character elsewhere is a syntax error anyway; this pass reports it first, with
 // the file:line:col, and refuses the one valid form toml++ would mishandle (a non-ASCII
 // character as the first one after a line-ending backslash).
+//
+// It also bounds nesting (issue 16, class 1): a key of more than kMaxTomlDepth dotted parts, or
+// arrays and inline tables nested deeper, is refused before toml++ builds (and later frees, one
+// stack frame per level) a structure that deep.
 #include <string>
 #include <string_view>
 
 namespace napkin {
+
+inline constexpr int kMaxTomlDepth = 64;
 
 // Throws Error("file:line:col: syntax error: ...") for the inputs above; otherwise does nothing.
 void guard_toml_text(std::string_view text, const std::string& display_path);

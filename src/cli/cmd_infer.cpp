@@ -1,0 +1,174 @@
+// napkin infer: will this model serve on these GPUs, at what batch, latency and tokens/s.
+// The math is in core/infer_memory and core/infer_time; the engine is data (engines/*.toml).
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "bench/backend.hpp"
+#include "bench/memory_bench.hpp"
+#include "cli/common.hpp"
+#include "cli/progress.hpp"
+#include "core/error.hpp"
+#include "core/gemm_time.hpp"
+#include "core/infer_time.hpp"
+#include "core/layout_memory.hpp"
+#include "core/units.hpp"
+#include "report/format.hpp"
+#include "report/infer_report.hpp"
+
+namespace napkin::cli {
+namespace {
+
+struct InferOptions {
+  std::string model, hardware = "h100-sxm", gpus, tp, pp, weights = "bf16", kv = "bf16", input = "2048", output = "256", batch,
+      engine = "vllm", mbu, memory_basis = "usable";
+  bool json = false, explain = false;
+};
+
+// --mbu measured: bench --memory's copy on this machine, scaled by decode_over_copy. Refused
+// unless the measured device is the estimate's hardware: a CPU's or another GPU's bandwidth
+// utilisation says nothing about the spec's.
+double measured_mbu(Context& ctx, const Hardware& hw, std::string& source) {
+  auto backend = bench::open_backend("auto");
+  // Refuse before measuring: a bandwidth measured on another device cannot stand for this one's.
+  const std::string device = backend->device_name();
+  const Hardware* local = ctx.registry().hardware_for_device(device);
+  if (!local || local->key != hw.key)
+    throw Error(fmt::format("--mbu measured: this machine's device is {} ({}), not {}: a bandwidth utilisation measured there says nothing "
+                            "about {}'s; run it on a {} or give --mbu F",
+                            device, local ? "spec " + local->key : "no hardware spec lists it", hw.key, hw.key, hw.name));
+  LongRun run("infer --mbu measured");
+  bench::MemoryBenchConfig cfg;
+  cfg.hardware = hw;
+  const bench::MemoryBenchRun m = bench::run_memory_bench(*backend, ctx.registry(), cfg, run.stop_requested());
+  if (m.interrupted) throw Error("interrupted by Ctrl-C: --mbu measured needs the whole measurement", ExitCode::interrupted);
+  if (!m.mbu) throw Error(fmt::format("--mbu measured: bench --memory found no peak for {}: give --mbu F", hw.key));
+  source = fmt::format("measured: bench --memory on {}: {} = {} of {}, × {} (decode kernels against a copy)", m.device, format_si(m.bytes_per_s, "B/s", 3),
+                       format_sig(*m.mbu, 3), m.peak_source, format_sig(decode_over_copy, 3));
+  return *m.mbu * decode_over_copy;
+}
+
+void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
+  auto given = [&sub](const char* flag) { return sub.count(flag) > 0; };
+  if (o.model.empty()) throw Error("--model is required: a name from 'napkin models list', a .toml spec or a config.json");
+  InferReport r;
+  r.model = ctx.registry().model(o.model);
+  r.hardware = ctx.registry().hardware(o.hardware);
+  if (!given("--hardware")) r.notes.push_back("no --hardware given: assuming h100-sxm");
+  InferSetup& s = r.setup;
+  s.engine = ctx.registry().engine(o.engine);
+  s.weights = weight_format(o.weights);
+  s.kv = kv_format(o.kv);
+  s.tp = given("--tp") ? whole_flag(o.tp, "--tp", 1e6) : 1;
+  s.pp = given("--pp") ? whole_flag(o.pp, "--pp", 1e6) : 1;
+  const long long per_replica = s.tp * s.pp;
+  s.gpus = given("--gpus") ? whole_flag(o.gpus, "--gpus", 1e7) : per_replica;
+  if (s.gpus % per_replica != 0)
+    throw Error(fmt::format("--gpus {} is not a multiple of tp·pp = {}·{} = {}", s.gpus, s.tp, s.pp, per_replica));
+  s.input_tokens = whole_flag(o.input, "--input", 1e9);
+  s.output_tokens = whole_flag(o.output, "--output", 1e9);
+  if (s.input_tokens + s.output_tokens > r.model.context)
+    r.notes.push_back(fmt::format("--input + --output = {} tokens is longer than {}'s context ({})", s.input_tokens + s.output_tokens, r.model.key,
+                                  r.model.context));
+  MemoryBasis basis = memory_basis_from_name(o.memory_basis);
+  if (basis == MemoryBasis::usable && !r.hardware.usable_memory_bytes) {
+    basis = MemoryBasis::datasheet;
+    r.notes.push_back(fmt::format("{}'s spec gives no driver-reported memory: the datasheet's {} is used", r.hardware.key,
+                                  format_si(r.hardware.memory_bytes, "B", 3)));
+  }
+  s.memory_bytes = gpu_memory_bytes(r.hardware, basis);
+
+  // The products run at the weight format's compute dtype, on the GEMM curve of core/gemm_time.
+  std::string peak_note;
+  r.time_setup = infer_time_setup(r.hardware, s.weights, default_decode_mbu, &peak_note);
+  if (!peak_note.empty()) r.notes.push_back(peak_note);
+  InferTimeSetup& t = r.time_setup;
+  if (o.mbu == "measured") {
+    t.mbu = measured_mbu(ctx, r.hardware, r.mbu_source);
+  } else if (given("--mbu")) {
+    t.mbu = parse_fraction(o.mbu, "--mbu");
+    if (t.mbu < 0.01) throw Error(fmt::format("--mbu {}: below 0.01 (decode reaches about 0.5 to 0.85 of the bandwidth)", o.mbu));
+    r.mbu_source = "--mbu";
+  } else {
+    r.mbu_source = "default: gpt-fast's Llama-2-7B decode on A100 (1,397 of 2,039 GB/s); --mbu F or --mbu measured";
+  }
+  // Tensor-parallel all-reduces need the spec's scale-up figures: refuse rather than invent.
+  const Interconnect& ic = r.hardware.interconnect;
+  if (per_replica > 1) {
+    const auto missing = missing_interconnect_figures(ic, ic.scale_up_gpus && per_replica > *ic.scale_up_gpus);
+    if (!missing.empty())
+      throw Error(fmt::format("--hardware {}: its spec gives no {}; napkin will not guess the all-reduce time", r.hardware.key, missing.front()));
+  }
+
+  r.memory = infer_memory(r.model, s);
+  if (given("--batch")) r.batch = whole_flag(o.batch, "--batch", 1e7);
+  if (r.batch && *r.batch > r.memory.max_batch) {
+    r.notes.push_back(fmt::format("--batch {} is more than the {} sequences of {} tokens whose cache fits", *r.batch, r.memory.max_batch,
+                                  s.input_tokens + s.output_tokens));
+    r.memory.fits = false;
+  }
+  if (r.memory.fits || r.batch) {
+    const std::vector<long long> ladder = r.batch ? std::vector<long long>{*r.batch} : batch_ladder(r.memory.max_batch);
+    if (r.memory.max_batch >= 1 || r.batch)
+      for (long long b : ladder) r.points.push_back(infer_time(r.model, s, r.memory, t, b));
+    if (!r.batch) r.knee = knee_index(r.points);
+  }
+  r.hints = bigger_batch_hints(r.model, s, r.memory);
+
+  const std::string bw = format_si(t.memory_bandwidth_bytes_per_s, "B/s", 3);
+  r.assumptions.push_back(fmt::format("{}: {} per GPU ({}), {}; products on the {} at dense {} × {}", r.hardware.key, format_si(s.memory_bytes, "B", 3),
+                                      memory_basis_name(basis), bw, t.gemm.source, format_si(t.peak_flops_per_s, "FLOP/s", 4),
+                                      format_sig(t.gemm.peak_efficiency, 3)));
+  r.assumptions.push_back(fmt::format("decode reads weights and KV at MBU {} of {} ({})", format_sig(t.mbu, 3), bw, r.mbu_source));
+  r.assumptions.push_back(fmt::format("weights {}: {}; embedding and LM head kept in bf16", s.weights.name, s.weights.scales));
+  r.assumptions.push_back("prefill: the whole batch's prompts in one pass (flash attention, causal); TTFT is that pass");
+  if (per_replica > 1)
+    r.assumptions.push_back(fmt::format("tensor parallel: 2 all-reduces a layer over {} (NCCL ring model, {} µs a step)",
+                                        ic.scale_up.technology.empty() ? "the scale-up link" : ic.scale_up.technology, format_sig(t.net.scale_up_latency_s * 1e6, 3)));
+  if (s.pp > 1) r.assumptions.push_back("pipeline parallel: the stages of one step run one after another (no micro-batch pipelining)");
+  r.assumptions.push_back(fmt::format("engine {} ({}): knobs from {}", s.engine.name, s.engine.version, s.engine.origin));
+
+  if (o.json) {
+    nlohmann::json j = infer_json(r);
+    j["notes"] = r.notes;
+    if (o.explain) j["explain"] = infer_explain_steps(r);
+    emit(j.dump(2) + "\n");
+  } else {
+    emit(infer_text(r, o.explain, ctx.columns()));
+  }
+  if (!r.memory.fits) ctx.exit_status = static_cast<int>(ExitCode::failure);
+}
+
+}  // namespace
+
+void setup_infer(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<InferOptions>();
+  CLI::App* sub = app.add_subcommand("infer", "Serving: memory per GPU, the largest batch, time to first token, time per output token and tokens/s");
+  sub->add_option("--model", o->model, "Model: a name from 'napkin models list', a .toml spec or a config.json")->type_name("NAME|FILE");
+  sub->add_option("--hardware", o->hardware, "Accelerator: a name from 'napkin hardware list' or a .toml spec [h100-sxm]")->type_name("NAME|FILE");
+  sub->add_option("--gpus", o->gpus, "GPUs in all: replicas of tp·pp (default tp·pp, one replica)")->type_name("N");
+  sub->add_option("--tp", o->tp, "Tensor-parallel ranks per replica (default 1)")->type_name("T");
+  sub->add_option("--pp", o->pp, "Pipeline stages per replica (default 1)")->type_name("P");
+  sub->add_option("--weights", o->weights, "Weight format: bf16, fp16, fp8, int8 (per-channel), int4 (group-128) or int4-g32 [bf16]")
+      ->type_name("bf16|fp16|fp8|int8|int4|int4-g32");
+  sub->add_option("--kv", o->kv, "KV-cache format: bf16, fp16, fp8 or int8 [bf16]")->type_name("bf16|fp16|fp8|int8");
+  sub->add_option("--input", o->input, "Prompt tokens per sequence [2048]")->type_name("I");
+  sub->add_option("--output", o->output, "Generated tokens per sequence [256]")->type_name("O");
+  sub->add_option("--batch", o->batch, "Sequences decoded together; without it, a table over 1, 2, 4 … max batch")->type_name("B");
+  sub->add_option("--engine", o->engine, "Serving engine: a name from 'napkin engines list' or a .toml spec [vllm]")->type_name("NAME|FILE");
+  sub->add_option("--mbu", o->mbu, "Memory-bandwidth utilisation of decode: a fraction, or 'measured' (bench --memory here) [0.685]")
+      ->type_name("F|measured");
+  sub->add_option("--memory-basis", o->memory_basis, "GPU memory as the driver reports it (usable, the default) or the datasheet's")
+      ->type_name("usable|datasheet");
+  sub->add_flag("--explain", o->explain, "Show the arithmetic with the numbers substituted (with --json: under \"explain\")");
+  sub->add_flag("--json", o->json, "Print one JSON object");
+  sub->footer(
+      "Exit status: 0 fits, 1 does not fit (text and --json alike), 2 bad input.\n"
+      "Examples:\n"
+      "  napkin infer --model llama3-8b --hardware h100-sxm\n"
+      "  napkin infer --model llama3-70b --hardware h100-sxm --gpus 2 --tp 2 --weights fp8 --kv bf16 --input 2048 --output 256\n"
+      "  napkin infer --model mixtral-8x7b --gpus 2 --tp 2 --batch 32 --engine tensorrt-llm --json");
+  sub->callback([&ctx, o, sub] { run(ctx, *o, *sub); });
+}
+
+}  // namespace napkin::cli

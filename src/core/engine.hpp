@@ -1,0 +1,40 @@
+#pragma once
+// A serving engine, as data (engines/*.toml): the knobs that change what `napkin infer`
+// answers. Each file cites the engine's source for every value; the estimator reads the
+// knobs and never branches on an engine's name (STYLE.md §13).
+#include <optional>
+#include <string>
+
+namespace napkin {
+
+// What the engine's memory fraction is a fraction of: vLLM's gpu_memory_utilization and
+// SGLang's mem_fraction_static cap everything the process holds (weights included);
+// TensorRT-LLM's free_gpu_memory_fraction and LMDeploy's cache_max_entry_count take a share
+// of what is free once the weights and the workspace are loaded.
+enum class MemoryFractionOf { total, free };
+
+struct Engine {
+  std::string key;   // file stem: "vllm"
+  std::string name;  // "vLLM"
+  std::string version;  // the release the knobs were read from
+  std::string source;
+  std::string notes;
+  std::string origin;  // "builtin:engines/vllm.toml" or a path
+  double memory_fraction = 0.9;
+  MemoryFractionOf memory_fraction_of = MemoryFractionOf::total;
+  long long kv_block_tokens = 16;      // KV cache page: a sequence's cache is whole blocks
+  long long max_num_seqs = 256;        // sequences scheduled together at most
+  long long prefill_chunk_tokens = 8192;  // tokens of one prefill pass (max_num_batched_tokens); sizes the workspace
+  bool cuda_graphs = true;             // decode steps replayed as graphs: no per-kernel launch cost
+  double runtime_reserve_bytes = 0;    // beyond weights, KV and workspace: CUDA graphs' pools, allocator, context
+  double step_overhead_s = 0;          // per decode step on the host: scheduling, sampling, detokenising
+  // Fraction of the memory bandwidth the engine's weight-only int8 and int4 kernels reach relative
+  // to its bf16 ones (dequantisation in the inner loop).
+  double int8_kernel_efficiency = 1.0;
+  double int4_kernel_efficiency = 1.0;
+  // The engine's own all-reduce for small messages (a one-shot kernel over NVLink instead of
+  // NCCL's ring), per call; nullopt: NCCL's ring model (core/comm).
+  std::optional<double> allreduce_latency_s;
+};
+
+}  // namespace napkin

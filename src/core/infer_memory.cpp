@@ -1,0 +1,230 @@
+#include "core/infer_memory.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/layout.hpp"
+#include "core/layout_memory.hpp"
+#include "core/suggest.hpp"
+
+namespace napkin {
+namespace {
+
+double d(long long v) { return static_cast<double>(v); }
+
+// Weight formats. Scales: fp8 — one fp32 scale per tensor (vLLM's Fp8LinearMethod with
+// per-tensor scales, TensorRT-LLM's FP8 quant_algo), negligible per weight; int8 — weight-only
+// W8A16 with one fp16 scale per output channel (TensorRT-LLM's int8 weight-only, gpt-fast's
+// WeightOnlyInt8QuantHandler): 2 bytes per row of k ≈ 8192 inputs, taken as 2/4096 per weight
+// (rows of 4096 inputs, the smallest of the specs' widths that matter); int4 — AWQ/GPTQ with
+// group size 128: one fp16 scale and one packed 4-bit zero point per 128 weights
+// (Lin et al. 2024, AWQ §4; AutoAWQ's qzeros), (2 + 0.5)/128 bytes per weight.
+constexpr std::array<StorageFormat, 6> weight_formats = {{
+    {"bf16", 2, 0, "no scales", "the checkpoint's own format", Dtype::bf16, false},
+    {"fp16", 2, 0, "no scales", "the checkpoint's own format", Dtype::fp16, false},
+    {"fp8", 1, 0, "per-tensor: one fp32 scale per weight matrix (W8A8, fp8 tensor cores)",
+     "vLLM Fp8LinearMethod; TensorRT-LLM QuantAlgo.FP8", Dtype::fp8, false},
+    {"int8", 1, 2.0 / 4096, "per-channel: one fp16 scale per output channel (weight-only W8A16)",
+     "TensorRT-LLM W8A16 weight-only; gpt-fast quantize.py WeightOnlyInt8QuantHandler", Dtype::bf16, true},
+    {"int4", 0.5, 2.5 / 128, "group-128: one fp16 scale and one 4-bit zero point per 128 weights (weight-only W4A16)",
+     "AWQ (Lin et al. 2024) / GPTQ group size 128", Dtype::bf16, true},
+    // gpt-fast's int4 (quantize.py WeightOnlyInt4QuantHandler, --groupsize 32): a bf16 scale and a
+    // bf16 zero point per 32 weights, 4/32 bytes a weight.
+    {"int4-g32", 0.5, 4.0 / 32, "group-32: a bf16 scale and a bf16 zero point per 32 weights (weight-only W4A16)",
+     "gpt-fast quantize.py WeightOnlyInt4QuantHandler --groupsize 32", Dtype::bf16, true},
+}};
+// KV formats: fp8 — one scale per tensor (vLLM kv_cache_dtype fp8, TensorRT-LLM FP8 KV);
+// int8 — LMDeploy's online quant_policy 8: an fp16 scale and zero point per token and head
+// (4 bytes per head_dim values; napkin spreads them over head_dim = 128).
+constexpr std::array<StorageFormat, 4> kv_formats = {{
+    {"bf16", 2, 0, "none", "", Dtype::bf16, false},
+    {"fp16", 2, 0, "none", "", Dtype::fp16, false},
+    {"fp8", 1, 0, "per-tensor scale", "vLLM --kv-cache-dtype fp8; TensorRT-LLM FP8 KV cache", Dtype::fp8, false},
+    {"int8", 1, 4.0 / 128, "per token and head: an fp16 scale and zero point", "LMDeploy quant_policy=8", Dtype::int8, false},
+}};
+
+template <std::size_t N>
+const StorageFormat& find_format(const std::array<StorageFormat, N>& list, std::string_view name, const char* flag) {
+  std::vector<std::string> names;
+  for (const StorageFormat& f : list) {
+    if (f.name == name) return f;
+    names.emplace_back(f.name);
+  }
+  std::string all;
+  for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
+  throw Error(std::string(flag) + ": unknown format '" + std::string(name) + "'" + did_you_mean(name, names) + " (one of " + all + ")");
+}
+
+// The activation values one token of a prefill chunk keeps live at the peak of a layer: the
+// residual stream and the norm's output (2·d), and the MLP's up/gate output and its
+// activation (3·f/tp for a gated MLP, 2·f/tp otherwise), in bf16. MoE: the top-k experts'
+// widths and the shared ones.
+double workspace_values_per_token(const Model& m, long long tp) {
+  double f = d(m.d_ff);
+  if (m.moe) f = std::max(f, d(m.moe->experts_per_token * m.moe->d_ff_expert + m.moe->shared_experts * shared_expert_width(*m.moe)));
+  const double per_f = is_gated(m.mlp) ? 3 : 2;
+  return 2 * d(m.d_model) + per_f * f / d(tp);
+}
+
+constexpr double activation_bytes = 2;
+constexpr double logits_bytes = 4;  // fp32 logits for sampling (vLLM's LogitsProcessor upcasts)
+
+}  // namespace
+
+const StorageFormat& weight_format(std::string_view name) { return find_format(weight_formats, name, "--weights"); }
+const StorageFormat& kv_format(std::string_view name) { return find_format(kv_formats, name, "--kv"); }
+std::vector<std::string> weight_format_names() {
+  std::vector<std::string> out;
+  for (const auto& f : weight_formats) out.emplace_back(f.name);
+  return out;
+}
+std::vector<std::string> kv_format_names() {
+  std::vector<std::string> out;
+  for (const auto& f : kv_formats) out.emplace_back(f.name);
+  return out;
+}
+
+double KvCache::bytes_per_gpu(double tokens) const {
+  if (stage_layers <= 0) return 0;
+  const double per_layer = bytes_per_token_per_gpu / d(stage_layers);
+  const double full = d(stage_layers - stage_windowed_layers) * tokens;
+  const double windowed = d(stage_windowed_layers) * (window > 0 ? std::min(tokens, d(window)) : tokens);
+  return per_layer * (full + windowed);
+}
+
+KvCache kv_cache(const Model& m, long long tp, long long pp, const StorageFormat& kv) {
+  KvCache c;
+  Layout l;
+  l.tp = tp;
+  l.pp = pp;
+  const StageLayers first = stage_layers(m, l, 0);  // the first stages hold the extra layer of an uneven split
+  c.stage_layers = first.layers;
+  // Sliding-window layers are spread through the model (Gemma-2: every other one): the stage
+  // gets its share, rounded down.
+  c.stage_windowed_layers = m.sliding_window > 0 ? (m.windowed_layers * first.layers) / std::max(1LL, m.layers) : 0;
+  c.window = m.sliding_window;
+  const double b = kv.bytes();
+  if (m.mla) {
+    // DeepSeek-V2 §2.1.2: the cache holds the compressed latent c_KV (kv_lora_rank) and the
+    // decoupled rotary key (qk_rope_head_dim) per token and layer, shared by every head, so every
+    // tensor rank keeps it whole (vLLM's MLA backends replicate it across TP).
+    const double per_layer = d(m.mla->kv_lora_rank + m.mla->qk_rope_head_dim) * b;
+    c.kind = "MLA latent";
+    c.kv_heads_per_gpu = 1;
+    c.replicated = tp > 1;
+    c.bytes_per_token = per_layer * d(m.layers);
+    c.bytes_per_token_per_gpu = per_layer * d(c.stage_layers);
+    return c;
+  }
+  c.kind = m.kv_heads == m.heads ? "MHA" : m.kv_heads == 1 ? "MQA" : "GQA";
+  // K and V, head_dim values each per KV head. With tp > KV heads each rank holds one whole
+  // head (Megatron/vLLM replicate them); otherwise kv_heads/tp.
+  c.replicated = tp > m.kv_heads;
+  c.kv_heads_per_gpu = c.replicated ? 1 : d(m.kv_heads) / d(tp);
+  const double per_head_layer = 2 * d(m.head_dim) * b;
+  c.bytes_per_token = per_head_layer * d(m.kv_heads) * d(m.layers);
+  c.bytes_per_token_per_gpu = per_head_layer * c.kv_heads_per_gpu * d(c.stage_layers);
+  return c;
+}
+
+InferMemory infer_memory(const Model& m, const InferSetup& s) {
+  if (s.input_tokens < 1 || s.output_tokens < 1) throw Error("--input and --output must be at least 1 token");
+  Layout l;
+  l.tp = s.tp;
+  l.pp = s.pp;
+  validate_layout(m, l);
+  InferMemory r;
+  // The weights: napkin's layout accounting (core/layout_memory) gives each stage's parameters
+  // per tensor rank; the embedding and LM-head rows among them stay in bf16.
+  MemorySetup ms;
+  const LayoutMemory lm = memory_per_gpu(m, l, ms);
+  const double vocab_rows = std::ceil(d(m.vocab) / d(s.tp)) * d(m.d_model);
+  struct Share {
+    double quantized = 0, embedding = 0, head = 0, bytes = 0;
+  };
+  auto stage_weights = [&](const StageMemory& st) {
+    Share w;
+    const bool separate_head = !m.tied_embeddings || s.pp > 1;
+    if (st.embedding && (separate_head || !st.lm_head)) w.embedding = vocab_rows;
+    if (st.lm_head) w.head = vocab_rows;
+    const double plain = w.embedding + w.head;  // tied on one stage: one matrix, counted as the head
+    w.quantized = st.params() - plain;
+    w.bytes = w.quantized * s.weights.bytes() + plain * activation_bytes;
+    return w;
+  };
+  const Share first = stage_weights(lm.first), last = stage_weights(lm.last);
+  const Share& heavy = first.bytes >= last.bytes ? first : last;
+  r.quantized_params = heavy.quantized;
+  r.embedding_params = heavy.embedding;
+  r.head_params = heavy.head;
+  r.unquantized_params = heavy.embedding + heavy.head;
+  r.weights_bytes = heavy.bytes;
+  r.scale_bytes = r.quantized_params * s.weights.scale_bytes_per_value;
+
+  r.kv = kv_cache(m, s.tp, s.pp, s.kv);
+  r.sequence_tokens = d(s.input_tokens) + d(s.output_tokens);
+  // A sequence holds whole blocks (vLLM's PagedAttention, Kwon et al. 2023 §4.2).
+  const double block = d(std::max(1LL, s.engine.kv_block_tokens));
+  r.bytes_per_sequence = r.kv.bytes_per_gpu(std::ceil(r.sequence_tokens / block) * block);
+
+  // Workspace: the engine profiles one prefill chunk of max_num_batched_tokens (or the whole
+  // prompt batch, if smaller) and the logits of max_num_seqs sequences.
+  const Engine& e = s.engine;
+  r.workspace_tokens = std::min(d(e.prefill_chunk_tokens), d(s.input_tokens) * d(e.max_num_seqs));
+  r.workspace_bytes = r.workspace_tokens * workspace_values_per_token(m, s.tp) * activation_bytes +
+                      d(e.max_num_seqs) * std::ceil(d(m.vocab) / d(s.tp)) * logits_bytes;
+  r.reserve_bytes = e.runtime_reserve_bytes;
+  const double fixed = r.weights_bytes + r.workspace_bytes + r.reserve_bytes;
+  if (e.memory_fraction_of == MemoryFractionOf::total) {
+    r.budget_bytes = s.memory_bytes * e.memory_fraction;
+    r.kv_pool_bytes = std::max(0.0, r.budget_bytes - fixed);
+  } else {
+    r.budget_bytes = fixed + std::max(0.0, s.memory_bytes - fixed) * e.memory_fraction;
+    r.kv_pool_bytes = std::max(0.0, s.memory_bytes - fixed) * e.memory_fraction;
+  }
+  const bool base_fits = fixed <= r.budget_bytes && fixed <= s.memory_bytes;
+  r.max_batch_memory = base_fits && r.bytes_per_sequence > 0 ? static_cast<long long>(std::floor(r.kv_pool_bytes / r.bytes_per_sequence)) : 0;
+  r.max_batch = std::min(r.max_batch_memory, e.max_num_seqs);
+  r.capped_by_engine = r.max_batch_memory > e.max_num_seqs;
+  r.fits = base_fits && r.max_batch >= 1;
+  return r;
+}
+
+std::vector<InferHint> bigger_batch_hints(const Model& m, const InferSetup& s, const InferMemory& base) {
+  std::vector<InferHint> out;
+  auto try_change = [&](const std::string& change, InferSetup t) {
+    try {
+      const InferMemory r = infer_memory(m, t);
+      if (r.max_batch_memory > base.max_batch_memory) out.push_back({change, r.max_batch_memory});
+    } catch (const Error&) {
+      // A change the model cannot take (tp not dividing the heads) is not a hint.
+    }
+  };
+  if (s.kv.value_bytes > 1) {
+    InferSetup t = s;
+    t.kv = kv_format("fp8");
+    try_change("--kv fp8", t);
+  }
+  if (s.weights.value_bytes > 1) {
+    InferSetup t = s;
+    t.weights = weight_format("fp8");
+    try_change("--weights fp8", t);
+  }
+  if (s.weights.value_bytes > 0.5) {
+    InferSetup t = s;
+    t.weights = weight_format("int4");
+    try_change("--weights int4", t);
+  }
+  {
+    InferSetup t = s;
+    t.tp = s.tp * 2;
+    t.gpus = s.gpus * 2;
+    try_change("--tp " + std::to_string(t.tp) + " (twice the GPUs per replica)", t);
+  }
+  std::sort(out.begin(), out.end(), [](const InferHint& a, const InferHint& b) { return a.max_batch > b.max_batch; });
+  return out;
+}
+
+}  // namespace napkin

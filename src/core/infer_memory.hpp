@@ -1,0 +1,97 @@
+#pragma once
+// What one GPU holds while serving a model (docs/METHODOLOGY.md, "Serving"): its share of the
+// weights at their stored format (with the scales the format carries), the KV cache per token
+// of every attention variant the specs describe, the activation workspace of a prefill chunk,
+// the engine's reserve, and the largest batch of (input + output)-token sequences whose KV
+// cache fits in what is left. Pure arithmetic; the engine is data (core/engine.hpp).
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/dtype.hpp"
+#include "core/engine.hpp"
+#include "core/model.hpp"
+
+namespace napkin {
+
+// A stored number format for weights or the KV cache, and the scales it carries.
+struct StorageFormat {
+  std::string_view name;            // "int4"
+  double value_bytes = 2;           // per stored value
+  double scale_bytes_per_value = 0; // scales (and zero points) spread over the values they cover
+  std::string_view scales;          // "group-128: one fp16 scale and one 4-bit zero per 128 weights"
+  std::string_view source;
+  Dtype compute = Dtype::bf16;      // the products run in (weight-only formats dequantise to bf16)
+  bool weight_only = false;         // dequantised in the kernel: decode reads fewer bytes, prefill computes in bf16
+  double bytes() const { return value_bytes + scale_bytes_per_value; }
+};
+
+// bf16, fp16, fp8 (per-tensor scale, W8A8 on fp8 tensor cores), int8 (weight-only,
+// per-channel), int4 (weight-only, group-128 AWQ/GPTQ). Throws Error naming --weights.
+const StorageFormat& weight_format(std::string_view name);
+// bf16, fp16, fp8 (per-tensor scale), int8 (per-token-and-head scale and zero). Throws naming --kv.
+const StorageFormat& kv_format(std::string_view name);
+std::vector<std::string> weight_format_names();
+std::vector<std::string> kv_format_names();
+
+// Attention's cache, per token. `kind`: "MHA", "GQA", "MQA", "MLA latent".
+struct KvCache {
+  std::string_view kind;
+  double bytes_per_token = 0;          // the whole model, every layer, each KV head once (no window cap)
+  double bytes_per_token_per_gpu = 0;  // one GPU of the most loaded stage: its layers, its (replicated) heads
+  double kv_heads_per_gpu = 0;         // MLA: the latent is one "head", replicated on every tensor rank
+  bool replicated = false;             // tp > KV heads: each rank holds one KV head whole
+  long long stage_layers = 0;          // layers on the most loaded stage
+  long long stage_windowed_layers = 0; // of which sliding-window layers
+  long long window = 0;
+  // Bytes one GPU holds for a sequence of `tokens` tokens: windowed layers hold at most `window`.
+  double bytes_per_gpu(double tokens) const;
+};
+
+KvCache kv_cache(const Model& m, long long tp, long long pp, const StorageFormat& kv);
+
+struct InferSetup {
+  long long tp = 1, pp = 1;
+  long long gpus = 1;                   // tp·pp·replicas
+  StorageFormat weights = weight_format("bf16");
+  StorageFormat kv = kv_format("bf16");
+  long long input_tokens = 2048, output_tokens = 256;
+  double memory_bytes = 0;              // per GPU
+  Engine engine;
+};
+
+struct InferMemory {
+  // The most loaded GPU (the first stage holds the embedding, the last the LM head).
+  double quantized_params = 0;    // linear layers, stored in the weight format
+  double unquantized_params = 0;  // embedding and LM head rows, kept in bf16 (vLLM, TensorRT-LLM, AWQ)
+  double embedding_params = 0;    // of which the embedding's (a lookup: decode reads one row a token)
+  double head_params = 0;         // of which the LM head's (a product; tied at pp = 1: the embedding itself)
+  double weights_bytes = 0;
+  double scale_bytes = 0;         // of weights_bytes: the format's scales
+  double workspace_tokens = 0;
+  double workspace_bytes = 0;     // activations of one prefill chunk and its logits
+  double reserve_bytes = 0;       // the engine's runtime reserve
+  double budget_bytes = 0;        // what the engine lets itself use (fraction of total, or of free)
+  double kv_pool_bytes = 0;       // budget − weights − workspace − reserve (≥ 0)
+  KvCache kv;
+  double sequence_tokens = 0;         // input + output
+  double bytes_per_sequence = 0;      // per GPU, whole KV blocks
+  long long max_batch_memory = 0;     // sequences whose cache fits
+  long long max_batch = 0;            // min(memory, engine's max_num_seqs)
+  bool capped_by_engine = false;
+  bool fits = false;                  // weights + workspace + reserve fit and at least one sequence's cache does
+};
+
+// Throws Error when tp does not split the heads (or the KV heads: neither divides nor is a
+// multiple of them), pp exceeds the layers, or a count is not positive.
+InferMemory infer_memory(const Model& m, const InferSetup& s);
+
+// What would make a bigger batch fit: one change at a time, and the max_batch it gives.
+struct InferHint {
+  std::string change;  // "--kv fp8"
+  long long max_batch = 0;
+};
+std::vector<InferHint> bigger_batch_hints(const Model& m, const InferSetup& s, const InferMemory& base);
+
+}  // namespace napkin

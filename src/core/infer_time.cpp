@@ -1,0 +1,198 @@
+#include "core/infer_time.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/layout.hpp"
+#include "core/step_time.hpp"
+
+namespace napkin {
+namespace {
+
+double d(long long v) { return static_cast<double>(v); }
+
+// Routed-expert parameters one GPU of the most loaded stage holds (every expert split over tp:
+// vLLM's and SGLang's default tensor-parallel MoE).
+double expert_params_per_gpu(const Model& m, const InferSetup& s) {
+  if (!m.moe) return 0;
+  Layout l;
+  l.tp = s.tp;
+  l.pp = s.pp;
+  const StageLayers st = stage_layers(m, l, 0);
+  return d(st.moe_layers) * d(m.moe->experts) * mlp_params(m, m.moe->d_ff_expert) / d(s.tp);
+}
+
+constexpr double activation_bytes = 2;
+
+// NCCL's ring model (core/comm), or the engine's own small-message all-reduce: its latency in
+// place of the ring's, the bytes at the same bus bandwidth.
+double tp_all_reduces_s(const InferSetup& s, const InferTimeSetup& t, double calls, double tokens, const Model& m) {
+  if (s.tp <= 1) return 0;
+  const GroupPlacement g = place_group(1, s.tp, std::max(1LL, t.net.domain_gpus));
+  const double bytes = tokens * d(m.d_model) * activation_bytes;
+  const double ring = collective_time_s(Collective::all_reduce, bytes, g, t.net);
+  if (!s.engine.allreduce_latency_s) return calls * ring;
+  const double ring_latency = collective_time_s(Collective::all_reduce, 1e-300, g, t.net);
+  return calls * (*s.engine.allreduce_latency_s + std::max(0.0, ring - ring_latency));
+}
+
+double pp_sends_s(const InferSetup& s, const InferTimeSetup& t, double tokens, const Model& m) {
+  if (s.pp <= 1) return 0;
+  const GroupPlacement g = place_group(s.tp, s.pp, std::max(1LL, t.net.domain_gpus));
+  return d(s.pp - 1) * collective_time_s(Collective::send_recv, tokens * d(m.d_model) * activation_bytes / d(s.tp), g, t.net);
+}
+
+}  // namespace
+
+InferTimeSetup infer_time_setup(const Hardware& hw, const StorageFormat& weights, double mbu, std::string* note) {
+  InferTimeSetup t;
+  Dtype compute = weights.compute;
+  auto peak = hw.dense_peak(compute);
+  if (!peak && compute == Dtype::fp8) {
+    if (note) *note = hw.key + " lists no fp8 peak: fp8 weights are dequantised and multiplied in bf16 (vLLM's fp8 Marlin path on A100)";
+    compute = Dtype::bf16;
+    peak = hw.dense_peak(compute);
+  }
+  if (!peak) {
+    compute = Dtype::fp16;
+    peak = hw.dense_peak(compute);
+  }
+  if (!peak) throw Error("--hardware " + hw.key + ": its spec gives no bf16, fp16 or fp8 peak; napkin infer needs one");
+  t.peak_flops_per_s = *peak;
+  t.attention_peak_flops_per_s = hw.dense_peak(Dtype::bf16).value_or(hw.dense_peak(Dtype::fp16).value_or(*peak));
+  t.memory_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
+  t.mbu = mbu;
+  t.gemm.peak_flops_per_s = *peak;
+  t.gemm.memory_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
+  t.gemm.value_bytes = dtype_bytes(compute);
+  t.gemm.peak_efficiency = gemm_peak_efficiency(hw.key, compute);
+  t.gemm.source = std::string("default curve, ") + std::string(dtype_name(compute));
+  const Interconnect& ic = hw.interconnect;
+  t.net.domain_gpus = ic.scale_up_gpus.value_or(1);
+  t.net.scale_up_bytes_per_s = ic.scale_up.bandwidth_bytes_per_s.value_or(0);
+  t.net.scale_out_bytes_per_s = ic.scale_out.bandwidth_bytes_per_s.value_or(0);
+  if (ic.scale_up.latency_s) t.net.scale_up_latency_s = *ic.scale_up.latency_s;
+  if (ic.scale_out.latency_s) t.net.scale_out_latency_s = *ic.scale_out.latency_s;
+  t.net.scale_up_mesh = ic.scale_up_mesh;
+  return t;
+}
+
+MoeRegime moe_regime(const Model& m, long long batch) {
+  MoeRegime r;
+  if (!m.moe) return r;
+  r.experts = d(m.moe->experts);
+  r.top_k = d(m.moe->experts_per_token);
+  r.touched = r.experts * (1 - std::pow(1 - r.top_k / r.experts, d(batch)));
+  const double share = r.touched / r.experts;
+  r.regime = share >= 0.95 ? "every expert read each step (large batch)" : share >= 0.5 ? "most experts read each step"
+                                                                                       : "routed experts only (small batch)";
+  return r;
+}
+
+DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, long long batch, double context) {
+  DecodeStep st;
+  st.context = context;
+  const double b = d(batch);
+  const double expert_params = expert_params_per_gpu(m, s);
+  const double expert_bytes = expert_params * s.weights.bytes();
+  const MoeRegime moe = moe_regime(m, batch);
+  const double touched_share = m.moe ? moe.touched / moe.experts : 1;
+  // The embedding is a lookup: one row per token, not its matrix.
+  st.weight_bytes = mem.weights_bytes - expert_bytes * (1 - touched_share) - mem.embedding_params * activation_bytes;
+  st.kv_bytes = b * mem.kv.bytes_per_gpu(context);
+  const double kernel_efficiency = !s.weights.weight_only ? 1.0 : s.weights.value_bytes >= 1 ? s.engine.int8_kernel_efficiency : s.engine.int4_kernel_efficiency;
+  const double weight_read = st.weight_bytes / kernel_efficiency;
+  const double bw = t.mbu * t.memory_bandwidth_bytes_per_s;
+  st.memory_s = d(s.pp) * (weight_read + st.kv_bytes) / bw;
+  // Products: 2 FLOPs per weight per token (the experts a token is routed to, not all), and
+  // attention over the cache: Q·Kᵀ and P·V, 2·(d_qk + d_v) per key per head.
+  const double matmul_params = mem.quantized_params - expert_params * (1 - (m.moe ? moe.top_k / moe.experts : 1)) + mem.head_params;
+  const double dqk = m.mla ? d(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim) : d(m.head_dim);
+  const double dv = m.mla ? d(m.mla->v_head_dim) : d(m.head_dim);
+  const double keys_layers = mem.kv.bytes_per_token_per_gpu > 0 ? mem.kv.bytes_per_gpu(context) / (mem.kv.bytes_per_token_per_gpu / d(mem.kv.stage_layers)) : 0;
+  const double gemm_flops = 2 * b * matmul_params;
+  const double attention_flops = 2 * b * keys_layers * (d(m.heads) / d(s.tp)) * (dqk + dv);
+  st.flops = gemm_flops + attention_flops;
+  const double gemm_compute_s = gemm_flops / (t.peak_flops_per_s * t.gemm.peak_efficiency);
+  const double attention_rate = (t.attention_peak_flops_per_s > 0 ? t.attention_peak_flops_per_s : t.peak_flops_per_s) * flash_attention_efficiency;
+  const double attention_compute_s = attention_flops / attention_rate;
+  st.compute_s = d(s.pp) * (gemm_compute_s + attention_compute_s);
+  st.gemm_s = d(s.pp) * std::max(weight_read / bw, gemm_compute_s);
+  st.attention_s = d(s.pp) * std::max(st.kv_bytes / bw, attention_compute_s);
+  st.tp_comm_s = tp_all_reduces_s(s, t, 2 * d(m.layers), b, m);
+  st.pp_comm_s = pp_sends_s(s, t, b, m);
+  st.overhead_s = s.engine.step_overhead_s + (s.engine.cuda_graphs ? 0 : d(m.layers) * eager_kernels_per_layer * eager_launch_s);
+  st.step_s = st.gemm_s + st.attention_s + st.tp_comm_s + st.pp_comm_s + st.overhead_s;
+  return st;
+}
+
+Prefill prefill_time(const Model& m, const InferSetup& s, const InferTimeSetup& t, long long batch) {
+  Prefill p;
+  Layout l;
+  l.tp = s.tp;
+  l.micro_batch = batch;
+  StepSetup ss;
+  ss.seq = s.input_tokens;
+  ss.peak_flops_per_s = t.attention_peak_flops_per_s > 0 ? t.attention_peak_flops_per_s : t.peak_flops_per_s;
+  ss.memory_bandwidth_bytes_per_s = t.memory_bandwidth_bytes_per_s;
+  ss.gemm = t.gemm;
+  const LayerCost c = layer_cost(m, l, ss);
+  const double L = d(m.layers);
+  p.gemm_s = L * c.gemm_fwd_s;
+  p.attention_s = L * c.attention_fwd_s;
+  p.memory_bound_s = L * c.memory_fwd_s;
+  // Only each sequence's last position goes through the LM head (vLLM's logits_indices).
+  const long long vocab_local = (m.vocab + s.tp - 1) / s.tp;
+  p.head_s = t.gemm.time_s(batch, vocab_local, m.d_model);
+  const double tokens = d(batch) * d(s.input_tokens);
+  p.tp_comm_s = tp_all_reduces_s(s, t, 2 * L, tokens, m);
+  p.pp_comm_s = pp_sends_s(s, t, tokens, m);
+  p.flops = L * (c.gemm_fwd_flops + c.attention_fwd_flops) + 2 * d(batch) * d(vocab_local) * d(m.d_model);
+  p.overhead_s = s.engine.step_overhead_s;
+  p.total_s = p.gemm_s + p.attention_s + p.memory_bound_s + p.head_s + p.tp_comm_s + p.pp_comm_s + p.overhead_s;
+  return p;
+}
+
+InferTime infer_time(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, long long batch) {
+  if (batch < 1) throw Error("--batch must be at least 1");
+  InferTime r;
+  r.batch = batch;
+  r.replicas = std::max(1LL, s.gpus / (s.tp * s.pp));
+  r.moe = moe_regime(m, batch);
+  r.prefill = prefill_time(m, s, t, batch);
+  r.ttft_s = r.prefill.total_s;
+  const double I = d(s.input_tokens), steps = d(s.output_tokens - 1);
+  r.first = decode_step(m, s, mem, t, batch, I);
+  r.last = decode_step(m, s, mem, t, batch, I + std::max(0.0, steps - 1));
+  // The O − 1 steps after the first token see contexts I … I + O − 2: the mean of at most 64
+  // evenly spaced steps (exact for the linear KV term; the window cap and max() bend it).
+  if (steps > 0) {
+    const int n = static_cast<int>(std::min(64.0, steps));
+    double sum = 0;
+    for (int j = 0; j < n; ++j) sum += decode_step(m, s, mem, t, batch, I + (j + 0.5) * steps / n).step_s;
+    r.tpot_s = sum / n;
+  }
+  r.decode_s = steps * r.tpot_s;
+  r.e2e_s = r.ttft_s + r.decode_s;
+  r.output_tokens_per_s = d(r.replicas) * d(batch) * d(s.output_tokens) / r.e2e_s;
+  return r;
+}
+
+std::vector<long long> batch_ladder(long long max_batch) {
+  std::vector<long long> out;
+  for (long long b = 1; b < max_batch; b *= 2) out.push_back(b);
+  if (max_batch >= 1) out.push_back(max_batch);
+  return out;
+}
+
+std::size_t knee_index(const std::vector<InferTime>& points) {
+  for (std::size_t i = 0; i + 1 < points.size(); ++i) {
+    const double tpot_growth = points[i + 1].tpot_s / points[i].tpot_s;
+    const double tput_growth = points[i + 1].output_tokens_per_s / points[i].output_tokens_per_s;
+    if (tpot_growth > tput_growth) return i;
+  }
+  return points.empty() ? 0 : points.size() - 1;
+}
+
+}  // namespace napkin

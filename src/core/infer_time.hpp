@@ -1,0 +1,111 @@
+#pragma once
+// How long serving takes (docs/METHODOLOGY.md, "Serving"): the prefill of a batch's prompts
+// (compute-bound: the matrix products on napkin's GEMM curve, flash attention and the
+// elementwise work of core/step_time's layer_cost, plus tensor-parallel all-reduces), which is
+// the time to first token; then one decode step per output token as the context grows from
+// I to I+O: for the products and for attention each, the bytes they read (weights; the KV cache)
+// at the memory bandwidth × MBU or their FLOPs at the compute peak, whichever is slower, summed;
+// plus the tensor-parallel all-reduces (latency-bound at small batch, core/comm) and the
+// engine's per-step floor.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/comm.hpp"
+#include "core/gemm_time.hpp"
+#include "core/hardware.hpp"
+#include "core/infer_memory.hpp"
+#include "core/model.hpp"
+
+namespace napkin {
+
+// Decoding reaches less of the bandwidth than a streaming copy: gpt-fast (pytorch-labs/gpt-fast
+// README, Llama-2-7B bf16 on A100-80GB, batch 1, torch.compile with CUDA graphs) reads
+// 1,397 GB/s of 2,039 — 0.685 of the datasheet, including every per-step cost. napkin's default
+// MBU; `--mbu F` or `--mbu measured` (bench --memory's copy × decode_over_copy) replace it.
+inline constexpr double default_decode_mbu = 0.685;
+// gpt-fast's 0.685 against a STREAM copy's 0.790 of the same A100-SXM4-80GB (core/gemm_time.hpp,
+// memory_bandwidth_efficiency's source): decode kernels reach 0.87 of what a copy does.
+inline constexpr double decode_over_copy = 0.685 / 0.790;
+// Without CUDA graphs every kernel is launched from the host: about 12 kernels per layer
+// (2 norms, qkv, rotary, attention, out-proj, 2 residual adds, up/gate, activation, down,
+// all-reduce) at the ~5 µs a PyTorch eager launch costs (PyTorch CUDA-graphs blog, "Accelerating
+// PyTorch with CUDA Graphs", 2021: launch overheads of a few µs per kernel).
+inline constexpr double eager_kernels_per_layer = 12;
+inline constexpr double eager_launch_s = 5e-6;
+
+struct InferTimeSetup {
+  GemmTimeModel gemm;                   // the curve at the products' dtype
+  double peak_flops_per_s = 0;          // dense, at the products' dtype
+  // Flash attention runs in bf16 whatever the weights (FlashAttention-2/3's bf16 kernels, and
+  // TensorRT-LLM's fp16/bf16 context FMHA beside FP8 GEMMs).
+  double attention_peak_flops_per_s = 0;
+  double memory_bandwidth_bytes_per_s = 0;
+  double mbu = default_decode_mbu;
+  Network net;
+};
+
+// The time setup for a part: the products at the weight format's compute dtype (an fp8 format on a
+// part with no fp8 peak multiplies in bf16, and `note` says so), the GEMM curve's efficiency for the
+// part, the spec's scale-up network. Throws Error when the spec has no bf16/fp16/fp8 peak.
+InferTimeSetup infer_time_setup(const Hardware& hw, const StorageFormat& weights, double mbu, std::string* note = nullptr);
+
+// One decode step of the whole batch at a context of `context` tokens.
+struct DecodeStep {
+  double context = 0;
+  double weight_bytes = 0;   // read per GPU: dense weights, and the experts the batch touches
+  double kv_bytes = 0;       // read per GPU: the batch's caches
+  double memory_s = 0;       // (weights / quantised-kernel efficiency + KV) / (MBU · bandwidth)
+  double flops = 0;          // per GPU: the products and attention
+  double compute_s = 0;      // the products at peak · GEMM efficiency, attention at the flash rate
+  // Each kernel is bound by its own roofline and they run one after another, so the step is the
+  // sum: the products, max(weights read, their FLOPs); attention, max(the cache read, its FLOPs).
+  double gemm_s = 0, attention_s = 0;
+  double tp_comm_s = 0;      // 2 all-reduces a layer of batch × d_model activations
+  double pp_comm_s = 0;      // (pp − 1) sends between stages
+  double overhead_s = 0;     // the engine's per-step floor (+ eager launches without CUDA graphs)
+  double step_s = 0;
+  bool memory_bound() const { return memory_s >= compute_s; }
+};
+
+struct Prefill {
+  double gemm_s = 0, attention_s = 0, memory_bound_s = 0, head_s = 0, tp_comm_s = 0, pp_comm_s = 0;
+  double overhead_s = 0;  // the engine's host time for the step
+  double flops = 0;  // per GPU
+  double total_s = 0;
+};
+
+// MoE: a batch of b tokens routes to E·(1 − (1 − k/E)^b) distinct experts per layer in
+// expectation (uniform, independent routing): k at b = 1, nearly E at large b.
+struct MoeRegime {
+  double experts = 0, top_k = 0, touched = 0;
+  std::string_view regime;  // "routed experts only", "most experts", "every expert"
+};
+MoeRegime moe_regime(const Model& m, long long batch);
+
+struct InferTime {
+  long long batch = 0;
+  Prefill prefill;
+  DecodeStep first, last;  // at context I and I + O − 1
+  double decode_s = 0;     // the O − 1 steps after the first token
+  double ttft_s = 0;
+  double tpot_s = 0;       // mean over the O − 1 steps
+  double e2e_s = 0;        // ttft + decode
+  double output_tokens_per_s = 0;  // every replica, batch·O / e2e each
+  long long replicas = 1;
+  MoeRegime moe;
+};
+
+DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, long long batch, double context);
+Prefill prefill_time(const Model& m, const InferSetup& s, const InferTimeSetup& t, long long batch);
+// Throws Error when batch < 1.
+InferTime infer_time(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, long long batch);
+
+// Batch sizes 1, 2, 4 … below max_batch, then max_batch itself.
+std::vector<long long> batch_ladder(long long max_batch);
+// The knee of the latency/throughput curve: the first point after which the next one raises
+// the time per output token by more than it raises throughput (from b to 2b that is TPOT
+// growing by more than √2). The last point when none does. Index into `points`.
+std::size_t knee_index(const std::vector<InferTime>& points);
+
+}  // namespace napkin

@@ -1,0 +1,71 @@
+#include "report/engine_report.hpp"
+
+#include <fmt/format.h>
+
+#include "report/format.hpp"
+#include "report/json_count.hpp"
+#include "report/table.hpp"
+
+namespace napkin {
+namespace {
+
+std::string fraction_text(const Engine& e) {
+  return format_sig(e.memory_fraction, 3) + (e.memory_fraction_of == MemoryFractionOf::total ? " of total" : " of free");
+}
+
+}  // namespace
+
+std::string engines_list_text(const std::map<std::string, Engine>& all, std::size_t max_width) {
+  Table t;
+  t.max_width = max_width;
+  t.header = {"name", "engine", "memory", "KV block", "max seqs", "graphs", "step floor"};
+  t.align = {Align::left, Align::left, Align::right, Align::right, Align::right, Align::left, Align::right};
+  for (const auto& [key, e] : all)
+    t.add({key, e.name, fraction_text(e), std::to_string(e.kv_block_tokens), std::to_string(e.max_num_seqs), e.cuda_graphs ? "yes" : "no",
+           format_sig(e.step_overhead_s * 1e3, 3) + " ms"});
+  return t.render();
+}
+
+std::string engine_show_text(const Engine& e, std::size_t max_width) {
+  KeyValues kv;
+  kv.max_width = max_width;
+  kv.add("name", e.name);
+  kv.add("version", e.version);
+  kv.add("memory", fraction_text(e),
+         e.memory_fraction_of == MemoryFractionOf::total ? "weights, workspace and KV cache together" : "the KV cache's share of what the weights leave free");
+  kv.add("KV block", std::to_string(e.kv_block_tokens) + " tokens");
+  kv.add("max sequences", std::to_string(e.max_num_seqs));
+  kv.add("prefill chunk", format_count(static_cast<double>(e.prefill_chunk_tokens)) + " tokens");
+  kv.add("CUDA graphs", e.cuda_graphs ? "yes" : "no");
+  kv.add("runtime reserve", format_si(e.runtime_reserve_bytes, "B", 3));
+  kv.add("step floor", format_sig(e.step_overhead_s * 1e3, 3) + " ms", "host time per decode step");
+  kv.add("quantised kernels", fmt::format("int8 {}, int4 {}", format_sig(e.int8_kernel_efficiency, 3), format_sig(e.int4_kernel_efficiency, 3)),
+         "of the bandwidth its bf16 kernels reach");
+  kv.add("all-reduce", e.allreduce_latency_s ? format_sig(*e.allreduce_latency_s * 1e6, 3) + " µs a call" : "NCCL ring model", "small messages (decode)");
+  kv.add("source", e.source);
+  if (!e.notes.empty()) kv.add("notes", e.notes);
+  kv.add("origin", e.origin);
+  return kv.render();
+}
+
+nlohmann::json engine_json(const Engine& e) {
+  return {{"key", e.key},
+          {"name", e.name},
+          {"version", e.version},
+          {"memory_fraction", e.memory_fraction},
+          {"memory_fraction_of", e.memory_fraction_of == MemoryFractionOf::total ? "total" : "free"},
+          {"kv_block_tokens", e.kv_block_tokens},
+          {"max_num_seqs", e.max_num_seqs},
+          {"prefill_chunk_tokens", e.prefill_chunk_tokens},
+          {"cuda_graphs", e.cuda_graphs},
+          {"runtime_reserve_bytes", json_count(e.runtime_reserve_bytes)},
+          {"step_overhead_s", e.step_overhead_s},
+          {"int8_kernel_efficiency", e.int8_kernel_efficiency},
+          {"int4_kernel_efficiency", e.int4_kernel_efficiency},
+          {"allreduce_latency_s", e.allreduce_latency_s ? nlohmann::json(*e.allreduce_latency_s) : nlohmann::json(nullptr)},
+          {"source", e.source},
+          {"notes", e.notes},
+          {"origin", e.origin}};
+}
+
+}  // namespace napkin

@@ -1,0 +1,198 @@
+#include "report/infer_report.hpp"
+
+#include <fmt/format.h>
+
+#include "report/format.hpp"
+#include "report/json_count.hpp"
+#include "report/table.hpp"
+
+namespace napkin {
+namespace {
+
+std::string bytes(double b) { return format_si(b, "B", 3); }
+std::string ms(double s) { return format_sig(s * 1e3, 3) + " ms"; }
+std::string per_s(double v) { return format_si(v, "tok/s", 3); }
+
+const InferTime& headline(const InferReport& r) { return r.points[r.batch ? 0 : r.knee]; }
+
+std::string engine_line(const Engine& e) {
+  return fmt::format("{} ({}): {} of {} memory, KV blocks of {} tokens, at most {} sequences, {}, {} a step on the host", e.name, e.key,
+                     format_sig(e.memory_fraction, 3), e.memory_fraction_of == MemoryFractionOf::total ? "the total" : "the free",
+                     e.kv_block_tokens, e.max_num_seqs, e.cuda_graphs ? "CUDA graphs" : "eager launches",
+                     format_sig(e.step_overhead_s * 1e3, 3) + " ms");
+}
+
+}  // namespace
+
+std::vector<std::string> infer_explain_steps(const InferReport& r) {
+  const InferMemory& m = r.memory;
+  const InferSetup& s = r.setup;
+  std::vector<std::string> out;
+  out.push_back(fmt::format("weights per GPU = {} params × {} B ({}: {}) + {} embedding/head params × 2 B = {}", format_count(m.quantized_params),
+                            format_sig(s.weights.bytes(), 4), s.weights.name, s.weights.scales,
+                            format_count(m.unquantized_params), bytes(m.weights_bytes)));
+  if (r.model.mla)
+    out.push_back(fmt::format("KV per token = {} layers × ({} latent + {} rope) × {} B = {}", r.model.layers, r.model.mla->kv_lora_rank,
+                              r.model.mla->qk_rope_head_dim, format_sig(s.kv.bytes(), 3), format_si(m.kv.bytes_per_token, "B", 6)));
+  else
+    out.push_back(fmt::format("KV per token = {} layers × {} KV heads × {} head_dim × 2 (K, V) × {} B = {} ({} per GPU: {} KV heads on each)",
+                              r.model.layers, r.model.kv_heads, r.model.head_dim, format_sig(s.kv.bytes(), 3),
+                              format_si(m.kv.bytes_per_token, "B", 6), format_si(m.kv.bytes_per_token_per_gpu, "B", 6),
+                              format_sig(m.kv.kv_heads_per_gpu, 3)));
+  out.push_back(fmt::format("workspace = {} tokens × per-token activations + logits of {} sequences = {}", format_count(m.workspace_tokens),
+                            s.engine.max_num_seqs, bytes(m.workspace_bytes)));
+  out.push_back(fmt::format("KV pool = {} − weights − workspace − reserve {} = {}", s.engine.memory_fraction_of == MemoryFractionOf::total
+                                                                                   ? fmt::format("{} × {}", format_sig(s.engine.memory_fraction, 3), bytes(s.memory_bytes))
+                                                                                   : fmt::format("{} × (memory {} − the rest)", format_sig(s.engine.memory_fraction, 3), bytes(s.memory_bytes)),
+                            bytes(m.reserve_bytes), bytes(m.kv_pool_bytes)));
+  out.push_back(fmt::format("max batch = floor({} / {} per sequence of {} tokens) = {}{}", bytes(m.kv_pool_bytes), bytes(m.bytes_per_sequence),
+                            format_sig(m.sequence_tokens, 6), m.max_batch_memory,
+                            m.capped_by_engine ? fmt::format(", capped at the engine's {}", s.engine.max_num_seqs) : std::string()));
+  const InferTime& t = headline(r);
+  const double bw = r.time_setup.mbu * r.time_setup.memory_bandwidth_bytes_per_s;
+  out.push_back(fmt::format("batch {}: TTFT = prefill = products {} + attention {} + elementwise {} + LM head {} + tp all-reduce {} = {}", t.batch,
+                            ms(t.prefill.gemm_s), ms(t.prefill.attention_s), ms(t.prefill.memory_bound_s), ms(t.prefill.head_s),
+                            ms(t.prefill.tp_comm_s + t.prefill.pp_comm_s), ms(t.ttft_s)));
+  for (const DecodeStep* st : {&t.first, &t.last})
+    out.push_back(fmt::format("decode step at context {}: max(memory ({} weights + {} KV) / {} = {}, products {} FLOP / peak = {}) + tp {} + floor {} = {}",
+                              format_sig(st->context, 6), bytes(st->weight_bytes), bytes(st->kv_bytes), format_si(bw, "B/s", 3), ms(st->memory_s),
+                              format_sci(st->flops, 3), ms(st->compute_s), ms(st->tp_comm_s + st->pp_comm_s), ms(st->overhead_s), ms(st->step_s)));
+  out.push_back(fmt::format("TPOT = mean of the {} steps = {}; output = {} replica(s) × {} × {} tokens / ({} + {}) = {}", s.output_tokens - 1,
+                            ms(t.tpot_s), t.replicas, t.batch, s.output_tokens, ms(t.ttft_s), ms(t.decode_s), per_s(t.output_tokens_per_s)));
+  return out;
+}
+
+std::string infer_text(const InferReport& r, bool explain, std::size_t max_width) {
+  const InferMemory& m = r.memory;
+  const InferSetup& s = r.setup;
+  std::string out = fmt::format("{} on {} × {} (tp {}, pp {}{}), weights {}, KV {}, {} in / {} out\n", r.model.name, s.gpus, r.hardware.name, s.tp, s.pp,
+                                s.gpus > s.tp * s.pp ? fmt::format(", {} replicas", s.gpus / (s.tp * s.pp)) : "", s.weights.name, s.kv.name,
+                                s.input_tokens, s.output_tokens);
+  out += "engine: " + engine_line(s.engine) + "\n\nMemory per GPU\n";
+  KeyValues kv;
+  kv.max_width = max_width;
+  kv.add("weights", bytes(m.weights_bytes),
+         fmt::format("{} params at {} ({}) + {} embedding/LM-head params at bf16", format_count(m.quantized_params), s.weights.name,
+                     s.weights.scales, format_count(m.unquantized_params)));
+  kv.add("prefill workspace", bytes(m.workspace_bytes), fmt::format("a chunk of {} tokens and the logits of {} sequences", format_count(m.workspace_tokens), s.engine.max_num_seqs));
+  kv.add("engine reserve", bytes(m.reserve_bytes), "CUDA graphs, NCCL and cuBLAS buffers");
+  kv.add("KV cache pool", bytes(m.kv_pool_bytes),
+         fmt::format("{} of {} {}", format_sig(s.engine.memory_fraction, 3), s.engine.memory_fraction_of == MemoryFractionOf::total ? "the" : "what is free of the",
+                     bytes(s.memory_bytes)));
+  kv.add("KV per token", format_si(m.kv.bytes_per_token, "B", 4),
+         fmt::format("{}, {} per GPU ({} KV head{} on each{}{})", m.kv.kind, format_si(m.kv.bytes_per_token_per_gpu, "B", 4), format_sig(m.kv.kv_heads_per_gpu, 3),
+                     m.kv.kv_heads_per_gpu == 1 ? "" : "s", m.kv.replicated ? ", replicated: tp exceeds the KV heads" : "",
+                     m.kv.stage_windowed_layers > 0 ? fmt::format("; {} layers capped at a {}-token window", m.kv.stage_windowed_layers, m.kv.window) : ""));
+  kv.add("per sequence", bytes(m.bytes_per_sequence), fmt::format("{} tokens in blocks of {}", format_sig(m.sequence_tokens, 6), s.engine.kv_block_tokens));
+  kv.add("max batch", std::to_string(m.max_batch),
+         m.capped_by_engine ? fmt::format("the engine's max_num_seqs; memory holds {}", m.max_batch_memory) : "sequences of input + output tokens whose cache fits");
+  const bool batch_too_big = r.batch && *r.batch > m.max_batch && m.max_batch >= 1;
+  kv.add("fits", m.fits ? "yes" : "no",
+         m.fits ? "" : batch_too_big ? fmt::format("--batch {} is more than the {} sequences whose cache fits", *r.batch, m.max_batch)
+                                     : "the weights, workspace and reserve leave no room for one sequence's cache");
+  out += kv.render();
+  if (!r.hints.empty()) {
+    out += "  a bigger batch:";
+    for (std::size_t i = 0; i < r.hints.size() && i < 4; ++i)
+      out += fmt::format("{} {} → {}", i ? "," : "", r.hints[i].change, r.hints[i].max_batch);
+    out += "\n";
+  }
+  if (m.fits && !r.points.empty()) {
+    if (r.batch) {
+      const InferTime& t = r.points.front();
+      out += fmt::format("\nTime at batch {}\n", t.batch);
+      KeyValues tk;
+      tk.max_width = max_width;
+      tk.add("TTFT", ms(t.ttft_s), fmt::format("prefill of {} × {} tokens: products {}, attention {}, tp all-reduce {}", t.batch, s.input_tokens,
+                                               ms(t.prefill.gemm_s), ms(t.prefill.attention_s), ms(t.prefill.tp_comm_s)));
+      tk.add("TPOT", ms(t.tpot_s), fmt::format("mean decode step: {} at context {} → {} at {} ({}-bound)", ms(t.first.step_s), format_sig(t.first.context, 6),
+                                               ms(t.last.step_s), format_sig(t.last.context, 6), t.last.memory_bound() ? "memory" : "compute"));
+      tk.add("decode step", ms(t.last.step_s),
+             fmt::format("memory {} (weights {} + KV {}), products {}, tp all-reduce {}, engine floor {}", ms(t.last.memory_s), bytes(t.last.weight_bytes),
+                         bytes(t.last.kv_bytes), ms(t.last.compute_s), ms(t.last.tp_comm_s), ms(t.last.overhead_s)));
+      tk.add("output", per_s(t.output_tokens_per_s), fmt::format("whole deployment ({} replica{}); end to end {}", t.replicas, t.replicas == 1 ? "" : "s", ms(t.e2e_s)));
+      if (r.model.moe) tk.add("MoE", format_sig(t.moe.touched, 3) + " experts", fmt::format("of {} touched per layer per step: {}", format_sig(t.moe.experts, 4), t.moe.regime));
+      out += tk.render();
+    } else {
+      out += "\nLatency against throughput\n";
+      Table tb;
+      tb.max_width = max_width;
+      tb.header = {"batch", "TTFT", "TPOT", "tok/s per user", "output tok/s", "decode"};
+      tb.align = {Align::right, Align::right, Align::right, Align::right, Align::right, Align::left};
+      for (std::size_t i = 0; i < r.points.size(); ++i) {
+        const InferTime& t = r.points[i];
+        std::string note = t.last.memory_bound() ? "memory-bound" : "compute-bound";
+        if (r.model.moe) note += fmt::format(", {} of {} experts", format_sig(t.moe.touched, 3), format_sig(t.moe.experts, 4));
+        if (i == r.knee) note += "  ← knee";
+        tb.add({std::to_string(t.batch), ms(t.ttft_s), ms(t.tpot_s), format_sig(1 / t.tpot_s, 3), per_s(t.output_tokens_per_s), note});
+      }
+      out += tb.render();
+      out += fmt::format("  knee: batch {} (past it, doubling the batch raises the time per token more than the throughput)\n", r.points[r.knee].batch);
+    }
+  }
+  if (explain) {
+    out += "\nHow\n";
+    int n = 1;
+    for (const auto& step : infer_explain_steps(r)) out += fmt::format("  {}. {}\n", n++, step);
+  }
+  out += "\nAssumptions\n";
+  for (const auto& a : r.assumptions) out += "  - " + a + "\n";
+  for (const auto& a : r.notes) out += "  note: " + a + "\n";
+  return out;
+}
+
+nlohmann::json infer_json(const InferReport& r) {
+  const InferMemory& m = r.memory;
+  const InferSetup& s = r.setup;
+  nlohmann::json j;
+  j["model"] = r.model.key;
+  j["hardware"] = r.hardware.key;
+  j["engine"] = s.engine.key;
+  j["gpus"] = s.gpus;
+  j["tp"] = s.tp;
+  j["pp"] = s.pp;
+  j["weights"] = s.weights.name;
+  j["weights_scales"] = s.weights.scales;
+  j["kv"] = s.kv.name;
+  j["input_tokens"] = s.input_tokens;
+  j["output_tokens"] = s.output_tokens;
+  j["mbu"] = r.time_setup.mbu;
+  j["mbu_source"] = r.mbu_source;
+  j["weights_bytes_per_gpu"] = json_count(std::round(m.weights_bytes));
+  j["kv_bytes_per_token"] = json_count(std::round(m.kv.bytes_per_token));
+  j["kv_bytes_per_token_per_gpu"] = json_count(std::round(m.kv.bytes_per_token_per_gpu));
+  j["kv_kind"] = m.kv.kind;
+  j["workspace_bytes_per_gpu"] = json_count(std::round(m.workspace_bytes));
+  j["reserve_bytes_per_gpu"] = json_count(std::round(m.reserve_bytes));
+  j["kv_pool_bytes_per_gpu"] = json_count(std::round(m.kv_pool_bytes));
+  j["max_batch"] = m.max_batch;
+  j["max_batch_memory"] = m.max_batch_memory;
+  j["fits"] = m.fits;
+  nlohmann::json hints = nlohmann::json::array();
+  for (const auto& h : r.hints) hints.push_back({{"change", h.change}, {"max_batch", h.max_batch}});
+  j["bigger_batch"] = hints;
+  if (!r.points.empty()) {
+    const InferTime& t = headline(r);
+    j["batch"] = t.batch;
+    j["ttft_s"] = t.ttft_s;
+    j["tpot_s"] = t.tpot_s;
+    j["output_tokens_per_s"] = t.output_tokens_per_s;
+    if (r.model.moe) j["moe"] = {{"experts", t.moe.experts}, {"experts_touched", t.moe.touched}, {"regime", t.moe.regime}};
+    if (!r.batch) {
+      j["knee_batch"] = t.batch;
+      nlohmann::json pts = nlohmann::json::array();
+      for (const auto& p : r.points)
+        pts.push_back({{"batch", p.batch}, {"ttft_s", p.ttft_s}, {"tpot_s", p.tpot_s}, {"output_tokens_per_s", p.output_tokens_per_s},
+                       {"memory_bound", p.last.memory_bound()}});
+      j["points"] = pts;
+    }
+  } else {
+    j["ttft_s"] = nullptr;
+    j["tpot_s"] = nullptr;
+    j["output_tokens_per_s"] = nullptr;
+  }
+  j["assumptions"] = r.assumptions;
+  return j;
+}
+
+}  // namespace napkin

@@ -1,0 +1,49 @@
+#include "spec/engine_spec.hpp"
+
+#include "core/error.hpp"
+#include "core/interconnect.hpp"
+#include "spec/toml_reader.hpp"
+
+namespace napkin {
+
+Engine parse_engine(std::string_view text, const std::string& display_path, const std::string& key) {
+  const toml::table root = parse_toml(text, display_path);
+  TomlReader r(root, display_path);
+  Engine e;
+  e.key = key;
+  e.origin = display_path;
+  e.name = r.required_string("name");
+  e.version = r.required_string("version");
+  e.source = r.required_string("source");
+  e.notes = r.optional_string("notes").value_or("");
+  e.memory_fraction = r.required_quantity("memory_fraction", QuantityKind::count, {0.01, 1.0, ""});
+  e.memory_fraction_of = r.required_choice("memory_fraction_of", {"total", "free"}) == "free" ? MemoryFractionOf::free
+                                                                                               : MemoryFractionOf::total;
+  e.kv_block_tokens = r.required_positive_int("kv_block_tokens", 1LL << 20);
+  e.max_num_seqs = r.required_positive_int("max_num_seqs", 1LL << 24);
+  e.prefill_chunk_tokens = r.required_positive_int("prefill_chunk_tokens", 1LL << 30);
+  e.cuda_graphs = r.required_bool("cuda_graphs");
+  e.runtime_reserve_bytes = r.optional_quantity("runtime_reserve_bytes", QuantityKind::bytes, {0, 1e13, "bytes"}).value_or(0);
+  const std::string overhead = r.required_string("step_overhead");
+  try {
+    e.step_overhead_s = parse_duration(overhead, "step_overhead");
+  } catch (const Error& err) {
+    r.fail(root.get("step_overhead"), "step_overhead", err.what());
+  }
+  if (!(e.step_overhead_s >= 0 && e.step_overhead_s <= 1))
+    r.fail(root.get("step_overhead"), "step_overhead", "must lie between 0 and 1 s");
+  e.int8_kernel_efficiency = r.required_quantity("int8_kernel_efficiency", QuantityKind::count, {0.01, 1.0, ""});
+  e.int4_kernel_efficiency = r.required_quantity("int4_kernel_efficiency", QuantityKind::count, {0.01, 1.0, ""});
+  if (const auto ar = r.optional_string("allreduce_latency")) {
+    try {
+      e.allreduce_latency_s = parse_duration(*ar, "allreduce_latency");
+    } catch (const Error& err) {
+      r.fail(root.get("allreduce_latency"), "allreduce_latency", err.what());
+    }
+    if (!(*e.allreduce_latency_s <= 0.1)) r.fail(root.get("allreduce_latency"), "allreduce_latency", "must lie between 0 and 0.1 s");
+  }
+  r.finish();
+  return e;
+}
+
+}  // namespace napkin

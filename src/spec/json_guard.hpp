@@ -1,0 +1,19 @@
+#pragma once
+// A pass over JSON text before nlohmann::json sees it. The library parses nesting with its own
+// stack, but dump() and the destructor of a parsed value recurse once per level: a config.json
+// nested 100,000 levels deep (200 kB, well under the size cap) overflowed the stack while napkin
+// built an error message quoting the value (issue 16, class 1). No JSON napkin reads nests more
+// than a few levels (a config.json's rope_scaling is 2; calibrate's products list 2), so a
+// document deeper than kMaxJsonDepth is refused here, with the place it got too deep.
+#include <string>
+#include <string_view>
+
+namespace napkin {
+
+inline constexpr int kMaxJsonDepth = 64;
+
+// Throws Error("file:line:col: JSON nested deeper than 64 levels ...") for a deeper document;
+// otherwise does nothing. Brackets inside strings do not count.
+void guard_json_depth(std::string_view text, const std::string& display_path);
+
+}  // namespace napkin

@@ -1,0 +1,201 @@
+// napkin infer's core: KV cache, weights, max batch, a decode step and the MoE regime, each
+// against a number worked out by hand (the arithmetic is in the comments).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "cli_helpers.hpp"
+#include "core/error.hpp"
+#include "core/infer_memory.hpp"
+#include "core/infer_time.hpp"
+#include "spec/registry.hpp"
+
+using namespace napkin;
+
+namespace {
+const SpecRegistry& specs() {
+  static const SpecRegistry r = SpecRegistry::builtin_only();
+  return r;
+}
+}  // namespace
+
+TEST_CASE("KV bytes per token: GQA, replicated heads, MLA latent and sliding windows") {
+  const Model l70 = specs().model("llama3-70b");
+  // 80 layers · 8 KV heads · 128 head_dim · 2 (K, V) · 2 bytes = 327,680 B.
+  const KvCache kv = kv_cache(l70, 1, 1, kv_format("bf16"));
+  CHECK(kv.bytes_per_token == 327680);
+  CHECK(std::string(kv.kind) == "GQA");
+  // tp 2: 4 KV heads a GPU, 163,840 B; tp 16 > 8 KV heads: each rank holds one whole head,
+  // 80 · 1 · 128 · 2 · 2 = 40,960 B (not 327,680 / 16 = 20,480).
+  CHECK(kv_cache(l70, 2, 1, kv_format("bf16")).bytes_per_token_per_gpu == 163840);
+  const KvCache rep = kv_cache(l70, 16, 1, kv_format("bf16"));
+  CHECK(rep.replicated);
+  CHECK(rep.bytes_per_token_per_gpu == 40960);
+  // fp8 KV halves it; pp 4 leaves 20 layers a stage: 20 · 8 · 128 · 2 · 1 = 40,960.
+  CHECK(kv_cache(l70, 1, 4, kv_format("fp8")).bytes_per_token_per_gpu == 40960);
+  // DeepSeek-V2 §2.1.2: (d_c + d_h^R) · l = (512 + 64) · 60 = 34,560 values a token, at 2 B = 69,120 B,
+  // kept whole on every tensor rank.
+  const Model v2 = specs().model("deepseek-v2");
+  const KvCache mla = kv_cache(v2, 8, 1, kv_format("bf16"));
+  CHECK(std::string(mla.kind) == "MLA latent");
+  CHECK(mla.bytes_per_token == 69120);
+  CHECK(mla.bytes_per_token_per_gpu == 69120);
+  // Gemma 2 27B: 46 layers, 16 KV heads of 128, every other layer a 4096-token window. At 8192
+  // tokens: 23 full layers × 8192 + 23 windowed × 4096 = 282,624 layer-tokens × 16 · 128 · 2 · 2 B
+  // = 8,192 B each: 2,315,255,808 B.
+  const Model g2 = specs().model("gemma2-27b");
+  const KvCache gk = kv_cache(g2, 1, 1, kv_format("bf16"));
+  CHECK(gk.stage_windowed_layers == 23);
+  CHECK(gk.bytes_per_gpu(8192) == doctest::Approx(2315255808.0));
+}
+
+TEST_CASE("weights per GPU: the format's bytes and scales, embedding and head in bf16") {
+  const Model m = specs().model("llama3-8b");
+  InferSetup s;
+  s.memory_bytes = 80e9;
+  s.engine = specs().engine("vllm");
+  // Llama 3 8B: linear layers 32 · (2·4096² + 2·4096·1024 + 3·4096·14336) = 6,979,321,856; norms
+  // 65 · 4096 = 266,240; embedding and head 2 · 128,256 · 4096 = 1,050,673,152. bf16: 8,030,261,248 · 2.
+  const double linear = 6979321856.0, norms = 266240.0, vocab = 1050673152.0;
+  CHECK(infer_memory(m, s).weights_bytes == doctest::Approx((linear + norms + vocab) * 2));
+  // fp8 (per-tensor scales): linear at 1 B, embedding and head at 2 B. napkin stores the norms in
+  // the weight format too (266 kB of 9 GB: within 1e-4).
+  s.weights = weight_format("fp8");
+  CHECK(infer_memory(m, s).weights_bytes == doctest::Approx(linear + norms * 2 + vocab * 2).epsilon(1e-4));
+  // int4 group-128: 0.5 B + (2 B scale + 0.5 B zero) / 128 = 0.51953125 B a weight.
+  s.weights = weight_format("int4");
+  CHECK(weight_format("int4").bytes() == 0.51953125);
+  CHECK(infer_memory(m, s).weights_bytes == doctest::Approx(linear * 0.51953125 + vocab * 2).epsilon(1e-4));
+  CHECK_THROWS_WITH_AS(weight_format("int3"), doctest::Contains("--weights"), Error);
+  CHECK_THROWS_WITH_AS(kv_format("fp4"), doctest::Contains("--kv"), Error);
+}
+
+TEST_CASE("max batch of Llama 3 8B on an H100 under vLLM's defaults, by hand") {
+  const Model m = specs().model("llama3-8b");
+  InferSetup s;
+  s.engine = specs().engine("vllm");
+  s.memory_bytes = 85520809984.0;  // H100 SXM as the driver reports it
+  s.input_tokens = 2048;
+  s.output_tokens = 256;
+  const InferMemory r = infer_memory(m, s);
+  // Budget 0.9 · 85,520,809,984 = 76,968,728,985.6. Weights 16,060,522,496. Workspace: 8192 tokens ·
+  // (2·4096 + 3·14336) values · 2 B = 838,860,800 + logits 256 · 128,256 · 4 B = 131,334,144:
+  // 970,194,944. Reserve 1 GiB = 1,073,741,824. Pool 58,864,269,721.6 B.
+  CHECK(r.workspace_bytes == doctest::Approx(970194944.0));
+  CHECK(r.kv_pool_bytes == doctest::Approx(58864269721.6));
+  // A sequence: 2304 tokens = 144 blocks of 16, · 32 · 8 · 128 · 2 · 2 = 131,072 B a token:
+  // 301,989,888 B. floor(58,864,269,721.6 / 301,989,888) = floor(194.9) = 194.
+  CHECK(r.bytes_per_sequence == 301989888.0);
+  CHECK(r.max_batch == 194);
+  CHECK(r.fits);
+  // An odd length rounds up to whole blocks: 2049 + 256 = 2305 tokens hold 145 blocks.
+  s.input_tokens = 2049;
+  CHECK(infer_memory(m, s).bytes_per_sequence == 145.0 * 16 * 131072);
+  // TensorRT-LLM's fraction is of what is free: 0.9 · (85,520,809,984 − weights − workspace − reserve).
+  s.input_tokens = 2048;
+  s.engine = specs().engine("tensorrt-llm");
+  const InferMemory t = infer_memory(m, s);
+  CHECK(t.kv_pool_bytes == doctest::Approx(0.9 * (85520809984.0 - 16060522496.0 - t.workspace_bytes - 1073741824.0)));
+  // Llama 3 70B in bf16 on one 80 GB GPU: 141 GB of weights do not fit.
+  InferSetup big = s;
+  const InferMemory no = infer_memory(specs().model("llama3-70b"), big);
+  CHECK_FALSE(no.fits);
+  CHECK(no.max_batch == 0);
+  CHECK_FALSE(bigger_batch_hints(specs().model("llama3-70b"), big, no).empty());
+}
+
+TEST_CASE("one decode step of Llama 3 8B at batch 1, by hand") {
+  const Model m = specs().model("llama3-8b");
+  InferSetup s;
+  s.engine = specs().engine("vllm");
+  s.memory_bytes = 85520809984.0;
+  const InferMemory mem = infer_memory(m, s);
+  InferTimeSetup t;
+  t.memory_bandwidth_bytes_per_s = 3.35e12;
+  t.peak_flops_per_s = 989.5e12;
+  t.gemm.peak_efficiency = 0.75;
+  t.mbu = 0.685;
+  // Bytes read: weights less the embedding (a lookup) = 16,060,522,496 − 1,050,673,152/2·2 ... i.e.
+  // 16,060,522,496 − 525,336,576 · 2 = 15,009,849,344; KV at 2048 tokens: 131,072 · 2048 =
+  // 268,435,456. (15,278,284,800 B) / (0.685 · 3.35e12 B/s) = 6.6578 ms; the products (16 GFLOP)
+  // take 0.02 ms; no tensor parallelism; vLLM's 1 ms floor: 7.6578 ms.
+  const DecodeStep st = decode_step(m, s, mem, t, 1, 2048);
+  CHECK(st.weight_bytes == doctest::Approx(15009849344.0));
+  CHECK(st.kv_bytes == doctest::Approx(268435456.0));
+  CHECK(st.memory_s == doctest::Approx(15278284800.0 / (0.685 * 3.35e12)));
+  CHECK(st.memory_bound());
+  CHECK(st.step_s == doctest::Approx(6.6578e-3 + 1e-3).epsilon(1e-4));
+  // 256 outputs: the mean of 255 steps at contexts 2048 … 2302 is the step at their midpoint
+  // 2175 (the KV term is linear): 131,072 · 127 B more than at 2048.
+  const InferTime it = infer_time(m, s, mem, t, 1);
+  CHECK(it.tpot_s == doctest::Approx(st.step_s + 131072.0 * 127 / (0.685 * 3.35e12)).epsilon(1e-6));
+  CHECK(it.output_tokens_per_s == doctest::Approx(256 / (it.ttft_s + 255 * it.tpot_s)));
+  CHECK_THROWS_AS(infer_time(m, s, mem, t, 0), Error);
+}
+
+TEST_CASE("MoE: distinct experts a batch touches") {
+  const Model mx = specs().model("mixtral-8x7b");
+  // E · (1 − (1 − k/E)^b), E = 8, k = 2: b = 1 → 2; b = 4 → 8 · (1 − 0.75⁴) = 5.46875.
+  CHECK(moe_regime(mx, 1).touched == doctest::Approx(2.0));
+  CHECK(moe_regime(mx, 4).touched == doctest::Approx(5.46875));
+  CHECK(std::string(moe_regime(mx, 1).regime).find("routed") != std::string::npos);
+  CHECK(std::string(moe_regime(mx, 64).regime).find("every") != std::string::npos);
+}
+
+TEST_CASE("batch ladder and knee") {
+  CHECK(batch_ladder(1) == std::vector<long long>{1});
+  CHECK(batch_ladder(20) == std::vector<long long>{1, 2, 4, 8, 16, 20});
+  // TPOT 10, 10.5, 16 ms at 1, 2, 4: from 2 to 4 TPOT grows 1.52× and throughput 1.31×: knee at 2.
+  std::vector<InferTime> pts(3);
+  const double tpot[] = {0.010, 0.0105, 0.016};
+  for (int i = 0; i < 3; ++i) {
+    pts[i].batch = 1LL << i;
+    pts[i].tpot_s = tpot[i];
+    pts[i].output_tokens_per_s = static_cast<double>(pts[i].batch) / tpot[i];
+  }
+  CHECK(knee_index(pts) == 1);
+}
+
+TEST_CASE("napkin infer and napkin engines from the command line") {
+  using napkin::test::run_napkin;
+  const auto j = run_napkin("infer --model llama3-70b --hardware h100-sxm --gpus 2 --tp 2 --weights fp8 --kv bf16 --input 2048 --output 256 --json");
+  CHECK(j.exit_code == 0);
+  for (const char* key : {"\"weights_bytes_per_gpu\"", "\"kv_bytes_per_token\": 327680", "\"max_batch\"", "\"fits\": true", "\"ttft_s\"",
+                          "\"tpot_s\"", "\"output_tokens_per_s\"", "\"points\"", "\"engine\": \"vllm\""})
+    CHECK_MESSAGE(j.out.find(key) != std::string::npos, key);
+  const auto b = run_napkin("infer --model llama3-8b --hardware h100-sxm --batch 8");
+  CHECK(b.exit_code == 0);
+  CHECK(b.out.find("Time at batch 8") != std::string::npos);
+  CHECK(b.out.find("vLLM") != std::string::npos);
+  const auto bad = run_napkin("infer --model llama3-8b --weights int3");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--weights") != std::string::npos);
+  const auto eng = run_napkin("infer --model llama3-8b --engine vlm");
+  CHECK(eng.exit_code == 2);
+  CHECK(eng.err.find("did you mean") != std::string::npos);
+  const auto no = run_napkin("infer --model llama3-70b --hardware h100-sxm");
+  CHECK(no.exit_code == 1);
+  // This machine's device (a CPU here) is not an H100: --mbu measured refuses before measuring.
+  const auto mbu = run_napkin("infer --model llama3-8b --hardware h100-sxm --mbu measured");
+  CHECK(((mbu.exit_code == 2 && mbu.err.find("this machine's device") != std::string::npos) || mbu.exit_code == 0));
+  const auto big = run_napkin("infer --model llama3-8b --hardware h100-sxm --batch 500");
+  CHECK(big.exit_code == 1);
+  CHECK(big.out.find("--batch 500 is more than the 194 sequences") != std::string::npos);
+  // A user's engine file is read as strictly as a hardware spec: an unknown key names its line.
+  napkin::test::TempDir dir("napkin_engine");
+  {
+    std::ofstream f(dir / "mine.toml");
+    f << "name = \"Mine\"\nversion = \"1\"\nsource = \"me\"\nmemory_fraction = 0.9\nmemory_fraction_of = \"total\"\n"
+         "kv_block_tokens = 16\nmax_num_seqs = 8\nprefill_chunk_tokens = 2048\ncuda_graphs = false\nstep_overhead = \"2ms\"\n"
+         "int8_kernel_efficiency = 1\nint4_kernel_efficiency = 1\nblock_sise = 3\n";
+  }
+  const auto typo = run_napkin("engines show " + (dir / "mine.toml").string());
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.err.find("mine.toml:13") != std::string::npos);
+  CHECK(typo.err.find("block_sise") != std::string::npos);
+  const auto list = run_napkin("engines list");
+  CHECK(list.exit_code == 0);
+  for (const char* e : {"vllm", "tensorrt-llm", "sglang", "lmdeploy", "gpt-fast"}) CHECK(list.out.find(e) != std::string::npos);
+  CHECK(run_napkin("engines show vllm --json").out.find("\"memory_fraction\": 0.9") != std::string::npos);
+}

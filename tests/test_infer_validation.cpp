@@ -1,0 +1,152 @@
+// napkin infer against published, measured serving results: every row runs the same estimator
+// with the same constants (default MBU 0.685, the engines' files), and the test holds the error
+// bounds docs/validation/infer.md states. The table printed here is the one in that document.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/infer_memory.hpp"
+#include "core/infer_time.hpp"
+#include "spec/registry.hpp"
+
+using namespace napkin;
+
+namespace {
+
+enum class Metric { ttft_s, tpot_s, output_tokens_per_s, output_tokens_per_s_per_gpu };
+const char* metric_name(Metric m) {
+  switch (m) {
+    case Metric::ttft_s: return "TTFT s";
+    case Metric::tpot_s: return "TPOT s";
+    case Metric::output_tokens_per_s: return "out tok/s";
+    case Metric::output_tokens_per_s_per_gpu: return "out tok/s/GPU";
+  }
+  return "?";
+}
+
+struct Row {
+  const char* id;
+  const char* source;
+  const char* model;
+  const char* hardware;
+  const char* engine;
+  long long tp;
+  const char* weights;
+  const char* kv;
+  long long input, output, batch;
+  Metric metric;
+  double measured;
+};
+
+// Sources:
+//  G: pytorch-labs/gpt-fast README.md, "Benchmarks" (8×A100-80GB at 330 W, batch 1, a 5-token
+//     prompt, 200 new tokens: generate.py's default max_new_tokens; tokens/s = new tokens / time).
+//     int4 is group size 32 there (napkin's int4 is group 128: 0.52 vs 0.625 bytes a weight).
+//  L: InternLM/lmdeploy docs/en/benchmark/a100_fp16.md (v0.1.0a1, TurboMind, A100-80G, fp16):
+//     static inference; TTFT = "FTL", TPOT = the 50th-percentile per-token latency.
+//  T: NVIDIA/TensorRT-LLM docs/source/performance.md: v0.5 "Low Latency" 1st-token latency at
+//     batch 1 (H100 FP8 with FP8 KV; A100 FP16) and v0.6.1 H100 FP8 peak throughput (out tok/s/GPU,
+//     gptSessionBenchmark: a static batch, batch · output / latency).
+const std::vector<Row> rows = {
+    // gpt-fast, decode at batch 1 (tokens/s of one sequence).
+    {"G1", "gpt-fast", "llama2-7b", "a100-sxm-80gb", "gpt-fast", 1, "bf16", "bf16", 5, 200, 1, Metric::output_tokens_per_s, 104.9},
+    {"G2", "gpt-fast", "llama2-7b", "a100-sxm-80gb", "gpt-fast", 1, "int8", "bf16", 5, 200, 1, Metric::output_tokens_per_s, 155.58},
+    {"G3", "gpt-fast", "llama2-7b", "a100-sxm-80gb", "gpt-fast", 1, "int4-g32", "bf16", 5, 200, 1, Metric::output_tokens_per_s, 196.80},
+    {"G4", "gpt-fast", "llama2-70b", "a100-sxm-80gb", "gpt-fast", 1, "int8", "bf16", 5, 200, 1, Metric::output_tokens_per_s, 19.13},
+    {"G5", "gpt-fast", "llama2-70b", "a100-sxm-80gb", "gpt-fast", 1, "int4-g32", "bf16", 5, 200, 1, Metric::output_tokens_per_s, 25.25},
+    {"G6", "gpt-fast", "llama2-7b", "a100-sxm-80gb", "gpt-fast", 2, "bf16", "bf16", 5, 200, 1, Metric::output_tokens_per_s, 168.84},
+    {"G7", "gpt-fast", "llama2-7b", "a100-sxm-80gb", "gpt-fast", 4, "bf16", "bf16", 5, 200, 1, Metric::output_tokens_per_s, 254.02},
+    {"G8", "gpt-fast", "llama2-7b", "a100-sxm-80gb", "gpt-fast", 8, "bf16", "bf16", 5, 200, 1, Metric::output_tokens_per_s, 328.43},
+    {"G9", "gpt-fast", "llama2-70b", "a100-sxm-80gb", "gpt-fast", 2, "bf16", "bf16", 5, 200, 1, Metric::output_tokens_per_s, 21.32},
+    {"G10", "gpt-fast", "llama2-70b", "a100-sxm-80gb", "gpt-fast", 4, "bf16", "bf16", 5, 200, 1, Metric::output_tokens_per_s, 38.01},
+    {"G11", "gpt-fast", "llama2-70b", "a100-sxm-80gb", "gpt-fast", 8, "bf16", "bf16", 5, 200, 1, Metric::output_tokens_per_s, 62.50},
+    {"G12", "gpt-fast", "llama2-70b", "a100-sxm-80gb", "gpt-fast", 8, "int8", "bf16", 5, 200, 1, Metric::output_tokens_per_s, 80.44},
+    {"G13", "gpt-fast", "llama2-70b", "a100-sxm-80gb", "gpt-fast", 8, "int4-g32", "bf16", 5, 200, 1, Metric::output_tokens_per_s, 90.77},
+    // LMDeploy TurboMind, A100-80G fp16.
+    {"L1", "lmdeploy", "llama2-7b", "a100-sxm-80gb", "lmdeploy", 1, "fp16", "fp16", 128, 128, 1, Metric::ttft_s, 0.022},
+    {"L2", "lmdeploy", "llama2-7b", "a100-sxm-80gb", "lmdeploy", 1, "fp16", "fp16", 128, 128, 1, Metric::tpot_s, 0.010},
+    {"L3", "lmdeploy", "llama2-7b", "a100-sxm-80gb", "lmdeploy", 1, "fp16", "fp16", 2048, 128, 1, Metric::ttft_s, 0.139},
+    {"L4", "lmdeploy", "llama2-13b", "a100-sxm-80gb", "lmdeploy", 1, "fp16", "fp16", 128, 128, 1, Metric::ttft_s, 0.040},
+    {"L5", "lmdeploy", "llama2-13b", "a100-sxm-80gb", "lmdeploy", 1, "fp16", "fp16", 128, 128, 1, Metric::tpot_s, 0.017},
+    {"L6", "lmdeploy", "llama2-13b", "a100-sxm-80gb", "lmdeploy", 1, "fp16", "fp16", 2048, 128, 1, Metric::ttft_s, 0.242},
+    {"L7", "lmdeploy", "llama2-70b", "a100-sxm-80gb", "lmdeploy", 4, "fp16", "fp16", 128, 128, 1, Metric::ttft_s, 0.074},
+    {"L8", "lmdeploy", "llama2-70b", "a100-sxm-80gb", "lmdeploy", 4, "fp16", "fp16", 128, 128, 1, Metric::tpot_s, 0.029},
+    {"L9", "lmdeploy", "llama2-70b", "a100-sxm-80gb", "lmdeploy", 4, "fp16", "fp16", 2048, 128, 1, Metric::ttft_s, 0.402},
+    {"L10", "lmdeploy", "llama2-7b", "a100-sxm-80gb", "lmdeploy", 1, "fp16", "fp16", 1, 128, 64, Metric::output_tokens_per_s, 4154.81},
+    {"L11", "lmdeploy", "llama2-13b", "a100-sxm-80gb", "lmdeploy", 1, "fp16", "fp16", 1, 128, 64, Metric::output_tokens_per_s, 3049.16},
+    {"L12", "lmdeploy", "llama2-70b", "a100-sxm-80gb", "lmdeploy", 4, "fp16", "fp16", 1, 128, 64, Metric::output_tokens_per_s, 1425.79},
+    // TensorRT-LLM: first-token latency at batch 1 (v0.5).
+    {"T1", "tensorrt-llm", "llama2-7b", "h100-sxm", "tensorrt-llm", 1, "fp8", "fp8", 128, 1, 1, Metric::ttft_s, 0.007},
+    {"T2", "tensorrt-llm", "llama2-7b", "h100-sxm", "tensorrt-llm", 1, "fp8", "fp8", 2048, 1, 1, Metric::ttft_s, 0.036},
+    {"T3", "tensorrt-llm", "llama2-70b", "h100-sxm", "tensorrt-llm", 4, "fp8", "fp8", 128, 1, 1, Metric::ttft_s, 0.026},
+    {"T4", "tensorrt-llm", "llama2-70b", "h100-sxm", "tensorrt-llm", 4, "fp8", "fp8", 2048, 1, 1, Metric::ttft_s, 0.109},
+    {"T5", "tensorrt-llm", "llama2-7b", "a100-sxm-80gb", "tensorrt-llm", 1, "fp16", "fp16", 128, 1, 1, Metric::ttft_s, 0.016},
+    {"T6", "tensorrt-llm", "llama2-7b", "a100-sxm-80gb", "tensorrt-llm", 1, "fp16", "fp16", 2048, 1, 1, Metric::ttft_s, 0.133},
+    {"T7", "tensorrt-llm", "llama2-70b", "a100-sxm-80gb", "tensorrt-llm", 4, "fp16", "fp16", 128, 1, 1, Metric::ttft_s, 0.047},
+    {"T8", "tensorrt-llm", "llama2-70b", "a100-sxm-80gb", "tensorrt-llm", 4, "fp16", "fp16", 2048, 1, 1, Metric::ttft_s, 0.377},
+    // TensorRT-LLM v0.6.1, H100 FP8, peak throughput of a static batch (out tok/s per GPU).
+    {"T9", "tensorrt-llm", "llama2-7b", "h100-sxm", "tensorrt-llm", 1, "fp8", "fp8", 128, 128, 768, Metric::output_tokens_per_s_per_gpu, 19694},
+    {"T10", "tensorrt-llm", "llama2-7b", "h100-sxm", "tensorrt-llm", 1, "fp8", "fp8", 128, 2048, 112, Metric::output_tokens_per_s_per_gpu, 6818},
+    {"T11", "tensorrt-llm", "llama2-7b", "h100-sxm", "tensorrt-llm", 1, "fp8", "fp8", 2048, 128, 80, Metric::output_tokens_per_s_per_gpu, 2244},
+    {"T12", "tensorrt-llm", "llama2-7b", "h100-sxm", "tensorrt-llm", 1, "fp8", "fp8", 2048, 2048, 48, Metric::output_tokens_per_s_per_gpu, 2740},
+    {"T13", "tensorrt-llm", "llama2-70b", "h100-sxm", "tensorrt-llm", 2, "fp8", "fp8", 128, 128, 1024, Metric::output_tokens_per_s_per_gpu, 2657},
+    {"T14", "tensorrt-llm", "llama2-70b", "h100-sxm", "tensorrt-llm", 4, "fp8", "fp8", 128, 2048, 480, Metric::output_tokens_per_s_per_gpu, 1486},
+    {"T15", "tensorrt-llm", "llama2-70b", "h100-sxm", "tensorrt-llm", 2, "fp8", "fp8", 2048, 128, 96, Metric::output_tokens_per_s_per_gpu, 306},
+    {"T16", "tensorrt-llm", "llama2-70b", "h100-sxm", "tensorrt-llm", 2, "fp8", "fp8", 2048, 2048, 64, Metric::output_tokens_per_s_per_gpu, 547},
+};
+
+double predict(const SpecRegistry& specs, const Row& r) {
+  const Model m = specs.model(r.model);
+  const Hardware hw = specs.hardware(r.hardware);
+  InferSetup s;
+  s.tp = r.tp;
+  s.gpus = r.tp;
+  s.weights = weight_format(r.weights);
+  s.kv = kv_format(r.kv);
+  s.input_tokens = r.input;
+  s.output_tokens = r.output;
+  s.memory_bytes = hw.usable_memory_bytes.value_or(hw.memory_bytes);
+  s.engine = specs.engine(r.engine);
+  const InferMemory mem = infer_memory(m, s);
+  const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu);
+  const InferTime it = infer_time(m, s, mem, t, r.batch);
+  switch (r.metric) {
+    case Metric::ttft_s: return it.ttft_s;
+    case Metric::tpot_s: return it.tpot_s;
+    case Metric::output_tokens_per_s: return it.output_tokens_per_s;
+    case Metric::output_tokens_per_s_per_gpu: return it.output_tokens_per_s / static_cast<double>(r.tp);
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("napkin infer against published serving measurements") {
+  const SpecRegistry specs = SpecRegistry::builtin_only();
+  double sum_abs = 0, worst = 0;
+  int within20 = 0;
+  // NAPKIN_VALIDATION_TABLE=1 build/tests/test_infer_validation prints docs/validation/infer.md's table.
+  const bool print = std::getenv("NAPKIN_VALIDATION_TABLE") != nullptr;
+  if (print) std::printf("| id | source | model | GPU | engine | tp | weights/KV | in/out | batch | metric | measured | napkin | error |\n");
+  if (print) std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const Row& r : rows) {
+    const double p = predict(specs, r);
+    const double err = p / r.measured - 1;
+    sum_abs += std::fabs(err);
+    worst = std::max(worst, std::fabs(err));
+    if (std::fabs(err) <= 0.20) ++within20;
+    if (print) std::printf("| %s | %s | %s | %s | %s | %lld | %s/%s | %lld/%lld | %lld | %s | %.4g | %.4g | %+.1f%% |\n", r.id, r.source, r.model, r.hardware, r.engine,
+                r.tp, r.weights, r.kv, r.input, r.output, r.batch, metric_name(r.metric), r.measured, p, 100 * err);
+    CHECK(std::isfinite(p));
+  }
+  const double mean_abs = sum_abs / static_cast<double>(rows.size());
+  if (print) std::printf("rows %zu, within 20%%: %d, mean |error| %.1f%%, worst %.1f%%\n", rows.size(), within20, 100 * mean_abs, 100 * worst);
+  CHECK(rows.size() >= 15);
+  // What docs/validation/infer.md reports as met: the mean |error| under 25%. The targets (every
+  // fixed-batch row within 20%, the mean within 10%) are not met; that page lists the misses.
+  CHECK(mean_abs <= 0.25);
+}
