@@ -101,7 +101,7 @@ TEST_CASE("plan --network names the file and changes the step time") {
   const auto r = run_napkin(base + " --network inter,all_reduce=" + dir + "h100-a3mega-2node-all_reduce.txt");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
-  CHECK(j.dump().find("h100-a3mega-2node-all_reduce.txt (16 ranks, 8 per host") != std::string::npos);
+  CHECK(j.dump().find("h100-a3mega-2node-all_reduce.txt (16 ranks, 8 per host, 8.00 B to 8.59 GB), interpolated") != std::string::npos);
   CHECK(j["plans"][0]["step_time_s"] != plain["plans"][0]["step_time_s"]);
   const auto bad = run_napkin("plan --model llama3-8b --gpus 8 --global-batch 64 --network intra,all_reduce=" + dir + "malformed-order.txt");
   CHECK(bad.exit_code == 2);

@@ -238,8 +238,9 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
         "{} {}: measured by nccl-tests in {} ({} ranks{}, {} to {}), interpolated between its sizes and scaled to each group by the ring "
         "factor{}; below {} at that size's time, above {} at its bus bandwidth (extrapolated)",
         collective_name(m.collective), !m.crosses_domains ? "in every group" : *m.crosses_domains ? "across scale-up domains" : "inside a scale-up domain",
-        m.source, m.ranks, m.ranks_per_host > 0 ? fmt::format(", {} per host", m.ranks_per_host) : "",
-        m.ranks_per_host > 0 ? " and, across domains, by its ranks per host over the group's (one NIC each)" : "", format_si(m.size_bytes.front(), "B", 3), format_si(m.size_bytes.back(), "B", 3), format_si(m.size_bytes.front(), "B", 3),
+        m.source, m.ranks, m.ranks_per_host > 0 ? fmt::format(", {} per host", m.ranks_per_host) : "", format_si(m.size_bytes.front(), "B", 3),
+        format_si(m.size_bytes.back(), "B", 3),
+        m.ranks_per_host > 0 ? " and, across domains, by its ranks per host over the group's (one NIC each)" : "", format_si(m.size_bytes.front(), "B", 3),
         format_si(m.size_bytes.back(), "B", 3)));
   }
 
