@@ -1,5 +1,5 @@
 // Depth bombs for every parser napkin runs on a user's file (issue 16, classes 1 and 11): a
-// config.json, a napkin TOML model or hardware spec, and calibrate's JSON read back by plan.
+// config.json, a napkin TOML model, hardware or engine spec, and calibrate's JSON read back by plan.
 // A value nested 100,000 levels deep (a 200 kB file, under every size cap) once overflowed the
 // stack (SIGSEGV) while napkin built the error message. Each is refused through the real binary
 // in one line naming the file and the depth bound, with exit status 2: never a crash.
@@ -121,7 +121,9 @@ TEST_CASE("TOML specs: nested arrays, inline tables, dotted keys and headers are
     std::ofstream(f) << text;
     for (const std::string& cmd : {"models show " + f, "train --model " + f + " --tokens 1T --gpus 8 --hardware h100-sxm",
                                    "memory --model " + f + " --hardware h100-sxm --gpus 8",
-                                   "plan --model " + f + " --hardware h100-sxm --gpus 8 --global-batch 64", "hardware show " + f}) {
+                                   "plan --model " + f + " --hardware h100-sxm --gpus 8 --global-batch 64", "hardware show " + f,
+                                   "engines show " + f,
+                                   "infer --model llama3-8b --hardware h100-sxm --gpus 1 --input 128 --output 16 --engine " + f}) {
       CAPTURE(cmd);
       check_refused(run_bounded(cmd), name + ".toml:14:", "than napkin reads (64)");
     }
