@@ -22,6 +22,7 @@ const Published kPublished[] = {
     {"gpt2-xl", 1558e6, "openai/gpt-2 README / download_model.py '1558M'"},
     {"gpt3-175b", 175.0e9, "Brown et al. 2020, arXiv:2005.14165, Table 2.1: 175.0B"},
     {"chinchilla-70b", 70e9, "Hoffmann et al. 2022, arXiv:2203.15556, Table 4: 70B"},
+    {"llama-65b", 65.2e9, "Touvron et al. 2023, arXiv:2302.13971, Table 2: 65.2B"},
     {"llama2-7b", 6.74e9, "HF meta-llama/Llama-2-7b-hf safetensors total 6,738,415,616"},
     {"llama2-13b", 13e9, "Touvron et al. 2023, arXiv:2307.09288, Table 1: 13B (HF total 13,015,864,320)"},
     {"llama2-70b", 69e9, "HF meta-llama/Llama-2-70b-hf safetensors total 68,976,648,192"},

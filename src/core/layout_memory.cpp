@@ -229,7 +229,9 @@ StageMemory stage_memory(const Model& m, const Layout& l, const MemorySetup& s, 
     if (g.embedding) g.embedding_bytes = edge.embedding_bytes * g.in_flight;
     // The head's chunk runs each micro-batch's backward right after its forward: one in flight.
     if (g.lm_head) g.output_bytes = edge.output_bytes, g.logits_bytes = edge.logits_bytes;
-    if (g.lm_head && s.runtime_reserve)
+    // With LoRA the library's entry says what its loss keeps of the logits (lora_memory), so the
+    // loss copies are not counted twice.
+    if (g.lm_head && s.runtime_reserve && !s.lora)
       g.loss_copies_bytes = edge.logits_bytes / 4 * cross_entropy_extra_bytes_per_logit(s.cross_entropy);  // logits_bytes: 4 per logit
     if (s.lora) apply_lora_kernels(s.lora->lib, l, g);
     g.activations_bytes = g.layers_in_flight_bytes + g.recompute_working_bytes + g.embedding_bytes + g.output_bytes + g.logits_bytes +
