@@ -115,10 +115,30 @@ std::string after(const std::string& text, const std::string& prefix) {
   return text.rfind(prefix, 0) == 0 ? text.substr(prefix.size()) : std::string();
 }
 
+// The other commands that take `word` as an option ("--lora" → memory, train): a flag a user
+// carried over from another command is not a typo, so say where it belongs.
+std::string option_elsewhere(CLI::App* where, const std::string& word) {
+  CLI::App* root = where;
+  while (root->get_parent()) root = root->get_parent();
+  const std::string name = word.substr(0, word.find('='));
+  std::vector<std::string> commands;
+  for (const CLI::App* sub : root->get_subcommands({})) {
+    if (sub == where) continue;
+    for (const CLI::Option* o : sub->get_options())
+      for (const std::string& l : o->get_lnames())
+        if ("--" + l == name && (commands.empty() || commands.back() != sub->get_name())) commands.push_back(sub->get_name());
+  }
+  if (commands.empty()) return "";
+  return fmt::format(" ({} is an option of {}, not of this command)", name, joined(commands, " and "));
+}
+
 std::string unknown_word(CLI::App* where, const std::string& word) {
   const std::string cmd = command_path(where);
-  if (word.size() > 1 && word[0] == '-')
+  if (word.size() > 1 && word[0] == '-') {
+    const std::string elsewhere = option_elsewhere(where, word);
+    if (!elsewhere.empty()) return fmt::format("{}: unknown option '{}'{}", cmd, word, elsewhere);
     return fmt::format("{}: unknown option '{}'{}", cmd, word, did_you_mean(word, option_names(where)));
+  }
   const auto subs = subcommand_names(where);
   if (!subs.empty())
     return fmt::format("{}: unknown command '{}'{} (commands: {}; see '{} --help')", cmd, word, did_you_mean(word, subs),
