@@ -8,20 +8,13 @@
 #include <string>
 
 #include "bench_signal.hpp"
+#include "cli_checks.hpp"
 #include "cli_helpers.hpp"
 
 using napkin::test::run_napkin;
 
 namespace {
 
-// A bad input is one line on stderr, "napkin: error: ...", and exit status 2.
-void check_one_line_error(const napkin::test::CliResult& r, const std::string& fragment) {
-  CHECK(r.exit_code == 2);
-  CHECK(r.out.empty());
-  CHECK(r.err.rfind("napkin: error: ", 0) == 0);
-  CHECK(r.err.find('\n') == r.err.size() - 1);
-  CHECK_MESSAGE(r.err.find(fragment) != std::string::npos, r.err);
-}
 
 }  // namespace
 

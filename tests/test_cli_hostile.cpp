@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_checks.hpp"
 #include "cli_helpers.hpp"
 
 using napkin::test::CliResult;
@@ -29,14 +30,6 @@ CliResult run_bounded(const std::string& args, const std::string& env = {}) {
   return run_napkin(args, env + (env.empty() ? "" : " ") + "timeout 20");
 }
 
-void check_one_line(const CliResult& r, const std::string& fragment) {
-  CAPTURE(r.err);
-  CHECK(r.exit_code == 2);
-  CHECK(r.out.empty());
-  CHECK(r.err.rfind("napkin: error: ", 0) == 0);
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  CHECK(r.err.find(fragment) != std::string::npos);
-}
 
 const char* kCard =
     "name = \"My Card\"\nvendor = \"Me\"\nmemory_bytes = 16e9\nmemory_bandwidth_bytes_per_s = 1e12\n"
@@ -52,16 +45,16 @@ std::string tiny_model(const std::string& name, const std::string& layers = "2")
 
 TEST_CASE("special files: only regular files are read, and a FIFO is never waited on") {
   const TempDir tmp("napkin_hostile_files");
-  check_one_line(run_bounded("train --hardware /dev/zero --params 1B --tokens 1T --gpus 1"),
+  check_one_line_error(run_bounded("train --hardware /dev/zero --params 1B --tokens 1T --gpus 1"),
                  "/dev/zero: is a character device, expected a spec file");
-  check_one_line(run_bounded("models show /dev/zero"), "/dev/zero: is a character device");
-  check_one_line(run_bounded("models show /dev/urandom"), "/dev/urandom: is a character device");
-  check_one_line(run_bounded("memory --hardware /dev/stdin --gpus 8 </dev/zero"), "/dev/stdin: is a character device");
+  check_one_line_error(run_bounded("models show /dev/zero"), "/dev/zero: is a character device");
+  check_one_line_error(run_bounded("models show /dev/urandom"), "/dev/urandom: is a character device");
+  check_one_line_error(run_bounded("memory --hardware /dev/stdin --gpus 8 </dev/zero"), "/dev/stdin: is a character device");
   const std::string fifo = (tmp / "fifo.toml").string();
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-  check_one_line(run_bounded("models show " + fifo), fifo + ": is a FIFO (named pipe)");
-  check_one_line(run_bounded("train --model " + tmp.str() + "/ --tokens 1T --gpus 8"), ": a folder given as a model must hold a Hugging Face config.json");
-  check_one_line(run_bounded("models show " + (tmp / "none.toml").string()), "none.toml: no such spec file");
+  check_one_line_error(run_bounded("models show " + fifo), fifo + ": is a FIFO (named pipe)");
+  check_one_line_error(run_bounded("train --model " + tmp.str() + "/ --tokens 1T --gpus 8"), ": a folder given as a model must hold a Hugging Face config.json");
+  check_one_line_error(run_bounded("models show " + (tmp / "none.toml").string()), "none.toml: no such spec file");
 }
 
 TEST_CASE("size limit: a spec file over 1 MiB is refused, not read") {
@@ -71,7 +64,7 @@ TEST_CASE("size limit: a spec file over 1 MiB is refused, not read") {
     std::ofstream f(big);
     f << tiny_model("Big") << "notes = \"" << std::string(2 << 20, 'x') << "\"\n";
   }
-  check_one_line(run_bounded("models show " + big), big + ": larger than the 1 MiB a spec file may be");
+  check_one_line_error(run_bounded("models show " + big), big + ": larger than the 1 MiB a spec file may be");
 }
 
 TEST_CASE("spec folders: a symlink loop or a missing path is bad input naming the path") {
@@ -79,13 +72,13 @@ TEST_CASE("spec folders: a symlink loop or a missing path is bad input naming th
   fs::create_symlink(tmp / "b", tmp / "a");
   fs::create_symlink(tmp / "a", tmp / "b");
   const std::string loop = (tmp / "a").string();
-  check_one_line(run_bounded("--spec " + loop + " models list"), loop + ": too many levels of symbolic links");
-  check_one_line(run_bounded("models list", "NAPKIN_SPEC_PATH=" + loop), loop + ": too many levels of symbolic links");
+  check_one_line_error(run_bounded("--spec " + loop + " models list"), loop + ": too many levels of symbolic links");
+  check_one_line_error(run_bounded("models list", "NAPKIN_SPEC_PATH=" + loop), loop + ": too many levels of symbolic links");
   fs::create_directories(tmp / "d");
   fs::create_symlink(tmp / "d" / "y.toml", tmp / "d" / "x.toml");
   fs::create_symlink(tmp / "d" / "x.toml", tmp / "d" / "y.toml");
-  check_one_line(run_bounded("--spec " + (tmp / "d").string() + " hardware list"), "symbolic links");
-  check_one_line(run_bounded("--spec " + (tmp / "nowhere").string() + " hardware list"), "nowhere: no such spec file or folder");
+  check_one_line_error(run_bounded("--spec " + (tmp / "d").string() + " hardware list"), "symbolic links");
+  check_one_line_error(run_bounded("--spec " + (tmp / "nowhere").string() + " hardware list"), "nowhere: no such spec file or folder");
 }
 
 TEST_CASE("lazy loading: a broken user spec does not stop an estimate that does not use it") {
@@ -97,33 +90,33 @@ TEST_CASE("lazy loading: a broken user spec does not stop an estimate that does 
   CAPTURE(r.err);
   CHECK(r.exit_code == 0);
   // Used, or listed: reported with file:line:col.
-  check_one_line(run_napkin(spec + "models show broken"), "broken.toml:3:10: layers: must not be negative, found -1");
-  check_one_line(run_napkin(spec + "hardware list"), "broken.toml:3:10: layers: must not be negative");
-  check_one_line(run_napkin(spec + "models list"), "broken.toml:3:10: layers: must not be negative");
+  check_one_line_error(run_napkin(spec + "models show broken"), "broken.toml:3:10: layers: must not be negative, found -1");
+  check_one_line_error(run_napkin(spec + "hardware list"), "broken.toml:3:10: layers: must not be negative");
+  check_one_line_error(run_napkin(spec + "models list"), "broken.toml:3:10: layers: must not be negative");
 }
 
 TEST_CASE("huge counts and peaks in a spec are refused at load time with the bound") {
   const TempDir tmp("napkin_hostile_counts");
   const std::string deep = (tmp / "deep.toml").string();
   std::ofstream(deep) << tiny_model("Deep", "9223372036854775807");
-  check_one_line(run_bounded("train --model " + deep + " --tokens 1T --gpus 8"),
+  check_one_line_error(run_bounded("train --model " + deep + " --tokens 1T --gpus 8"),
                  "deep.toml:3:10: layers: must be at most 65536, found 9223372036854775807");
   const std::string hot = (tmp / "hot.toml").string();
   std::ofstream(hot) << std::string(kCard).replace(std::string(kCard).find("bf16 = 100"), 10, "bf16 = 1e308");
-  check_one_line(run_bounded("hardware show " + hot), "hot.toml:8:8: dense_tflops.bf16: must be at most 1e7 TFLOP/s, found 1e308");
+  check_one_line_error(run_bounded("hardware show " + hot), "hot.toml:8:8: dense_tflops.bf16: must be at most 1e7 TFLOP/s, found 1e308");
 }
 
 TEST_CASE("control characters from arguments and spec strings are escaped in every output") {
   // An argument: ESC [2J clears the screen, ESC [31m turns it red.
   // (popen runs /bin/sh, which has no $'...': printf writes the bytes.)
   auto r = run_napkin("models show \"$(printf '\\033[2J\\033[31mX')\"");
-  check_one_line(r, "unknown model '\\x1b[2J\\x1b[31mX'");
+  check_one_line_error(r, "unknown model '\\x1b[2J\\x1b[31mX'");
   CHECK(r.err.find('\x1b') == std::string::npos);
   // A newline in an argument cannot make a message two lines.
-  check_one_line(run_napkin("hardware show \"$(printf 'a\\nb')\""), "unknown hardware 'a\\x0ab'");
+  check_one_line_error(run_napkin("hardware show \"$(printf 'a\\nb')\""), "unknown hardware 'a\\x0ab'");
   // A C1 control (U+009B, CSI on some terminals) and a right-to-left override (U+202E), in UTF-8.
   r = run_napkin("models show \"$(printf '\\302\\23331m\\342\\200\\256gpt2')\"");
-  check_one_line(r, "\\u009b31m\\u202egpt2");
+  check_one_line_error(r, "\\u009b31m\\u202egpt2");
   // A spec string, on stdout: the name is shown, its escape is not executed.
   const TempDir tmp("napkin_hostile_ctrl");
   const std::string path = (tmp / "evil.toml").string();
@@ -157,33 +150,33 @@ TEST_CASE("a file name that is not UTF-8 still gives valid JSON") {
 TEST_CASE("long arguments are shortened when echoed") {
   const std::string huge(100000, 'x');
   const auto r = run_napkin("train --model " + huge + " --tokens 1T --gpus 8");
-  check_one_line(r, "unknown model 'xxxx");
+  check_one_line_error(r, "unknown model 'xxxx");
   CHECK(r.err.find("bytes left out") != std::string::npos);
   CHECK(r.err.size() < 1100);
 }
 
 TEST_CASE("parse errors: one line in napkin's words, naming the flag or command") {
-  check_one_line(run_napkin("train --params 1B --tokens 1T --gpus 8 --price 1 --price 2"), "--price: given twice; give it once");
-  check_one_line(run_napkin("train --params"), "--params: needs a value (P)");
-  check_one_line(run_napkin("train --flops-modl 6pd"), "napkin train: unknown option '--flops-modl'; did you mean '--flops-model'?");
-  check_one_line(run_napkin("hardware shwo"), "napkin hardware: unknown command 'shwo'; did you mean 'show'?");
-  check_one_line(run_napkin("models bogus"), "napkin models: unknown command 'bogus' (commands: list, show");
-  check_one_line(run_napkin("hardware"), "napkin hardware: give a command: list or show");
-  check_one_line(run_napkin("hardware list extra"), "napkin hardware list: unexpected argument 'extra'");
-  check_one_line(run_napkin("traim"), "unknown command 'traim'; did you mean 'train'?");
+  check_one_line_error(run_napkin("train --params 1B --tokens 1T --gpus 8 --price 1 --price 2"), "--price: given twice; give it once");
+  check_one_line_error(run_napkin("train --params"), "--params: needs a value (P)");
+  check_one_line_error(run_napkin("train --flops-modl 6pd"), "napkin train: unknown option '--flops-modl'; did you mean '--flops-model'?");
+  check_one_line_error(run_napkin("hardware shwo"), "napkin hardware: unknown command 'shwo'; did you mean 'show'?");
+  check_one_line_error(run_napkin("models bogus"), "napkin models: unknown command 'bogus' (commands: list, show");
+  check_one_line_error(run_napkin("hardware"), "napkin hardware: give a command: list or show");
+  check_one_line_error(run_napkin("hardware list extra"), "napkin hardware list: unexpected argument 'extra'");
+  check_one_line_error(run_napkin("traim"), "unknown command 'traim'; did you mean 'train'?");
   // models show with no name says what to give.
-  check_one_line(run_napkin("models show"), "napkin models show: give NAME (a name from 'list', or a path to a .toml spec, a config.json or a folder holding one)");
-  check_one_line(run_napkin("hardware show"), "napkin hardware show: give NAME");
-  check_one_line(run_napkin("bench --device cpu --json --csv"), "--json excludes --csv");
+  check_one_line_error(run_napkin("models show"), "napkin models show: give NAME (a name from 'list', or a path to a .toml spec, a config.json or a folder holding one)");
+  check_one_line_error(run_napkin("hardware show"), "napkin hardware show: give NAME");
+  check_one_line_error(run_napkin("bench --device cpu --json --csv"), "--json excludes --csv");
 }
 
 TEST_CASE("counts: one syntax for every count flag, integer-typed or not") {
   // --iters is an int inside bench; it reads 1e9 and 2k like --gpus does, and fails the same way.
-  check_one_line(run_napkin("bench --iters 1e9.5"), "--iters: '1e9.5': unknown suffix '.5'");
-  check_one_line(run_napkin("train --params 1B --tokens 1T --gpus 1e9.5"), "--gpus: '1e9.5': unknown suffix '.5'");
-  check_one_line(run_napkin("bench --iters 1e9x"), "--iters: '1e9x': unknown suffix 'x'");
-  check_one_line(run_napkin("bench --iters 1.5"), "--iters must be a whole number, found '1.5'");
-  check_one_line(run_napkin("bench --iters 1e12"), "--iters must be at most 2147483647, found '1e12'");
+  check_one_line_error(run_napkin("bench --iters 1e9.5"), "--iters: '1e9.5': unknown suffix '.5'");
+  check_one_line_error(run_napkin("train --params 1B --tokens 1T --gpus 1e9.5"), "--gpus: '1e9.5': unknown suffix '.5'");
+  check_one_line_error(run_napkin("bench --iters 1e9x"), "--iters: '1e9x': unknown suffix 'x'");
+  check_one_line_error(run_napkin("bench --iters 1.5"), "--iters must be a whole number, found '1.5'");
+  check_one_line_error(run_napkin("bench --iters 1e12"), "--iters must be at most 2147483647, found '1e12'");
 }
 
 TEST_CASE("an empty value is an error naming the flag, for every option of every command") {
@@ -208,13 +201,13 @@ TEST_CASE("an empty value is an error naming the flag, for every option of every
         CAPTURE(sub);
         CAPTURE(flag);
         const std::string args = sub.empty() ? flag + " '' train" : sub + " " + flag + " ''";
-        check_one_line(run_napkin(args), flag + ": empty value");
+        check_one_line_error(run_napkin(args), flag + ": empty value");
         ++checked;
       }
     }
   }
   CHECK(checked >= 40);
-  check_one_line(run_napkin("models show ''"), "napkin models show: empty NAME");
+  check_one_line_error(run_napkin("models show ''"), "napkin models show: empty NAME");
 }
 
 TEST_CASE("a mode refuses every flag it would ignore: memory --table, bench --list-devices") {
@@ -234,7 +227,7 @@ TEST_CASE("a mode refuses every flag it would ignore: memory --table, bench --li
       for (const auto& g : given) {
         CAPTURE(g);
         const CliResult r = run_napkin(command + " " + mode + " " + g);
-        check_one_line(r, "does not apply to '" + command + " " + mode + "'");
+        check_one_line_error(r, "does not apply to '" + command + " " + mode + "'");
         CHECK(r.err.find(g.substr(0, g.find(' '))) != std::string::npos);
         ++refused;
       }
@@ -284,5 +277,5 @@ TEST_CASE("an unreadable spec folder is bad input, also when the suite runs as r
   const int status = pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.err = napkin::test::slurp(err.string());
-  check_one_line(r, locked.string() + ": cannot list the spec folder: Permission denied");
+  check_one_line_error(r, locked.string() + ": cannot list the spec folder: Permission denied");
 }

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "cli_checks.hpp"
 #include "cli_helpers.hpp"
 
 using napkin::test::CliResult;
@@ -25,14 +26,8 @@ CliResult run_bounded(const std::string& args, const std::string& env = {}) {
 
 // One line on stderr naming the fragment, nothing on stdout, exit 2.
 void refused(const std::string& args, const std::string& fragment) {
-  const CliResult r = run_bounded(args);
   CAPTURE(args);
-  CAPTURE(r.err);
-  CHECK(r.exit_code == 2);
-  CHECK(r.out.empty());
-  CHECK(r.err.rfind("napkin: error: ", 0) == 0);
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  CHECK(r.err.find(fragment) != std::string::npos);
+  check_one_line_error(run_bounded(args), fragment);
 }
 
 // Whether this machine has a GPU napkin can bench (the CPU-only answers differ there).

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "cli_checks.hpp"
 #include "cli_helpers.hpp"
 #include "core/model_checks.hpp"
 
@@ -33,13 +34,6 @@ std::string field_of(const Model& m) {
   return p ? p->field + ": " + p->message : "";
 }
 
-void check_refused(const CliResult& r, const std::string& fragment) {
-  CAPTURE(r.err);
-  CHECK(r.exit_code == 2);
-  CHECK(r.out.empty());
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  CHECK(r.err.find(fragment) != std::string::npos);
-}
 
 // A config from tests/data/hf with `change` applied, written to `dir`/config.json.
 std::string changed_config(const TempDir& tmp, const std::string& name, const nlohmann::json& change) {
@@ -92,14 +86,14 @@ TEST_CASE("config.json: the contradictions the TOML loader refuses are refused h
   // Mixtral 8x7B with top-k 9: printed "active 52.34B of total 46.70B" before.
   const std::string mixtral = changed_config(tmp, "dolphin-2.5-mixtral-8x7b", {{"num_experts_per_tok", 9}});
   for (const std::string& cmd : {"models show " + mixtral, "models import " + mixtral, "train --model " + mixtral + " --tokens 1T --gpus 8"})
-    check_refused(run_napkin(cmd), "config.json: moe.experts_per_token (from num_experts_per_tok): exceeds experts (8) (mixtral)");
+    check_one_line_error(run_napkin(cmd), "config.json: moe.experts_per_token (from num_experts_per_tok): exceeds experts (8) (mixtral)");
   // layer_types names one attention kind per layer (transformers' layer_type_validation).
   const std::string types = changed_config(tmp, "mistral-7b-kamila",
                                            {{"sliding_window", 4096}, {"layer_types", std::vector<std::string>(100, "sliding_attention")}});
-  check_refused(run_napkin("models import " + types), "config.json: layer_types: lists 100 layers; num_hidden_layers is 32");
+  check_one_line_error(run_napkin("models import " + types), "config.json: layer_types: lists 100 layers; num_hidden_layers is 32");
   // GPT-NeoX rotary_pct 1e-320: a denormal, accepted before and written to a spec the loader refused.
   const std::string neox = changed_config(tmp, "redpajama-incite-7b-base", {{"rotary_pct", 1e-320}});
-  check_refused(run_napkin("models import " + neox), "config.json: rotary_fraction (from rotary_pct): 1e-320 of head_dim 128");
+  check_one_line_error(run_napkin("models import " + neox), "config.json: rotary_fraction (from rotary_pct): 1e-320 of head_dim 128");
 }
 
 TEST_CASE("config.json: Qwen2 with use_sliding_window and max_window_layers 0 windows every layer") {
@@ -133,12 +127,12 @@ TEST_CASE("TOML: contradictions load no more silently, at the key's line and col
       "context = 8192\ntied_embeddings = true\npositions = \"rotary\"\nbias = \"none\"\nnorm = \"rmsnorm\"\n";
   const std::string long_seq = (tmp / "seq.toml").string();
   std::ofstream(long_seq) << base + "seq_len = 100000\nseq_len_source = \"test\"\n";
-  check_refused(run_napkin("models show " + long_seq), "seq.toml:14:11: seq_len: exceeds context (8192)");
+  check_one_line_error(run_napkin("models show " + long_seq), "seq.toml:14:11: seq_len: exceeds context (8192)");
   const std::string mla = (tmp / "mla.toml").string();
   std::ofstream(mla) << base + "kv_heads = 2\n[mla]\nq_lora_rank = 0\nkv_lora_rank = 32\nqk_nope_head_dim = 16\n"
                                "qk_rope_head_dim = 8\nv_head_dim = 16\n";
-  check_refused(run_napkin("models show " + mla), "mla.toml:14:12: kv_heads: has no meaning beside [mla]");
+  check_one_line_error(run_napkin("models show " + mla), "mla.toml:14:12: kv_heads: has no meaning beside [mla]");
   const std::string rot = (tmp / "rot.toml").string();
   std::ofstream(rot) << base + "rotary_fraction = 0.01\n";  // 0.16 of head_dim 16's dimensions
-  check_refused(run_napkin("models show " + rot), "rot.toml:14:19: rotary_fraction: 0.01 of head_dim 16 rotates fewer than 2");
+  check_one_line_error(run_napkin("models show " + rot), "rot.toml:14:19: rotary_fraction: 0.01 of head_dim 16 rotates fewer than 2");
 }

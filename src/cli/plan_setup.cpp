@@ -233,15 +233,15 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   net.scale_up_mesh = ic.scale_up_mesh;
   for (const std::string& v : f.network) {
     net.measured.push_back(network_flag(v));
-    const MeasuredCurve& m = net.measured.back();
+    const MeasuredCurve& c = net.measured.back();
     ps.assumptions.push_back(fmt::format(
         "{} {}: measured by nccl-tests in {} ({} ranks{}, {} to {}), interpolated between its sizes and scaled to each group by the ring "
         "factor{}; below {} at that size's time, above {} at its bus bandwidth (extrapolated)",
-        collective_name(m.collective), !m.crosses_domains ? "in every group" : *m.crosses_domains ? "across scale-up domains" : "inside a scale-up domain",
-        m.source, m.ranks, m.ranks_per_host > 0 ? fmt::format(", {} per host", m.ranks_per_host) : "", format_si(m.size_bytes.front(), "B", 3),
-        format_si(m.size_bytes.back(), "B", 3),
-        m.ranks_per_host > 0 ? " and, across domains, by its ranks per host over the group's (one NIC each)" : "", format_si(m.size_bytes.front(), "B", 3),
-        format_si(m.size_bytes.back(), "B", 3)));
+        collective_name(c.collective), !c.crosses_domains ? "in every group" : *c.crosses_domains ? "across scale-up domains" : "inside a scale-up domain",
+        c.source, c.ranks, c.ranks_per_host > 0 ? fmt::format(", {} per host", c.ranks_per_host) : "", format_si(c.size_bytes.front(), "B", 3),
+        format_si(c.size_bytes.back(), "B", 3),
+        c.ranks_per_host > 0 ? " and, across domains, by its ranks per host over the group's (one NIC each)" : "", format_si(c.size_bytes.front(), "B", 3),
+        format_si(c.size_bytes.back(), "B", 3)));
   }
 
   auto from = [](const std::string& flag, const char* name) { return flag.empty() ? std::string("spec") : std::string(name); };

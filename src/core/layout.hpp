@@ -50,7 +50,7 @@ std::optional<std::string> layout_problem(const Model& m, const Layout& l, long 
 // Throws Error (bad input) with layout_problem's message.
 void validate_layout(const Model& m, const Layout& l, std::optional<long long> seq = std::nullopt);
 
-// The layers pipeline stage `stage` (0-based) holds, counted in O(interleave). The model is cut
+// The layers pipeline stage `stage` (0-based) holds, counted in closed form (O(1)). The model is cut
 // into pp·v chunks in order (v = interleave; v = 1: the chunks are the stages); the first
 // (layers mod pp·v) chunks hold ceil(layers/(pp·v)) layers, the others floor — Megatron's rule
 // for uneven stages, applied to chunks — and stage i holds chunks i, i+pp, ..., i+(v−1)·pp.

@@ -46,7 +46,7 @@ void rank_by_evidence(std::vector<Plan>& plans);
 
 struct PlanSearch {
   std::vector<Plan> plans;            // fitting layouts, fastest first, at most `top`, one per (tp, cp, pp, ep)
-  long long candidates = 0;           // combinations enumerated
+  long long candidates = 0;           // combinations considered (groups refused by one rule are counted, not built)
   long long valid = 0;                // that the model, batch and network allow
   long long fitting = 0;              // that also fit in memory
   std::optional<Plan> closest;        // nothing fits: the valid layout needing the least memory
