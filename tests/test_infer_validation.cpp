@@ -127,7 +127,7 @@ double predict(const SpecRegistry& specs, const Row& r) {
 
 TEST_CASE("napkin infer against published serving measurements") {
   const SpecRegistry specs = SpecRegistry::builtin_only();
-  double sum_abs = 0, worst = 0;
+  double sum_abs = 0, worst = 0, worst_batch1 = 0;
   int within20 = 0;
   // NAPKIN_VALIDATION_TABLE=1 build/tests/test_infer_validation prints docs/validation/infer.md's table.
   const bool print = std::getenv("NAPKIN_VALIDATION_TABLE") != nullptr;
@@ -139,6 +139,7 @@ TEST_CASE("napkin infer against published serving measurements") {
     sum_abs += std::fabs(err);
     worst = std::max(worst, std::fabs(err));
     if (std::fabs(err) <= 0.20) ++within20;
+    if (r.batch == 1) worst_batch1 = std::max(worst_batch1, std::fabs(err));
     if (print) std::printf("| %s | %s | %s | %s | %s | %lld | %s/%s | %lld/%lld | %lld | %s | %.4g | %.4g | %+.1f%% |\n", r.id, r.source, r.model, r.hardware, r.engine,
                 r.tp, r.weights, r.kv, r.input, r.output, r.batch, metric_name(r.metric), r.measured, p, 100 * err);
     CHECK(std::isfinite(p));
@@ -146,7 +147,9 @@ TEST_CASE("napkin infer against published serving measurements") {
   const double mean_abs = sum_abs / static_cast<double>(rows.size());
   if (print) std::printf("rows %zu, within 20%%: %d, mean |error| %.1f%%, worst %.1f%%\n", rows.size(), within20, 100 * mean_abs, 100 * worst);
   CHECK(rows.size() >= 15);
-  // What docs/validation/infer.md reports as met: the mean |error| under 25%. The targets (every
-  // fixed-batch row within 20%, the mean within 10%) are not met; that page lists the misses.
-  CHECK(mean_abs <= 0.25);
+  // What docs/validation/infer.md reports as met: the mean |error| under 17% (15.7%), every batch-1
+  // latency row within 30% (the worst, L7, −27.8%). The targets (every fixed-batch row within 20%,
+  // the mean within 10%) are not met; that page lists the misses.
+  CHECK(mean_abs <= 0.17);
+  CHECK(worst_batch1 <= 0.30);
 }

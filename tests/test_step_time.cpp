@@ -228,7 +228,7 @@ TEST_CASE("bad batches and context parallelism without flash attention") {
   CHECK_THROWS_WITH_AS(step_time(toy(), c, s), doctest::Contains("--cp 2 needs flash attention"), Error);
 }
 
-TEST_CASE("the default GEMM curve: roofline plus a per-launch cost") {
+TEST_CASE("the default GEMM curve: roofline, a flat product's exposed time and a per-launch cost") {
   // The compute-bound efficiency: MAMF × 0.935 (A100 SXM 0.869 → 0.8125, H100 SXM 0.803 → 0.7508,
   // H100 fp8 0.709 → 0.6629), 0.73 for a part the MAMF table does not list.
   CHECK(gemm_peak_efficiency("a100-sxm-80gb", Dtype::bf16) == near(0.812515));
@@ -240,13 +240,24 @@ TEST_CASE("the default GEMM curve: roofline plus a per-launch cost") {
   g.peak_efficiency = 0.81;
   g.peak_flops_per_s = 312e12;
   g.memory_bandwidth_bytes_per_s = 2.039e12;
+  const double bw = 0.83 * 2.039e12;  // the STREAM fraction of the datasheet bandwidth
   // 8192³: 1.0995e12 FLOPs at 0.81 · 312 TFLOP/s = 4.3507 ms (compute-bound: 3·8192²·2 bytes
-  // = 403 MB at 1.692 TB/s is 0.238 ms), + 8 µs.
-  CHECK(g.time_s(8192, 8192, 8192) == near(1.0995116e12 / (0.81 * 312e12) + 8e-6).epsilon(1e-6));
+  // = 403 MB at 1.692 TB/s is 0.238 ms, exposed over its 64 rows of 128-row tiles), + 8 µs.
+  CHECK(g.time_s(8192, 8192, 8192) == near(1.0995116e12 / (0.81 * 312e12) + 3.0 * 8192 * 8192 * 2 / bw / 64 + 8e-6).epsilon(1e-6));
   // A skinny product 802816×192×768 is memory-bound: (802816·768 + 768·192 + 802816·192)·2 =
-  // 1,541,701,632 bytes at 0.83 · 2.039 TB/s = 0.911 ms (compute 0.937 ms wins narrowly).
-  CHECK(g.time_s(802816, 192, 768) == near(2.0 * 802816 * 192 * 768 / (0.81 * 312e12) + 8e-6).epsilon(1e-6));
-  CHECK(g.time_s(1 << 20, 16, 16) == near((double(1 << 20) * 16 * 2 + 256 * 2 + double(1 << 20) * 16 * 2) / (0.83 * 2.039e12) + 8e-6).epsilon(1e-6));
+  // 1,541,701,632 bytes at 0.83 · 2.039 TB/s = 0.911 ms (compute 0.937 ms wins narrowly; the
+  // memory time over 6272 rows of tiles is exposed).
+  CHECK(g.time_s(802816, 192, 768) == near(2.0 * 802816 * 192 * 768 / (0.81 * 312e12) + 1541701632.0 / bw / 6272 + 8e-6).epsilon(1e-6));
+  const double skinny_bytes = double(1 << 20) * 16 * 2 + 256 * 2 + double(1 << 20) * 16 * 2;
+  CHECK(g.time_s(1 << 20, 16, 16) == near(skinny_bytes / bw + 2.0 * (1 << 20) * 16 * 16 / (0.81 * 312e12) / 8192 + 8e-6).epsilon(1e-6));
+  // A flat product, a 128-token prefill of a 4096×12288 projection: one row of tiles, so its
+  // weight reads and its math add up: 1.2885e10 FLOPs at 252.72 TFLOP/s = 50.98 µs, plus
+  // (128·4096 + 4096·12288 + 128·12288)·2 = 104,857,600 bytes at 1.692 TB/s = 61.96 µs, + 8 µs.
+  CHECK(g.time_s(128, 12288, 4096) == near(2.0 * 128 * 12288 * 4096 / (0.81 * 312e12) + 104857600.0 / bw + 8e-6).epsilon(1e-6));
+  // Twice the tokens, two rows of tiles: the math (101.97 µs) now outlasts the reads (108.9 MB,
+  // 64.37 µs), and half of the reads are exposed.
+  const double flops256 = 2.0 * 256 * 12288 * 4096, bytes256 = (256.0 * 4096 + 4096.0 * 12288 + 256.0 * 12288) * 2;
+  CHECK(g.time_s(256, 12288, 4096) == near(flops256 / (0.81 * 312e12) + bytes256 / bw / 2 + 8e-6).epsilon(1e-6));
   // Calibrated times: exact shapes as measured; other shapes scaled by the median ratio.
   const GemmTimeModel m = measured_gemm_model(g, {{8192, 8192, 8192, 2 * g.curve_time_s(8192, 8192, 8192)}}, "cal.json");
   CHECK(m.time_s(8192, 8192, 8192) == near(2 * g.curve_time_s(8192, 8192, 8192)));

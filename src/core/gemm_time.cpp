@@ -31,13 +31,18 @@ double gemm_peak_efficiency(std::string_view hardware_key, Dtype dtype) {
   return gemm_peak_efficiency_unknown;
 }
 
+double flat_gemm_exposed_s(double compute_s, double memory_s, long long m) {
+  const double rows = std::ceil(static_cast<double>(std::max(1LL, m)) / gemm_tile_m);
+  return std::min(compute_s, memory_s) / rows;
+}
+
 double GemmTimeModel::curve_time_s(long long m, long long n, long long k) const {
   const double M = static_cast<double>(m), N = static_cast<double>(n), K = static_cast<double>(k);
   const double flops = 2 * M * N * K;
   const double bytes = (M * K + K * N + M * N) * value_bytes;
   const double compute = flops / (peak_flops_per_s * peak_efficiency);
   const double memory = bytes / (memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
-  return std::max(compute, memory) + gemm_launch_s;
+  return std::max(compute, memory) + flat_gemm_exposed_s(compute, memory, m) + gemm_launch_s;
 }
 
 double GemmTimeModel::time_s(long long m, long long n, long long k) const {

@@ -5,9 +5,10 @@
 //              as measured; other shapes get the default curve scaled by the median ratio
 //              measured / curve over the measured shapes);
 //   fraction — one efficiency F for every product: time = FLOPs / (peak · F);
-//   curve    — the default: a roofline with a per-launch cost,
-//              time = max(FLOPs / (peak · peak_efficiency),
-//                         bytes / (bandwidth · memory_bandwidth_efficiency)) + gemm_launch_s,
+//   curve    — the default: a roofline with a per-launch cost and a flat product's exposed time,
+//              compute = FLOPs / (peak · peak_efficiency),
+//              memory  = bytes / (bandwidth · memory_bandwidth_efficiency),
+//              time = max(compute, memory) + min(compute, memory) / ⌈m / gemm_tile_m⌉ + gemm_launch_s,
 //              bytes = (m·k + k·n + m·n) · value bytes (A and B read once, C written once).
 #include <optional>
 #include <string>
@@ -41,6 +42,19 @@ inline constexpr double memory_bandwidth_efficiency = 0.83;
 // the last wave): 1024³ fp16 on A100 takes 18.0 µs against 8.4 µs at 0.81 of peak (9.6 µs more);
 // 1024³ fp8 on H100 7.8 µs against 1.3 µs (6.5 µs more) (same sources). Mean: 8 µs.
 inline constexpr double gemm_launch_s = 8e-6;
+// Rows of the output one thread block computes: CUTLASS's default tile for tensor-core products
+// (include/cutlass/gemm/device/default_gemm_configuration.h, DefaultGemmConfiguration<OpClassTensorOp,
+// Sm80 / Sm89>: ThreadblockShape GemmShape<128, 256, 64>).
+inline constexpr double gemm_tile_m = 128;
+// A flat product (m of one or a few tile rows: a prefill of a short prompt, a decode batch) does not
+// overlap its weight reads with its math: each thread block streams its panel of B once and
+// multiplies it, so loads and math follow each other instead of hiding behind other blocks'
+// (Hong et al. 2023, FlashDecoding++, arXiv 2311.01282 §4: flat GEMMs lose over 50% in cuBLAS and
+// CUTLASS, which tile m to 64 or more to hide memory latency). With ⌈m / gemm_tile_m⌉ rows of tiles
+// the reads of one row hide behind the others' math, so the exposed part is the smaller of the two
+// times over the rows: all of it for m ≤ 128, under 1% of a training product (m = 4096 tokens: 32
+// rows, and its memory time is a tenth of its math).
+double flat_gemm_exposed_s(double compute_s, double memory_s, long long m);
 
 struct MeasuredGemm {
   long long m = 0, n = 0, k = 0;

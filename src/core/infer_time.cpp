@@ -118,7 +118,9 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
   const double attention_rate = (t.attention_peak_flops_per_s > 0 ? t.attention_peak_flops_per_s : t.peak_flops_per_s) * flash_attention_efficiency;
   const double attention_compute_s = attention_flops / attention_rate;
   st.compute_s = d(s.pp) * (gemm_compute_s + attention_compute_s);
-  st.gemm_s = d(s.pp) * std::max(weight_read / bw, gemm_compute_s);
+  // A decode batch is a flat product (m = batch): its weight reads and its math add up over one
+  // row of tiles (core/gemm_time.hpp, flat_gemm_exposed_s), as on the prefill's curve.
+  st.gemm_s = d(s.pp) * (std::max(weight_read / bw, gemm_compute_s) + flat_gemm_exposed_s(gemm_compute_s, weight_read / bw, batch));
   st.attention_s = d(s.pp) * std::max(st.kv_bytes / bw, attention_compute_s);
   st.tp_comm_s = tp_all_reduces_s(s, t, 2 * d(m.layers), b, m);
   st.pp_comm_s = pp_sends_s(s, t, b, m);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/gemm_time.hpp"
 #include "report/format.hpp"
 #include "report/json_count.hpp"
 #include "report/table.hpp"
@@ -54,9 +55,10 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
                             ms(t.prefill.gemm_s), ms(t.prefill.attention_s), ms(t.prefill.memory_bound_s), ms(t.prefill.head_s),
                             ms(t.prefill.tp_comm_s + t.prefill.pp_comm_s), ms(t.ttft_s)));
   for (const DecodeStep* st : {&t.first, &t.last})
-    out.push_back(fmt::format("decode step at context {}: max(memory ({} weights + {} KV) / {} = {}, products {} FLOP / peak = {}) + tp {} + floor {} = {}",
-                              format_sig(st->context, 6), bytes(st->weight_bytes), bytes(st->kv_bytes), format_si(bw, "B/s", 3), ms(st->memory_s),
-                              format_sci(st->flops, 3), ms(st->compute_s), ms(st->tp_comm_s + st->pp_comm_s), ms(st->overhead_s), ms(st->step_s)));
+    out.push_back(fmt::format("decode step at context {}: products {} (max of {} weights at {} and their FLOPs, plus the lesser over ⌈batch/{}⌉: "
+                              "a flat product) + attention {} (max of {} KV read and its FLOPs) + tp {} + floor {} = {}",
+                              format_sig(st->context, 6), ms(st->gemm_s), bytes(st->weight_bytes), format_si(bw, "B/s", 3), gemm_tile_m,
+                              ms(st->attention_s), bytes(st->kv_bytes), ms(st->tp_comm_s + st->pp_comm_s), ms(st->overhead_s), ms(st->step_s)));
   out.push_back(fmt::format("TPOT = mean of the {} steps = {}; output = {} replica(s) × {} × {} tokens / ({} + {}) = {}", s.output_tokens - 1,
                             ms(t.tpot_s), t.replicas, t.batch, s.output_tokens, ms(t.ttft_s), ms(t.decode_s), per_s(t.output_tokens_per_s)));
   return out;
