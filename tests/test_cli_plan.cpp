@@ -403,4 +403,21 @@ TEST_CASE("train --mfu predicted: the best plan's token rate, and the layout it 
   check_bad("train --model llama3-70b --tokens 15T --gpus 8 --global-batch 8", "--global-batch only matters with --mfu predicted");
   // Nothing fits: the plan's message, exit 1.
   check_bad("train --model llama3.1-405b --tokens 15T --gpus 8 --mfu predicted --global-batch 8 --seq 8192", "--mfu predicted: no layout", 1);
+  // --framework only prices a predicted plan, and is named like plan's.
+  check_bad("train --model llama3-70b --tokens 15T --gpus 8 --mfu 0.4 --framework fsdp", "--framework only matters with --mfu predicted");
+  check_bad(base + " --gpus 1024 --global-batch 1024 --framework torchtitn", "did you mean 'torchtitan'");
+}
+
+TEST_CASE("train --mfu predicted --framework: the framework's best plan, the same as plan's") {
+  // Llama 3 8B on 64 H100 with torchtitan: train's days are plan's best token rate under the same
+  // framework, and its source names the framework; megatron's plan is a different rate.
+  const std::string plan8 = "plan --model llama3-8b --hardware h100-sxm --gpus 64 --global-batch 512 --seq 8192 --top 1 --json";
+  const double titan = json_of(plan8 + " --framework torchtitan")["plans"][0]["tokens_per_s"].get<double>();
+  const double megatron = json_of(plan8)["plans"][0]["tokens_per_s"].get<double>();
+  CHECK(titan < megatron);  // FlashAttention-2 at 0.35 of an H100 and eager kernels (frameworks/torchtitan.toml)
+  const auto r = run_napkin("train --model llama3-8b --hardware h100-sxm --tokens 1T --gpus 64 --mfu predicted --global-batch 512 --seq 8192 --framework torchtitan --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["days"].get<double>() == doctest::Approx(1e12 / titan / 86400).epsilon(1e-6));
+  CHECK(j["mfu_source"].get<std::string>().find("framework torchtitan") != std::string::npos);
 }

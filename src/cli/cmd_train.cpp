@@ -18,7 +18,7 @@ namespace napkin::cli {
 namespace {
 
 struct TrainOptions {
-  std::string model, params, tokens, gpus, days, budget, seq, global_batch;
+  std::string model, params, tokens, gpus, days, budget, seq, global_batch, framework;
   std::string hardware = "h100-sxm";
   std::string mfu = "0.5";
   std::string dtype = "bf16";
@@ -136,9 +136,11 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
     const long long seq = !o.seq.empty() ? whole_flag(o.seq, "--seq") : model->seq_len > 0 ? model->seq_len : model->context;
     const GlobalBatch batch = global_batch_flag(o.global_batch, seq);
     if (batch.warning) r.warnings.push_back(*batch.warning);
-    predicted = predicted_rate(*model, hw, whole_flag(o.gpus, "--gpus"), batch.sequences, seq, r.dtype);
+    predicted = predicted_rate(*model, hw, whole_flag(o.gpus, "--gpus"), batch.sequences, seq, r.dtype, o.framework);
   } else if (!o.global_batch.empty()) {
     throw Error("--global-batch only matters with --mfu predicted");
+  } else if (!o.framework.empty()) {
+    throw Error("--framework only matters with --mfu predicted (the framework prices the plan's step; a given --mfu already includes it)");
   }
   // All four of params, tokens, GPUs and days given, and no --mfu: solve for the MFU the run
   // implies (the usual check of a published run).
@@ -243,6 +245,9 @@ void setup_train(CLI::App& app, Context& ctx) {
   sub->add_option("--days", o->days, "Wall-clock days (leave out params, tokens or gpus to solve for it; give all four to solve for the MFU)")->type_name("DAYS");
   sub->add_option("--mfu", o->mfu, "Model FLOPs utilisation: 0.45 or 45% [0.5], 'measured' (bench), 'calibrated' (the model's own products) or 'predicted' (napkin plan's best layout)")->type_name("F");
   sub->add_option("--global-batch", o->global_batch, "Sequences per step (or tokens with their unit: 4Mtok), for --mfu predicted")->type_name("B");
+  sub->add_option("--framework", o->framework,
+                  "With --mfu predicted: the training framework whose behaviour the plan prices (napkin frameworks list, or a .toml) [megatron]")
+      ->type_name("NAME|FILE");
   sub->add_option("--dtype", o->dtype, "Dtype whose peak is used: bf16, fp16, fp8, tf32, fp32, ... [bf16]")->type_name("DTYPE");
   sub->add_flag("--sparse", o->sparse, "Use the 2:4-sparse tensor peak (training runs dense: warns)");
   sub->add_option("--seq", o->seq, "Sequence length for the attention term [the model's pre-training seq_len, else its context]")->type_name("T");

@@ -293,8 +293,10 @@ std::string nothing_fits_message(const Model& m, const Hardware& hw, const PlanS
 
 namespace napkin::cli {
 
-PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus, long long global_batch, long long seq, Dtype dtype) {
+PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus, long long global_batch, long long seq, Dtype dtype,
+                             const std::string& framework) {
   PlanFlags f;
+  f.framework = framework;
   f.gpus = std::to_string(gpus);
   f.global_batch = std::to_string(global_batch);
   f.seq = std::to_string(seq);
@@ -310,10 +312,10 @@ PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus,
   r.tokens_per_s_per_gpu = p.time.tokens_per_s / static_cast<double>(gpus);
   r.mfu_low = p.mfu_bar.low, r.mfu_high = p.mfu_bar.high, r.validated_by = p.mfu_bar.validated_by;
   for (const std::string& u : p.mfu_bar.unvalidated) r.caveats.push_back("unvalidated: " + u);
-  r.layout = fmt::format("tp {} · cp {} · pp {} · dp {}{}, micro-batch {}{}, sequence parallel {}, recompute {}, ZeRO {}", l.tp, l.cp, l.pp, l.dp,
+  r.layout = fmt::format("tp {} · cp {} · pp {} · dp {}{}, micro-batch {}{}, sequence parallel {}, recompute {}, ZeRO {}, {}", l.tp, l.cp, l.pp, l.dp,
                          l.ep > 1 ? fmt::format(" (ep {})", l.ep) : "", l.micro_batch,
                          l.interleave > 1 ? fmt::format(", interleave {}", l.interleave) : "", l.sequence_parallel ? "yes" : "no",
-                         recompute_name(l.recompute), l.zero);
+                         recompute_name(l.recompute), l.zero, "framework " + setup.framework.key);
   r.caveats = validation_caveats(m, hw.key, p);
   if (auto c = domain_caveat(p, setup.query.step.net.domain_gpus)) r.caveats.push_back(*c);
   return r;

@@ -60,7 +60,9 @@ struct PredictedRate {
   std::string layout;              // "tp 8 · cp 1 · pp 4 · dp 32, micro-batch 1, ..."
   std::vector<std::string> caveats;  // validation_caveats of that layout
 };
-PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus, long long global_batch, long long seq, Dtype dtype);
+// `framework`: a name or file as plan's --framework takes it (empty: plan's default).
+PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus, long long global_batch, long long seq, Dtype dtype,
+                             const std::string& framework = {});
 
 // Where the best plan leaves what docs/validation checked (context or expert parallelism,
 // hardware with no measured row): one line each, for the answer's assumptions.
