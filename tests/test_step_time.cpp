@@ -322,3 +322,22 @@ TEST_CASE("pinned: the context-parallel K/V block when tp exceeds the KV heads")
   const StepTime t = step_time(m, l, setup());
   CHECK(t.cp.bytes == 1024);
 }
+
+TEST_CASE("fp8 products leave the flash kernels at the bf16 peak") {
+  // The toy at micro-batch 2, seq 32, tp 1: useful causal forward attention FLOPs =
+  // b · heads · s · s · (d_qk + d_v) = 2 · 4 · 32 · 32 · 32 = 262,144. With the products on an fp8
+  // peak of 200 TFLOP/s and the attention peak left at 100 TFLOP/s (bf16), the flash kernel runs
+  // at 0.6 · 100 TFLOP/s: 262,144 / 6e13 = 4.369 ns forward, 2.5 × that backward.
+  Layout l;
+  l.micro_batch = 2;
+  StepSetup s = setup();
+  s.peak_flops_per_s = 200e12;
+  s.attention_peak_flops_per_s = 100e12;
+  const LayerCost c = layer_cost(toy(), l, s);
+  CHECK(c.attention_fwd_flops == near(262144.0));
+  CHECK(c.attention_fwd_s == near(262144.0 / (0.6 * 100e12)).epsilon(1e-9));
+  CHECK(c.attention_bwd_s == near(2.5 * 262144.0 / (0.6 * 100e12)).epsilon(1e-9));
+  // Unset, the products' peak is the flash kernels' too.
+  s.attention_peak_flops_per_s = 0;
+  CHECK(layer_cost(toy(), l, s).attention_fwd_s == near(262144.0 / (0.6 * 200e12)).epsilon(1e-9));
+}

@@ -146,6 +146,7 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   const auto peak = hw.dense_peak(ps.dtype);
   if (!peak) throw Error(fmt::format("--dtype: {} has no {} peak in its spec", hw.key, f.dtype));
   q.step.peak_flops_per_s = *peak;
+  if (dtype_bytes(ps.dtype) < 2) q.step.attention_peak_flops_per_s = hw.dense_peak(Dtype::bf16).value_or(hw.dense_peak(Dtype::fp16).value_or(*peak));
   q.step.memory_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
   q.gpu_generation = gpu_generation(hw.key);
   const Optimizer& opt = find_optimizer(f.optimizer);

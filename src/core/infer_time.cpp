@@ -136,7 +136,8 @@ Prefill prefill_time(const Model& m, const InferSetup& s, const InferTimeSetup& 
   l.micro_batch = batch;
   StepSetup ss;
   ss.seq = s.input_tokens;
-  ss.peak_flops_per_s = t.attention_peak_flops_per_s > 0 ? t.attention_peak_flops_per_s : t.peak_flops_per_s;
+  ss.peak_flops_per_s = t.peak_flops_per_s;
+  ss.attention_peak_flops_per_s = t.attention_peak_flops_per_s;
   ss.memory_bandwidth_bytes_per_s = t.memory_bandwidth_bytes_per_s;
   ss.gemm = t.gemm;
   const LayerCost c = layer_cost(m, l, ss);

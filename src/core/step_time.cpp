@@ -149,7 +149,7 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   // Attention core: useful (causal) forward FLOPs of s/cp queries against all s keys.
   c.attention_fwd_flops = d(l.micro_batch) * heads_local * d(local_seq) * d(s.seq) * (qk_head_dim(m) + v_head_dim(m));
   if (s.flash_attention) {
-    const double rate = s.peak_flops_per_s * s.flash_efficiency;
+    const double rate = (s.attention_peak_flops_per_s > 0 ? s.attention_peak_flops_per_s : s.peak_flops_per_s) * s.flash_efficiency;
     c.attention_fwd_s = c.attention_fwd_flops / rate;
     c.attention_bwd_s = flash_backward_over_forward * c.attention_fwd_flops / rate;
   } else {

@@ -87,6 +87,10 @@ struct StepSetup {
   long long kernels_per_layer = 0;  // forward kernels a layer launches; 0: no launch floor
   double flash_efficiency = flash_attention_efficiency;  // of the dense peak (flash_efficiency_for)
   double peak_flops_per_s = 0;               // dense, for the dtype
+  // The flash kernels' dense peak: they run in bf16 when the products run in fp8 (Transformer
+  // Engine's DotProductAttention keeps bf16 unless fp8_dpa is set, off by default; torchtitan's
+  // Float8 converts only nn.Linear). 0: peak_flops_per_s.
+  double attention_peak_flops_per_s = 0;
   double memory_bandwidth_bytes_per_s = 0;
   GemmTimeModel gemm;
   Network net;

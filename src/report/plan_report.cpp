@@ -274,7 +274,8 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
                    format_sci(c.gemm_fwd_flops, 4), secs(c.gemm_fwd_s), pct(gemm_eff), format_si(peak, "FLOP/s"), s.gemm.source, secs(c.gemm_bwd_s));
   if (s.flash_attention)
     o += fmt::format("  attention (flash)  {} useful FLOP forward / ({} × {}) = {}; backward {} × = {}\n", format_sci(c.attention_fwd_flops, 4),
-                     format_si(peak, "FLOP/s"), s.flash_efficiency, secs(c.attention_fwd_s), flash_backward_over_forward, secs(c.attention_bwd_s));
+                     format_si(s.attention_peak_flops_per_s > 0 ? s.attention_peak_flops_per_s : peak, "FLOP/s"), s.flash_efficiency,
+                     secs(c.attention_fwd_s), flash_backward_over_forward, secs(c.attention_bwd_s));
   else
     o += fmt::format("  attention          Q·Kᵀ and P·V as dense products + softmax{} over the scores: forward {}, backward {}\n",
                      s.dropout ? " and dropout" : "", secs(c.attention_fwd_s), secs(c.attention_bwd_s));
