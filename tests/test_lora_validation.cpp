@@ -23,6 +23,10 @@ struct Row {
   long long micro_batch, seq;
   Recompute recompute;
   double measured_bytes;
+  // The measurement is a GPU's size (the longest context that fits): the run needs its peak plus
+  // what napkin's verdict holds back beside it (core/runtime_memory.hpp: the CUDA context, the
+  // library workspaces and the allocator's overhead; no NCCL communicator in a one-process run).
+  bool capacity = false;
 };
 
 constexpr double GB = 1e9, GiB = 1073741824.0;
@@ -48,31 +52,33 @@ const Row rows[] = {
      Recompute::full, 16.2 * GiB},
     {"torchtune README, Llama 3.1 8B QLoRA, 1x 4090", "llama3-8b", "torchtune-compile", "nf4", 8, "all-linear", 2, 2048, Recompute::full,
      7.4 * GiB},
-    {"Unsloth benchmarks, 8 GB: Unsloth fits 2,972 tokens", "llama3-8b", "unsloth", "nf4", 32, "all-linear", 1, 2972, Recompute::full, 8 * GB},
+    {"Unsloth benchmarks, 8 GB: Unsloth fits 2,972 tokens", "llama3-8b", "unsloth", "nf4", 32, "all-linear", 1, 2972, Recompute::full, 8 * GB, true},
     {"Unsloth benchmarks, 12 GB: Unsloth fits 21,848 tokens", "llama3-8b", "unsloth", "nf4", 32, "all-linear", 1, 21848, Recompute::full,
-     12 * GB},
-    {"Unsloth benchmarks, 12 GB: HF + FA2 fits 932 tokens", "llama3-8b", "hf-peft", "nf4", 32, "all-linear", 1, 932, Recompute::full, 12 * GB},
+     12 * GB, true},
+    {"Unsloth benchmarks, 12 GB: HF + FA2 fits 932 tokens", "llama3-8b", "hf-peft", "nf4", 32, "all-linear", 1, 932, Recompute::full, 12 * GB, true},
+    {"Unsloth benchmarks, 16 GB: Unsloth fits 40,724 tokens", "llama3-8b", "unsloth", "nf4", 32, "all-linear", 1, 40724, Recompute::full,
+     16 * GB, true},
+    {"Unsloth benchmarks, 24 GB: Unsloth fits 78,475 tokens", "llama3-8b", "unsloth", "nf4", 32, "all-linear", 1, 78475, Recompute::full,
+     24 * GB, true},
+    {"Unsloth benchmarks, 16 GB: HF + FA2 fits 2,551 tokens", "llama3-8b", "hf-peft", "nf4", 32, "all-linear", 1, 2551, Recompute::full, 16 * GB, true},
+    {"Unsloth benchmarks, 24 GB: HF + FA2 fits 5,789 tokens", "llama3-8b", "hf-peft", "nf4", 32, "all-linear", 1, 5789, Recompute::full, 24 * GB, true},
 };
 
 // Published rows napkin does not reproduce within 15%, kept so that this page stays true: the
 // test asserts they stay outside, on the side documented in docs/validation/lora.md.
-// LitGPT's QLoRA peaks (bnb.nf4, no double quantisation) sit within 8% of each model's bf16 size:
-// a load-time peak, before the weights are quantized, not a training-step one. The long-context
-// rows are dominated by the loss's backward (the logits' gradients), which napkin does not count.
+// LitGPT's QLoRA peaks (bnb.nf4, no double quantisation) sit within 8% of each model's bf16 size,
+// yet LitGPT's loading quantizes matrix by matrix (lightning/fabric/plugins/precision/
+// bitsandbytes.py _Linear4bit: quantize_ on construction and in _quantize_on_load_hook), so no
+// whole bf16 copy explains them; what does is not known (docs/validation/lora.md). The 80 GB rows
+// (342,733 and 28,454 tokens) sit just outside: the layer's backward buffers are not counted.
 const Row outside[] = {
     {"LitGPT llama-2-7b/qlora.yaml", "llama2-7b", "litgpt", "nf4-nodq", 32, "q,v", 2, 512, Recompute::none, 13.68 * GB},
     {"LitGPT llama-3-8b/qlora.yaml", "llama3-8b", "litgpt", "nf4-nodq", 32, "q,v", 2, 512, Recompute::none, 17.41 * GB},
     {"LitGPT mistral-7b/qlora.yaml", "mistral-7b", "litgpt", "nf4-nodq", 32, "q,v", 2, 512, Recompute::none, 14.29 * GB},
-    {"Unsloth benchmarks, 16 GB: Unsloth fits 40,724 tokens", "llama3-8b", "unsloth", "nf4", 32, "all-linear", 1, 40724, Recompute::full,
-     16 * GB},
-    {"Unsloth benchmarks, 24 GB: Unsloth fits 78,475 tokens", "llama3-8b", "unsloth", "nf4", 32, "all-linear", 1, 78475, Recompute::full,
-     24 * GB},
     {"Unsloth benchmarks, 80 GB: Unsloth fits 342,733 tokens", "llama3-8b", "unsloth", "nf4", 32, "all-linear", 1, 342733, Recompute::full,
-     80 * GB},
-    {"Unsloth benchmarks, 16 GB: HF + FA2 fits 2,551 tokens", "llama3-8b", "hf-peft", "nf4", 32, "all-linear", 1, 2551, Recompute::full, 16 * GB},
-    {"Unsloth benchmarks, 24 GB: HF + FA2 fits 5,789 tokens", "llama3-8b", "hf-peft", "nf4", 32, "all-linear", 1, 5789, Recompute::full, 24 * GB},
+     80 * GB, true},
     {"Unsloth benchmarks, 80 GB: HF + FA2 fits 28,454 tokens", "llama3-8b", "hf-peft", "nf4", 32, "all-linear", 1, 28454, Recompute::full,
-     80 * GB},
+     80 * GB, true},
 };
 
 double predict(const Row& r) {
@@ -90,15 +96,20 @@ double predict(const Row& r) {
   Layout l;
   l.micro_batch = r.micro_batch;
   l.recompute = r.recompute;
-  return memory_per_gpu(m, l, s).total_bytes;
+  const double peak = memory_per_gpu(m, l, s).total_bytes;
+  if (!r.capacity) return peak;
+  RuntimeSetup rs;
+  rs.communicators = 0;
+  rs.allocated_bytes = peak;
+  return peak + runtime_memory(rs).total_bytes;
 }
 
 }  // namespace
 
 static void print_row(const Row& r, double predicted, double error) {
-  std::printf("| %s | %s r=%lld %s, %s, b=%lld, s=%lld%s | %.2f GB | %.2f GB | %+.1f%% |\n", r.source, r.lib, r.rank, r.targets, r.base,
+  std::printf("| %s | %s r=%lld %s, %s, b=%lld, s=%lld%s | %.2f GB | %.2f GB%s | %+.1f%% |\n", r.source, r.lib, r.rank, r.targets, r.base,
               r.micro_batch, r.seq, r.recompute == Recompute::full ? ", checkpointing" : "", r.measured_bytes / 1e9, predicted / 1e9,
-              100 * error);
+              r.capacity ? " (+ reserve)" : "", 100 * error);
 }
 
 TEST_CASE("LoRA/QLoRA peak memory within 15% of published measurements") {

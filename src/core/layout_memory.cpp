@@ -179,6 +179,13 @@ void apply_lora_kernels(const FinetuneLib& lib, const Layout& l, StageMemory& g)
   g.logits_bytes *= lib.logits_bytes / 4;  // edge_activations counts fp32 logits
 }
 
+// The loss's peak, per library (FinetuneLib::loss_peak_bytes, read from each library's loss):
+// all tokens' share plus one chunk's, for `logit_values` = tokens × vocabulary of one micro-batch.
+double lora_loss_peak_bytes(const FinetuneLib& lib, double logit_values, double tokens) {
+  const double chunk_tokens = lib.loss_chunk_tokens > 0 ? std::min(tokens, lib.loss_chunk_tokens) : tokens / lib.loss_chunks;
+  return logit_values * lib.loss_peak_bytes + (tokens > 0 ? logit_values * chunk_tokens / tokens : 0) * lib.loss_chunk_peak_bytes;
+}
+
 StageMemory stage_memory(const Model& m, const Layout& l, const MemorySetup& s, const ModelParams& mp, const ShardedBytes& dense_b,
                          const ShardedBytes& expert_b, long long stage, const LayerActivations& dense_act,
                          const LayerActivations& moe_act, const EdgeActivations& edge) {
@@ -236,6 +243,16 @@ StageMemory stage_memory(const Model& m, const Layout& l, const MemorySetup& s, 
     if (s.lora) apply_lora_kernels(s.lora->lib, l, g);
     g.activations_bytes = g.layers_in_flight_bytes + g.recompute_working_bytes + g.embedding_bytes + g.output_bytes + g.logits_bytes +
                           g.loss_copies_bytes;
+    g.forward_end_activations_bytes = g.activations_bytes;
+    if (s.lora && g.lm_head) {
+      // The step's peak is the larger of the forward's end and the loss's own peak: the latter
+      // comes before the last layer is recomputed (its working set is not yet allocated) and
+      // replaces the logits kept (the loss's count includes what of them is still alive).
+      const double tokens = static_cast<double>(l.micro_batch) * static_cast<double>(s.seq);
+      g.loss_peak_bytes = lora_loss_peak_bytes(s.lora->lib, edge.logits_bytes / 4, tokens);  // logits_bytes: 4 per logit
+      g.loss_peak_activations_bytes = g.layers_in_flight_bytes + g.embedding_bytes + g.output_bytes + g.loss_peak_bytes;
+      g.activations_bytes = std::max(g.forward_end_activations_bytes, g.loss_peak_activations_bytes);
+    }
   }
   g.total_bytes = g.model_states_bytes + g.activations_bytes;
   g.reserve_bytes = s.reserve_bytes;

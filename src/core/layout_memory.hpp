@@ -85,6 +85,11 @@ struct StageMemory {
   double output_bytes = 0;         // final norm + LM-head inputs, last stage, one micro-batch
   double logits_bytes = 0;         // last stage, one micro-batch
   double loss_copies_bytes = 0;    // last stage, runtime_reserve: the loss's other copies of the logits
+  // LoRA: the loss's own peak (FinetuneLib::loss_peak_bytes) beside the stored layers, embedding and
+  // head inputs, before the last layer is recomputed; activations_bytes is the larger of the two.
+  double loss_peak_bytes = 0;           // last stage, one micro-batch
+  double forward_end_activations_bytes = 0;  // layers + recompute working set + head inputs + logits kept
+  double loss_peak_activations_bytes = 0;    // layers + head inputs + the loss's peak
   double activations_bytes = 0;
   double total_bytes = 0;          // model states + activations
   RuntimeMemory runtime;           // runtime_reserve: the reserve's terms for this stage

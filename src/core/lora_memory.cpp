@@ -147,6 +147,9 @@ std::vector<std::string> lora_assumptions(const Model& m, const LoraSetup& s, co
   a.push_back(lib + ":" + (l.fused_lora ? " fused LoRA kernels;" : "") +
                 (l.offloads_checkpoints ? " checkpointed layer inputs in host memory (with --recompute full);" : "") + " logits kept at " +
                 g4(l.logits_bytes) + " B per value for the loss (" + std::string(l.kernels_source) + ")");
+  if (l.loss_peak_bytes > 0 || l.loss_chunk_peak_bytes > 0)
+    a.push_back(lib + ": the step's peak is the larger of the forward's end and the loss's peak beside the stored layers (" +
+                std::string(l.loss_peak_source) + ")");
   if (o.fixed_state_bytes > 0)
     a.push_back("paged 8-bit AdamW (bitsandbytes PagedAdamW8bit) holds the same states as adam-8bit; paging only moves them to host memory under pressure");
   return a;

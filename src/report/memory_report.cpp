@@ -117,6 +117,16 @@ std::string para(const std::string& text, std::size_t w, const std::string& inde
   return wrap_paragraph(text, w, indent, indent + "  ");
 }
 
+// The loss's own peak with LoRA (FinetuneLib::loss_peak_bytes and its chunk).
+std::string loss_peak_formula(const MemoryReport& r) {
+  const FinetuneLib& l = r.setup.lora->lib;
+  std::string f = fmt::format("{}·s·b·v", l.loss_peak_bytes);
+  if (l.loss_chunk_peak_bytes > 0)
+    f += l.loss_chunk_tokens > 0 ? fmt::format(" + {}·min(s·b, {})·v", l.loss_chunk_peak_bytes, l.loss_chunk_tokens)
+                                 : fmt::format(" + {}·s·b·v/{}", l.loss_chunk_peak_bytes, l.loss_chunks);
+  return f;
+}
+
 // The logits the loss keeps: fp32 in full training; with LoRA, what the library keeps (FinetuneLib::logits_bytes).
 std::string logits_formula(const MemoryReport& r) {
   return r.setup.lora ? fmt::format("{}·s·b·v", r.setup.lora->lib.logits_bytes) : "4·s·b·v";
@@ -294,6 +304,11 @@ std::string activations_section(const MemoryReport& r, bool explain, std::size_t
     kv.add("loss copies of the logits", gb(g.loss_copies_bytes),
            r.setup.cross_entropy == CrossEntropy::eager ? "8·s·b·v" + split_suffix(m, c, Split::tensor) + ": fp32 log-softmax gradients (--cross-entropy eager)"
                                                         : "2·s·b·v" + split_suffix(m, c, Split::tensor) + ": 16-bit logits beside the fp32 copy (--cross-entropy fused)");
+  if (g.loss_peak_bytes > 0) {
+    kv.add("loss peak (start of backward)", gb(g.loss_peak_bytes), loss_peak_formula(r));
+    kv.add("  beside layers + head inputs", gb(g.loss_peak_activations_bytes),
+           fmt::format("against {} at the forward's end: the larger counts", gb(g.forward_end_activations_bytes)));
+  }
   kv.add("activations total", gb(g.activations_bytes));
   out += kv.render();
   if (explain)
