@@ -421,3 +421,24 @@ TEST_CASE("train --mfu predicted --framework: the framework's best plan, the sam
   CHECK(j["days"].get<double>() == doctest::Approx(1e12 / titan / 86400).epsilon(1e-6));
   CHECK(j["mfu_source"].get<std::string>().find("framework torchtitan") != std::string::npos);
 }
+
+TEST_CASE("plan --power-limit: a capped GPU's products slow as (P/TDP)^0.47, named in the assumptions") {
+  // Llama 3 8B, one layout fixed (full recomputation to fit), on h100-sxm (700 W TDP): at 450 W the products and attention run
+  // at (450/700)^0.47 = 0.812 of their rate, so the step is slower but by less than 1/0.812 (the
+  // elementwise work and the communication do not slow).
+  const std::string base = "plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 64 --seq 8192 --tp 1 --pp 1 --cp 1 --micro-batch 1 --zero 1 --recompute full";
+  const auto full = json_of(base + " --top 1");
+  const auto capped = json_of(base + " --top 1 --power-limit 450W");
+  const double t_full = full["plans"][0]["step_time_s"].get<double>(), t_capped = capped["plans"][0]["step_time_s"].get<double>();
+  CHECK(t_capped > t_full * 1.10);
+  CHECK(t_capped < t_full / 0.8124);
+  const auto text = run_napkin(base + " --power-limit 450");
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("power limit 450 W of the 700 W TDP (--power-limit): products and attention at 0.812 of the datasheet rate") != std::string::npos);
+  // The spec's deployed limit applies without the flag: Grand Teton's 500 W of 700.
+  const auto teton = run_napkin("plan --model llama3-8b --hardware h100-sxm-96gb --gpus 8 --global-batch 64 --seq 8192 --top 1");
+  CHECK(teton.out.find("power limit 500 W of the 700 W TDP (the spec's power_limit_watts)") != std::string::npos);
+  check_bad(base + " --power-limit lots", "--power-limit 'lots': give watts");
+  check_bad(base + " --power-limit 0", "--power-limit '0' is outside");
+  check_bad("plan --model llama3-8b --hardware tpu-v4 --gpus 8 --global-batch 64 --power-limit 200", "tpu-v4's spec gives no tdp_watts");
+}

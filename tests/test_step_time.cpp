@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/power.hpp"
 #include "core/step_time.hpp"
 #include "step_toy.hpp"
 
@@ -340,4 +341,25 @@ TEST_CASE("fp8 products leave the flash kernels at the bf16 peak") {
   // Unset, the products' peak is the flash kernels' too.
   s.attention_peak_flops_per_s = 0;
   CHECK(layer_cost(toy(), l, s).attention_fwd_s == near(262144.0 / (0.6 * 200e12)).epsilon(1e-9));
+}
+
+TEST_CASE("a power-capped GPU: compute rates scale as (P/TDP)^0.47, bandwidths do not") {
+  // MLPerf v4.0 DGX-H100 MaxQ/MaxP: (450/700)^0.47 = 0.8124 (measured 0.805), (350/700)^0.47 = 0.7217.
+  CHECK(power_capped_compute_fraction(450, 700) == near(std::pow(450.0 / 700.0, 0.47)));
+  CHECK(power_capped_compute_fraction(450, 700) == near(0.81243).epsilon(1e-4));
+  CHECK(power_capped_compute_fraction(350, 700) == near(0.72196).epsilon(1e-4));
+  CHECK(power_capped_compute_fraction(700, 700) == 1);
+  CHECK(power_capped_compute_fraction(900, 700) == 1);  // above the TDP: nothing gained
+  CHECK_THROWS_AS(power_capped_compute_fraction(0, 700), Error);
+  // The toy layer at half its compute rate: products and flash attention take twice as long, the
+  // elementwise work (bandwidth-bound) is unchanged.
+  Layout l;
+  l.micro_batch = 2;
+  StepSetup s = setup();
+  const LayerCost full = layer_cost(toy(), l, s);
+  s.compute_fraction = 0.5;
+  const LayerCost half = layer_cost(toy(), l, s);
+  CHECK(half.gemm_fwd_s == near(2 * full.gemm_fwd_s));
+  CHECK(half.attention_fwd_s == near(2 * full.attention_fwd_s));
+  CHECK(half.memory_fwd_s == near(full.memory_fwd_s));
 }

@@ -110,6 +110,9 @@ void setup_plan(CLI::App& app, Context& ctx) {
   sub->add_option("--optimizer", f.optimizer, "Optimizer, as in 'napkin memory' [adamw]")->type_name("O");
   sub->add_option("--precision", f.precision, "Precision recipe, as in 'napkin memory' [bf16-mixed]")->type_name("R");
   sub->add_option("--dtype", f.dtype, "Dtype whose dense peak the products run at [bf16]")->type_name("DTYPE");
+  sub->add_option("--power-limit", f.power_limit,
+                  "GPU power limit in watts (500 or 500W): products and attention slow as (P/TDP)^0.47 [the spec's deployed limit, else TDP]")
+      ->type_name("W");
   sub->add_option("--reserve", f.reserve, "Memory held back per GPU: a size with its unit (4GiB, 2GB) or a percent (10%) [0]")->type_name("BYTES|PERCENT");
   sub->add_option("--memory-basis", f.memory_basis, "Plan against the datasheet capacity or the usable figure a driver reports [datasheet]")
       ->type_name("datasheet|usable");

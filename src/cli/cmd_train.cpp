@@ -18,7 +18,7 @@ namespace napkin::cli {
 namespace {
 
 struct TrainOptions {
-  std::string model, params, tokens, gpus, days, budget, seq, global_batch, framework;
+  std::string model, params, tokens, gpus, days, budget, seq, global_batch, framework, power_limit;
   std::string hardware = "h100-sxm";
   std::string mfu = "0.5";
   std::string dtype = "bf16";
@@ -136,7 +136,10 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
     const long long seq = !o.seq.empty() ? whole_flag(o.seq, "--seq") : model->seq_len > 0 ? model->seq_len : model->context;
     const GlobalBatch batch = global_batch_flag(o.global_batch, seq);
     if (batch.warning) r.warnings.push_back(*batch.warning);
-    predicted = predicted_rate(*model, hw, whole_flag(o.gpus, "--gpus"), batch.sequences, seq, r.dtype, o.framework);
+    PlanFlags extra;
+    extra.framework = o.framework;
+    extra.power_limit = o.power_limit;
+    predicted = predicted_rate(*model, hw, whole_flag(o.gpus, "--gpus"), batch.sequences, seq, r.dtype, extra);
   } else if (!o.global_batch.empty()) {
     throw Error("--global-batch only matters with --mfu predicted");
   } else if (!o.framework.empty()) {
@@ -221,6 +224,11 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
   }
 
   r.cost_inputs.tdp_watts = hw.tdp_watts;
+  // A power-capped GPU draws at most its limit (the spec's deployed limit, or --power-limit).
+  if (const PowerCap cap = power_cap(hw, o.power_limit); cap.limit_w > 0 && hw.tdp_watts && cap.limit_w < *hw.tdp_watts) {
+    r.cost_inputs.tdp_watts = cap.limit_w;
+    r.cost_inputs.at_power_limit = true;
+  }
   r.cost_inputs.pue = parse_count(o.pue, "--pue");
   if (!o.price.empty()) r.cost_inputs.price_usd_per_gpu_hour = parse_count(o.price, "--price");
   if (!o.grid.empty()) {
@@ -245,6 +253,9 @@ void setup_train(CLI::App& app, Context& ctx) {
   sub->add_option("--days", o->days, "Wall-clock days (leave out params, tokens or gpus to solve for it; give all four to solve for the MFU)")->type_name("DAYS");
   sub->add_option("--mfu", o->mfu, "Model FLOPs utilisation: 0.45 or 45% [0.5], 'measured' (bench), 'calibrated' (the model's own products) or 'predicted' (napkin plan's best layout)")->type_name("F");
   sub->add_option("--global-batch", o->global_batch, "Sequences per step (or tokens with their unit: 4Mtok), for --mfu predicted")->type_name("B");
+  sub->add_option("--power-limit", o->power_limit,
+                  "GPU power limit in watts: the energy at it, and with --mfu predicted products and attention slowed as (P/TDP)^0.47 [the spec's deployed limit]")
+      ->type_name("W");
   sub->add_option("--framework", o->framework,
                   "With --mfu predicted: the training framework whose behaviour the plan prices (napkin frameworks list, or a .toml) [megatron]")
       ->type_name("NAME|FILE");

@@ -16,8 +16,10 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/power.hpp"
 #include "core/suggest.hpp"
 #include "core/units.hpp"
+#include "report/format.hpp"
 #include "report/json_count.hpp"
 #include "report/text.hpp"
 
@@ -86,6 +88,37 @@ double reserve_flag(const std::string& text, double memory_bytes) {
   if (!has_unit)
     throw Error(fmt::format("--reserve '{}': give a unit or a percent (2GB, 2GiB, 10%); a bare number is ambiguous", text));
   return v;
+}
+
+double power_limit_flag(const std::string& text) {
+  std::string number = text;
+  if (!number.empty() && (number.back() == 'W' || number.back() == 'w')) number.pop_back();
+  double w = 0;
+  try {
+    w = parse_count(number, "--power-limit");
+  } catch (const Error&) {
+    throw Error(fmt::format("--power-limit '{}': give watts, e.g. 500 or 500W", text));
+  }
+  if (!(w >= 1 && w <= 1e5)) throw Error(fmt::format("--power-limit '{}' is outside what napkin answers for: give between 1 W and 100 kW", text));
+  return w;
+}
+
+PowerCap power_cap(const Hardware& hw, const std::string& flag_text) {
+  PowerCap c;
+  const bool given = !flag_text.empty();
+  if (given) c.limit_w = power_limit_flag(flag_text);
+  else if (hw.power_limit_watts) c.limit_w = *hw.power_limit_watts;
+  else return c;
+  if (!hw.tdp_watts)
+    throw Error(fmt::format("--power-limit: {}'s spec gives no tdp_watts, so napkin cannot tell what the limit takes away", hw.key));
+  c.compute_fraction = power_capped_compute_fraction(c.limit_w, *hw.tdp_watts);
+  c.assumption = c.compute_fraction < 1
+                     ? fmt::format("power limit {} W of the {} W TDP ({}): products and attention at {} of the datasheet rate, (P/TDP)^{} from "
+                                   "MLPerf Inference v4.0's capped DGX-H100 runs; bandwidths unchanged",
+                                   format_sig(c.limit_w, 4), format_sig(*hw.tdp_watts, 4), given ? "--power-limit" : "the spec's power_limit_watts",
+                                   format_sig(c.compute_fraction, 3), power_cap_exponent)
+                     : fmt::format("power limit {} W: at or above the {} W TDP, no effect", format_sig(c.limit_w, 4), format_sig(*hw.tdp_watts, 4));
+  return c;
 }
 
 void refuse_ignored_flags(const CLI::App& sub, const std::string& mode, const std::vector<std::string>& allowed) {

@@ -41,6 +41,17 @@ long long whole_count(const std::string& text, const char* flag, long long min, 
 // --reserve of `napkin memory` and `napkin plan`: a size with its unit (4GiB, 2GB) or a percent of
 // `memory_bytes` (10%), in bytes. A bare number is refused (2 bytes? half the memory?).
 double reserve_flag(const std::string& text, double memory_bytes);
+// --power-limit: watts, "500" or "500W", from 1 W to 100 kW.
+double power_limit_flag(const std::string& text);
+// The power cap a command runs at: --power-limit when given, else the spec's deployed limit
+// (power_limit_watts), else none. With a cap, the fraction of the datasheet compute rate it
+// sustains (core/power.hpp) and one assumption line; throws Error when the spec has no TDP.
+struct PowerCap {
+  double limit_w = 0;           // 0: no cap
+  double compute_fraction = 1;
+  std::string assumption;       // empty without a cap
+};
+PowerCap power_cap(const Hardware& hw, const std::string& flag_text);
 // A mode that prints something fixed (memory --table, bench --list-devices) refuses every other
 // flag given to its subcommand rather than silently ignoring it: one line naming the flag.
 // `allowed` are the long names that do apply (the mode's own flag included), e.g. {"--table", "--json"}.

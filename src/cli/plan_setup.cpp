@@ -147,6 +147,8 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   if (!peak) throw Error(fmt::format("--dtype: {} has no {} peak in its spec", hw.key, f.dtype));
   q.step.peak_flops_per_s = *peak;
   if (dtype_bytes(ps.dtype) < 2) q.step.attention_peak_flops_per_s = hw.dense_peak(Dtype::bf16).value_or(hw.dense_peak(Dtype::fp16).value_or(*peak));
+  const PowerCap cap = power_cap(hw, f.power_limit);
+  q.step.compute_fraction = cap.compute_fraction;
   q.step.memory_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
   q.gpu_generation = gpu_generation(hw.key);
   const Optimizer& opt = find_optimizer(f.optimizer);
@@ -249,6 +251,7 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   ps.assumptions.push_back(fmt::format("{} dense peak {} per GPU ({}); memory {} per GPU at {}", dtype_name(ps.dtype), format_si(*peak, "FLOP/s"), hw.key,
                                        format_si(q.memory.memory_bytes, "B", 4) + " (" + f.memory_basis + ")", bw(hw.memory_bandwidth_bytes_per_s)));
   ps.assumptions.push_back("matrix products: " + q.step.gemm.source);
+  if (!cap.assumption.empty()) ps.assumptions.push_back(cap.assumption);
   ps.assumptions.push_back(q.step.flash_attention
                                ? fmt::format("attention: flash kernels at {} of peak, backward {}× forward (recomputes the scores)", q.step.flash_efficiency,
                                              flash_backward_over_forward)
@@ -295,9 +298,8 @@ std::string nothing_fits_message(const Model& m, const Hardware& hw, const PlanS
 namespace napkin::cli {
 
 PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus, long long global_batch, long long seq, Dtype dtype,
-                             const std::string& framework) {
-  PlanFlags f;
-  f.framework = framework;
+                             PlanFlags extra) {
+  PlanFlags f = std::move(extra);
   f.gpus = std::to_string(gpus);
   f.global_batch = std::to_string(global_batch);
   f.seq = std::to_string(seq);

@@ -16,6 +16,7 @@ struct PlanFlags {
   std::string gpus, global_batch, seq, tp, pp, cp, ep, micro_batch, interleave, recompute, zero;
   std::string top = "3", dtype = "bf16", optimizer = "adamw", precision = "bf16-mixed";
   std::string node_gpus, scale_up_bw, scale_out_bw, gemm_efficiency, reserve, memory_basis = "datasheet";
+  std::string power_limit;            // --power-limit W (empty: the spec's power_limit_watts, else none)
   std::string selective;              // what --recompute selective recomputes (empty: attention-core)
   std::string cross_entropy = "fused";  // how the loss copies the logits (runtime reserve)
   std::vector<std::string> network;   // --network [intra|inter][,COLLECTIVE]=FILE, repeatable
@@ -60,9 +61,9 @@ struct PredictedRate {
   std::string layout;              // "tp 8 · cp 1 · pp 4 · dp 32, micro-batch 1, ..."
   std::vector<std::string> caveats;  // validation_caveats of that layout
 };
-// `framework`: a name or file as plan's --framework takes it (empty: plan's default).
+// `extra`: plan's flags train passes on (--framework, --power-limit); the rest are set here.
 PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus, long long global_batch, long long seq, Dtype dtype,
-                             const std::string& framework = {});
+                             PlanFlags extra = {});
 
 // Where the best plan leaves what docs/validation checked (context or expert parallelism,
 // hardware with no measured row): one line each, for the answer's assumptions.

@@ -20,6 +20,9 @@ struct Hardware {
   std::string memory_type;
   double memory_bandwidth_bytes_per_s = 0;
   std::optional<double> tdp_watts;
+  // The power limit the part runs at as deployed, where it is below the TDP (Meta's Grand Teton
+  // H100s: 500 W of 700). `--power-limit` replaces it (core/power.hpp).
+  std::optional<double> power_limit_watts;
   // NVIDIA and AMD quote tensor throughput with 2:4 structured sparsity; napkin stores the
   // dense half and derives the sparse figure only when asked (--sparse).
   bool tensor_figures_quoted_sparse = false;

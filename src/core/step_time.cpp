@@ -118,6 +118,8 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
 
   // Matrix products of one micro-batch on this GPU (calibrate's list: same shapes).
   const std::vector<Gemm> gemms = step_gemms(m, StepConfig{l.micro_batch, local_seq, tp});
+  GemmTimeModel gemm = s.gemm;  // under a power cap the curve's compute roof is lower (core/power.hpp)
+  gemm.peak_flops_per_s *= s.compute_fraction;
   double attn_fwd_gemm = 0, attn_bwd_gemm = 0;
   for (const Gemm& g : gemms) {
     const bool backward = is_backward(g.name);
@@ -131,7 +133,7 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
       calls /= d(l.ep);
     }
     // The dense product's time: a non-flash kernel computes the masked half too.
-    const double t = calls * s.gemm.time_s(gm, g.n, gk);
+    const double t = calls * gemm.time_s(gm, g.n, gk);
     if (starts_with(g.name, "attn.scores") || starts_with(g.name, "attn.context")) {
       (backward ? attn_bwd_gemm : attn_fwd_gemm) += t;
     } else if (starts_with(g.name, "lm_head")) {
@@ -149,7 +151,7 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   // Attention core: useful (causal) forward FLOPs of s/cp queries against all s keys.
   c.attention_fwd_flops = d(l.micro_batch) * heads_local * d(local_seq) * d(s.seq) * (qk_head_dim(m) + v_head_dim(m));
   if (s.flash_attention) {
-    const double rate = (s.attention_peak_flops_per_s > 0 ? s.attention_peak_flops_per_s : s.peak_flops_per_s) * s.flash_efficiency;
+    const double rate = (s.attention_peak_flops_per_s > 0 ? s.attention_peak_flops_per_s : s.peak_flops_per_s) * s.flash_efficiency * s.compute_fraction;
     c.attention_fwd_s = c.attention_fwd_flops / rate;
     c.attention_bwd_s = flash_backward_over_forward * c.attention_fwd_flops / rate;
   } else {

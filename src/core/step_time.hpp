@@ -91,6 +91,9 @@ struct StepSetup {
   // Engine's DotProductAttention keeps bf16 unless fp8_dpa is set, off by default; torchtitan's
   // Float8 converts only nn.Linear). 0: peak_flops_per_s.
   double attention_peak_flops_per_s = 0;
+  // Of the datasheet compute rates, what a power-capped GPU sustains (core/power.hpp): scales the
+  // products' and the flash kernels' rates, not the bandwidths. MFU stays on the datasheet peak.
+  double compute_fraction = 1;
   double memory_bandwidth_bytes_per_s = 0;
   GemmTimeModel gemm;
   Network net;

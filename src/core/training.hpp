@@ -111,7 +111,8 @@ struct RunCosts {
 
 struct CostInputs {
   std::optional<double> price_usd_per_gpu_hour;
-  std::optional<double> tdp_watts;
+  std::optional<double> tdp_watts;  // the GPU's draw for the energy: its TDP, or its power limit when capped
+  bool at_power_limit = false;      // tdp_watts is a power limit below the TDP (--power-limit)
   double pue = 1.0;
   std::optional<double> grid_g_per_kwh;
 };

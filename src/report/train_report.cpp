@@ -67,7 +67,8 @@ std::vector<std::string> assumptions(const TrainReport& r) {
     a.push_back(fmt::format("attention at sequence {} ({})", seq_text(r.attention->seq_len), r.attention->seq_source));
   if (r.moe) a.push_back("MoE: P counts the parameters active per token, not all experts");
   if (r.cost_inputs.tdp_watts)
-    a.push_back(fmt::format("energy at TDP {} W for the whole run, PUE {}{}", format_sig(*r.cost_inputs.tdp_watts, 4),
+    a.push_back(fmt::format("energy at {} {} W for the whole run, PUE {}{}", r.cost_inputs.at_power_limit ? "the power limit" : "TDP",
+                            format_sig(*r.cost_inputs.tdp_watts, 4),
                             fmt::format("{:.4g}", r.cost_inputs.pue), r.cost_inputs.pue == 1.0 ? " (default: accelerators only)" : ""));
   return a;
 }
