@@ -283,8 +283,8 @@ TEST_CASE("class 10: one GPU, one layer, and the days said once") {
 }
 
 TEST_CASE("a flag carried over from another command says which commands take it") {
-  // plan does not model LoRA (memory and train do); infer has no --framework (plan's).
-  refused("plan --model llama3-8b --gpus 8 --lora 16", "unknown option '--lora' (--lora is an option of train and memory, not of this command)");
+  // infer does not model fine-tuning (train, memory and plan do); infer has no --framework (train's and plan's).
+  refused("infer --model llama3-8b --lora 16", "unknown option '--lora' (--lora is an option of train, memory and plan, not of this command)");
   refused("infer --model llama3-8b --framework torchtitan", "(--framework is an option of train and plan, not of this command)");
   // A typo of no command's flag still gets the close names of this one.
   refused("plan --model llama3-8b --gpus 8 --globl-batch 8", "did you mean '--global-batch'");

@@ -71,3 +71,44 @@ TEST_CASE("memory --lora: the largest model fine-tunable on the card, from this 
   const double largest = 24e9 / (states / 8030261248.0);
   CHECK(j["max_params"].get<double>() == doctest::Approx(largest).epsilon(1e-6));
 }
+
+TEST_CASE("plan --lora: dp/ZeRO layouts only, MFU on 4·P + 6·A a token") {
+  const auto r = run_napkin("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 64 --seq 4096 --lora 16 --lora-targets all-linear --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(!j["plans"].empty());
+  for (const auto& p : j["plans"]) CHECK((p["tp"] == 1 && p["pp"] == 1 && p["cp"] == 1));
+  // MFU × 8 GPUs × 989.5 TFLOP/s × step / tokens is the count per token: 4 × 8,030,261,248 frozen
+  // + 6 × 41,943,040 adapters (r 16 on Llama 3 8B's seven projections: 32 layers × 16 × (q and o 2·(4096 + 4096),
+  // k and v 2·(4096 + 1024), gate, up and down 3·(4096 + 14336))) + causal attention 6 × 32 heads × 32 layers ×
+  // 4096/2 keys × (128 + 128).
+  const auto& p = j["plans"][0];
+  const double per_token = p["mfu"].get<double>() * 8 * 989.5e12 * p["step_time_s"].get<double>() / (64.0 * 4096);
+  const double adapters = 32.0 * 16 * (2 * (4096 + 4096) + 2 * (4096 + 1024) + 3 * (4096 + 14336));
+  CHECK(adapters == 41943040.0);
+  CHECK(per_token == doctest::Approx(4 * 8030261248.0 + 6 * adapters + 6.0 * 32 * 32 * 4096 / 2 * 256).epsilon(1e-6));
+}
+
+TEST_CASE("plan --lora: model parallelism and a gradient dtype of its own are refused, naming the flag") {
+  auto refused = [](const std::string& args, const std::string& needle) {
+    const auto r = run_napkin(args);
+    CHECK(r.exit_code == 2);
+    CHECK_MESSAGE(r.err.find(needle) != std::string::npos, args << " -> " << r.err);
+  };
+  const std::string plan = "plan --model llama3-8b --gpus 8 --global-batch 64 --seq 4096 --lora 16";
+  refused(plan + " --tp 2", "--tp 2: plan --lora lays a LoRA run out over data parallelism");
+  refused(plan + " --pp 2", "--pp 2: plan --lora");
+  refused(plan + " --grad-reduce bf16", "--grad-reduce: with --lora");
+}
+
+TEST_CASE("memory --lora: hf-peft's loss peak is 12 B a logit at the backward's start") {
+  const auto r = run_napkin("memory --model llama3-8b --hardware h100-sxm --lora 16 --base-weights nf4 --seq 16384 --recompute full --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  // transformers' loss: the NLL gradient, the saved log-softmax and its gradient, fp32: 12 × 16,384
+  // tokens × 128,256 vocabulary entries = 25,216,352,256 bytes.
+  CHECK(j["activations"]["loss_peak_bytes"].get<double>() == doctest::Approx(12.0 * 16384 * 128256).epsilon(1e-12));
+  // At 16K tokens it, not the forward's end, sets the activations.
+  CHECK(j["activations"]["total_bytes"] == j["activations"]["loss_peak_total_bytes"]);
+  CHECK(j["activations"]["forward_end_bytes"].get<double>() < j["activations"]["total_bytes"].get<double>());
+}

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/lora_memory.hpp"
 #include "core/power.hpp"
 #include "core/step_time.hpp"
 #include "step_toy.hpp"
@@ -362,4 +363,92 @@ TEST_CASE("a power-capped GPU: compute rates scale as (P/TDP)^0.47, bandwidths d
   CHECK(half.gemm_fwd_s == near(2 * full.gemm_fwd_s));
   CHECK(half.attention_fwd_s == near(2 * full.attention_fwd_s));
   CHECK(half.memory_fwd_s == near(full.memory_fwd_s));
+}
+
+namespace {
+
+// LoRA r = 4 on the toy's q and v (in = out = 64): 2 layers × 2 matrices × 4·(64 + 64) = 2,048
+// adapter parameters, 6·2,048 = 12,288 FLOPs a token; fp32 adapters (4 + 4 bytes, AdamW's two
+// fp32 states 8, no master copy); a bf16 base of 116,736 × 2 = 233,472 bytes.
+StepSetup lora_toy_setup() {
+  StepSetup s = setup();
+  s.lora.on = true;
+  s.lora.rank = 4;
+  s.lora.adapters = {{64, 64, 1, 2}, {64, 64, 1, 2}};
+  s.lora.adapter_params = 2048;
+  s.lora.adapter_flops_per_token = 12288;
+  s.lora.base_bytes = 233472;
+  s.lora.adapter_bytes = BytesPerParam{4, 4, 0, 8, 2};
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("LoRA: frozen products pay forward and input gradient only, the adapters their own six") {
+  Layout l;
+  l.micro_batch = 2;  // two micro-batches of T = 64 tokens
+  const StepTime t = step_time(toy(), l, lora_toy_setup());
+  // Per micro-batch: the layers' forward 2·64·(4·64² + 2·64·256) = 6,291,456 FLOPs each and its input
+  // gradient as much, no weight gradient: 2 layers × 2 × 6,291,456 = 25,165,824; the LM head
+  // 2·64·64·128 = 1,048,576 forward and as much for its input gradient: 2,097,152; the adapters,
+  // 4 of them, each 2·64·4·(64 + 64) = 65,536 forward and twice that backward: 786,432. In all
+  // 28,049,408 FLOPs at 5e13 FLOP/s = 5.6098816e-7 s, × 2 micro-batches = 1.12197632e-6 s.
+  CHECK(term(t, "matmul_s") == near(1.12197632e-6).epsilon(1e-6));
+  // The adapters' share of one layer: 2 × 65,536 forward, 2 × 131,072 backward, at 5e13.
+  CHECK(t.layer.adapter_fwd_s == near(131072 / 5e13).epsilon(1e-9));
+  CHECK(t.layer.adapter_bwd_s == near(262144 / 5e13).epsilon(1e-9));
+  // Optimizer over the adapters: 2,048 × (4 grads + 2·8 states + 2·4 weights = 28 bytes) = 57,344
+  // bytes at 0.83 TB/s = 6.9089157e-8 s.
+  CHECK(term(t, "optimizer_s") == near(6.9089157e-8).epsilon(1e-6));
+  CHECK(term(t, "dequant_s") == 0);  // a bf16 base
+
+  // MFU's count: 4 FLOPs a frozen parameter and 6 an adapter parameter a token, against full
+  // training's 6: 128 tokens × (4·116,736 + 12,288 − 6·116,736) = −28,311,552 FLOPs a step.
+  const StepTime full = step_time(toy(), l, setup());
+  CHECK(t.model_flops_per_step - full.model_flops_per_step == near(-28311552.0).epsilon(1e-9));
+}
+
+TEST_CASE("LoRA: data parallelism reduces the adapters' gradients; ZeRO-3 gathers the frozen base too") {
+  Layout l;
+  l.dp = 2, l.micro_batch = 1;  // 4 sequences over dp 2: two micro-batches of 32 tokens
+  StepSetup s = lora_toy_setup();
+  // ZeRO-0: one all-reduce of 2,048 × 4 = 8,192 bytes (one bucket: 2,048 < 40M parameters).
+  const StepTime z0 = step_time(toy(), l, s);
+  CHECK(z0.dp_grads.bytes * z0.dp_grads.calls == near(8192.0).epsilon(1e-12));
+  CHECK(z0.dp_params.calls == 0);
+  // ZeRO-1: the update over half the adapters, 1,024 × 28 = 28,672 bytes at 0.83 TB/s.
+  l.zero = 1;
+  CHECK(term(step_time(toy(), l, s), "optimizer_s") == near(28672 / 0.83e12).epsilon(1e-6));
+  // ZeRO-3, one unit per layer: each gathers (2,048 × 4 + 233,472) / 2 = 120,832 bytes and
+  // reduce-scatters 8,192 / 2 = 4,096.
+  l.zero = 3;
+  const StepTime z3 = step_time(toy(), l, s);
+  CHECK(z3.dp_params.bytes == near(120832.0).epsilon(1e-12));
+  CHECK(z3.dp_grads.bytes == near(4096.0).epsilon(1e-12));
+}
+
+TEST_CASE("LoRA on a quantized base: two dequantisation passes a micro-batch, three under full recomputation") {
+  Layout l;
+  l.micro_batch = 2;
+  StepSetup s = lora_toy_setup();
+  s.lora.dequant_bytes_per_pass = 1e9;
+  // 2 passes × 1e9 bytes at 0.83 TB/s = 2.4096386e-3 s a micro-batch, × 2 micro-batches.
+  CHECK(term(step_time(toy(), l, s), "dequant_s") == near(4.8192771e-3).epsilon(1e-6));
+  l.recompute = Recompute::full;
+  CHECK(term(step_time(toy(), l, s), "dequant_s") == near(7.2289157e-3).epsilon(1e-6));
+}
+
+TEST_CASE("step_lora: the toy's q and v adapters, counted by hand") {
+  LoraSetup ls;
+  ls.rank = 4;
+  ls.targets = lora_targets_from_names("q,v");
+  ls.lib = find_finetune_lib("hf-peft");  // fp32 adapters
+  const StepLora r = step_lora(toy(), ls, find_optimizer("adamw"));
+  CHECK(r.adapters.size() == 2);
+  CHECK(r.adapter_params == 2048);            // 2 layers × 2 × 4·(64 + 64)
+  CHECK(r.adapter_flops_per_token == 12288);  // 6 × 2,048
+  CHECK(r.base_bytes == 233472);              // 116,736 parameters × 2 bytes
+  CHECK(r.adapter_bytes.grads == 4);
+  CHECK(r.adapter_bytes.optimizer == 8);      // AdamW's m and v in fp32
+  CHECK(r.dequant_bytes_per_pass == 0);
 }

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "cli/common.hpp"
+#include "cli/lora_flags.hpp"
 #include "cli/plan_setup.hpp"
 #include "core/error.hpp"
 #include "core/training.hpp"
@@ -18,6 +19,7 @@ struct PlanOptions {
   PlanFlags flags;
   std::string model, hardware = "h100-sxm", tokens;
   bool explain = false, json = false;
+  LoraOptions lora;
 };
 
 void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
@@ -29,7 +31,11 @@ void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
   r.hardware_key = hw.key;
   r.hardware_name = hw.name;
   if (sub->count("--hardware") == 0) r.warnings.push_back("no --hardware given: assuming h100-sxm");
-  const PlanSetup setup = build_plan_setup(r.model, hw, o.flags);
+  PlanFlags flags = o.flags;
+  std::vector<std::string> lora_notes;
+  flags.lora = lora_setup(o.lora, *sub, lora_notes);
+  r.warnings.insert(r.warnings.end(), lora_notes.begin(), lora_notes.end());
+  const PlanSetup setup = build_plan_setup(r.model, hw, flags);
   r.query = setup.query;
   r.dtype = setup.dtype;
   r.gpus = setup.query.gpus;
@@ -138,6 +144,7 @@ void setup_plan(CLI::App& app, Context& ctx) {
   auto* compile = sub->add_flag_callback("--compile", [&f] { f.compiled = true; }, "Fused elementwise kernels (torch.compile, TE) [the framework's]");
   sub->add_flag_callback("--eager", [&f] { f.compiled = false; }, "One kernel per elementwise op (eager PyTorch) [the framework's]")->excludes(compile);
   sub->add_option("--grad-reduce", f.grad_reduce, "Dtype the gradients are reduced in [the framework's, else the recipe's]")->type_name("fp32|bf16");
+  add_lora_options(sub, o->lora);
   sub->add_option("--top", f.top, "How many of the best layouts to print [3]")->type_name("K");
   sub->add_flag("--explain", o->explain, "Show the arithmetic of the best (or the given) layout");
   sub->add_flag("--json", o->json, "Print one JSON object: {\"plans\": [...]}, best first");
@@ -147,7 +154,8 @@ void setup_plan(CLI::App& app, Context& ctx) {
       "  napkin plan --model llama3-70b --hardware h100-sxm --gpus 1024 --global-batch 1024 --seq 8192\n"
       "  napkin plan --model llama3-70b --gpus 1024 --global-batch 1024 --seq 8192 --tp 8 --pp 4 --explain\n"
       "  napkin plan --model llama3.1-405b --gpus 16384 --global-batch 2048 --seq 8192 --tokens 15T --json\n"
-      "  napkin plan --model mixtral-8x7b --hardware a100-sxm-80gb --gpus 64 --global-batch 512 --seq 4096");
+      "  napkin plan --model mixtral-8x7b --hardware a100-sxm-80gb --gpus 64 --global-batch 512 --seq 4096\n"
+      "  napkin plan --model llama3-8b --gpus 8 --global-batch 64 --seq 4096 --lora 16 --lora-targets all-linear --base-weights nf4");
   sub->callback([&ctx, o, sub] { run(ctx, *o, sub); });
 }
 

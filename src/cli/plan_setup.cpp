@@ -45,13 +45,16 @@ std::string bw(double bytes_per_s) { return format_si(bytes_per_s, "B/s", 4); }
 // --framework and the flags that override its knobs, into the step setup and the ZeRO stages
 // the search tries; one assumption line says what was taken and from where.
 void take_framework(PlanSetup& ps, const PlanFlags& f) {
-  ps.framework = load_framework(f.framework.empty() ? default_framework : std::string_view(f.framework));
+  // A LoRA run is a PyTorch DDP/FSDP run (HF Trainer/Accelerate, torchtune, LitGPT), not Megatron.
+  ps.framework = load_framework(f.framework.empty() ? (f.lora ? std::string_view("fsdp") : default_framework) : std::string_view(f.framework));
   const Framework& fw = ps.framework;
   StepSetup& s = ps.query.step;
   apply_framework(fw, s);
   s.flash_efficiency = flash_efficiency_for(fw.attention_kernel, ps.query.gpu_generation);
   s.tp_comm_overlap = f.tp_overlap.value_or(fw.tp_comm_overlap);
   s.compiled = f.compiled.value_or(fw.compiled);
+  if (!f.grad_reduce.empty() && f.lora)
+    throw Error("--grad-reduce: with --lora the adapters' gradients are reduced in their own dtype (--finetune-lib sets it)");
   if (!f.grad_reduce.empty()) {
     if (f.grad_reduce != "fp32" && f.grad_reduce != "bf16")
       throw Error("--grad-reduce must be fp32 or bf16, found '" + f.grad_reduce + "'" + did_you_mean(f.grad_reduce, {"fp32", "bf16"}));
@@ -69,7 +72,7 @@ void take_framework(PlanSetup& ps, const PlanFlags& f) {
   ps.assumptions.push_back(fmt::format(
       "framework {}{} ('napkin frameworks show {}'): ZeRO stages {}; tensor-parallel overlap {}{}; {} elementwise kernels{}; {} kernels a layer "
       "at ≥ {} µs each; gradients reduced in {} bytes{}; selective recompute replays {}",
-      fw.key, f.framework.empty() ? " (default)" : "", fw.key, stages, s.tp_comm_overlap ? "on" : "off", f.tp_overlap ? " (flag)" : "",
+      fw.key, f.framework.empty() ? (f.lora ? " (default with --lora)" : " (default)") : "", fw.key, stages, s.tp_comm_overlap ? "on" : "off", f.tp_overlap ? " (flag)" : "",
       s.compiled ? "fused" : "eager", f.compiled ? " (flag)" : "", fw.kernels_per_layer, format_sig(kernel_floor_s * 1e6, 2),
       format_sig(s.grad_reduce_bytes, 2), f.grad_reduce.empty() ? "" : " (flag)", selective_recompute_name(fw.selective)));
 }
@@ -98,6 +101,10 @@ GlobalBatch global_batch_flag(const std::string& text, long long seq) {
                             text, b.sequences, seq, format_sig(tokens, 3));
   return b;
 }
+
+namespace {
+void apply_plan_lora(const Model& m, const LoraSetup& ls, const Optimizer& opt, PlanSetup& ps);
+}  // namespace
 
 PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& f) {
   PlanSetup ps;
@@ -276,8 +283,44 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
                                        format_sig(q.step.bytes_per_param.total(), 4), format_sig(q.step.grad_reduce_bytes, 2), f.dropout ? "on" : "off"));
   if (q.memory.reserve_bytes > 0) ps.assumptions.push_back(fmt::format("memory reserve {} per GPU (--reserve)", format_si(q.memory.reserve_bytes, "B", 3)));
   if (q.memory.runtime_reserve) ps.assumptions.push_back(runtime_reserve_assumption(q.memory.cross_entropy));
+  if (f.lora) apply_plan_lora(m, *f.lora, opt, ps);
   return ps;
 }
+
+namespace {
+
+// plan --lora: the layout fixed to data parallelism (the LoRA memory model's scope), the LoRA
+// memory and the step's LoRA terms (core/step_time.hpp StepLora).
+void apply_plan_lora(const Model& m, const LoraSetup& ls, const Optimizer& opt, PlanSetup& ps) {
+  PlanQuery& q = ps.query;
+  for (const auto& [v, flag] : {std::pair{q.tp, "--tp"}, std::pair{q.pp, "--pp"}, std::pair{q.cp, "--cp"}, std::pair{q.ep, "--ep"},
+                                std::pair{q.interleave, "--interleave"}})
+    if (v && *v > 1)
+      throw Error(fmt::format("{} {}: plan --lora lays a LoRA run out over data parallelism with ZeRO/FSDP only; give {} 1 or leave it out", flag,
+                              *v, flag));
+  q.tp = q.pp = q.cp = q.ep = q.interleave = 1;
+  // The MFU error bars come from measured full-training runs; no LoRA step time has been measured
+  // against napkin's (docs/validation/lora.md, "Speed"), so no bar.
+  q.gpu_generation.clear();
+  q.memory.lora = ls;
+  q.step.lora = step_lora(m, ls, opt);
+  const StepLora& l = q.step.lora;
+  ps.assumptions.push_back(fmt::format(
+      "LoRA r = {} on {} ({} trainable parameters, {}): the frozen base pays its forward and input-gradient products, no weight gradient; "
+      "the adapters their own products (6 FLOPs a parameter a token); MFU counts 4·P + 6·A a token, as train --lora",
+      ls.rank, lora_targets_name(ls.targets), format_si(l.adapter_params, "", 4), ls.lib.name));
+  ps.assumptions.push_back(fmt::format("data-parallel reduction and optimizer step over the adapters only, {} B a value ({}); ZeRO-3/FSDP "
+                                       "gathers the frozen base at its storage format beside them",
+                                       format_sig(l.adapter_bytes.grads, 2), ls.lib.adapter_dtype));
+  if (ls.base.quantized)
+    ps.assumptions.push_back(fmt::format("base weights {}: dequantized to bf16 on every pass (forward, input gradient, and the recomputed forward under "
+                                         "full recomputation), {} a pass read and written at the memory-bound rate",
+                                         ls.base.name, format_si(l.dequant_bytes_per_pass, "B", 3)));
+  ps.assumptions.push_back("layouts: tensor, pipeline, context and expert parallelism 1 (the LoRA memory model's scope); dp, micro-batch, recompute and ZeRO searched");
+  ps.assumptions.push_back("no MFU error bar: the bars come from full-training runs, and no LoRA step time has been checked (docs/validation/lora.md)");
+}
+
+}  // namespace
 
 std::string nothing_fits_message(const Model& m, const Hardware& hw, const PlanSearch& s) {
   const Plan& c = *s.closest;

@@ -24,6 +24,7 @@ struct PlanFlags {
   std::optional<bool> tp_overlap, compiled;  // --tp-overlap/--no-tp-overlap, --compile/--eager
   bool sequence_parallel = false, no_sequence_parallel = false;
   bool flash_attention = true, dropout = false, allow_cross_node_tp = false, no_overlap = false;
+  std::optional<LoraSetup> lora;  // --lora and its flags (cli/lora_flags): data parallelism with ZeRO/FSDP only
 };
 
 struct PlanSetup {

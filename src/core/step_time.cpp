@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/lora_memory.hpp"
 #include "core/step_gemms.hpp"
 #include "core/training.hpp"
 
@@ -69,6 +70,34 @@ double launch_floor_s(double layers, long long kernels_per_layer, bool recompute
 
 }  // namespace
 
+StepLora step_lora(const Model& m, const LoraSetup& s, const Optimizer& o) {
+  StepLora r;
+  r.on = true;
+  r.rank = d(s.rank);
+  const double moe_layers = d(m.moe_layers()), dense_layers = d(m.layers) - moe_layers;
+  double per_token = 0;
+  for (bool moe_layer : {false, true}) {
+    const double n = moe_layer ? moe_layers : dense_layers;
+    if (n <= 0) continue;
+    for (const Projection& p : lora_projections(m, moe_layer)) {
+      if ((p.targets & s.targets.mask) == 0) continue;
+      const double share = p.expert ? d(m.moe->experts_per_token) / d(m.moe->experts) : 1.0;  // even routing
+      r.adapters.push_back({p.in, p.out, share, n * p.count});
+      per_token += n * p.count * share * r.rank * (p.in + p.out);
+    }
+  }
+  r.adapter_flops_per_token = lora_adapter_flops_per_param * per_token;
+  const LoraStates st = lora_states(m, s, o, 1, 0);
+  r.adapter_params = st.adapter_params;
+  r.base_bytes = st.base_bytes;
+  r.dequant_bytes_per_pass = dequant_bytes_per_pass(m, s.base);
+  const double ab = s.lib.adapter_bytes;
+  r.adapter_bytes.weights = ab;
+  r.adapter_bytes.grads = ab;
+  r.adapter_bytes.optimizer = st.adapter_params > 0 ? st.adapter_optimizer_bytes / st.adapter_params : 0;
+  return r;
+}
+
 double CommTerm::wire_bytes() const {
   const double n = d(group.size);
   if (group.size <= 1) return 0;
@@ -123,6 +152,8 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   double attn_fwd_gemm = 0, attn_bwd_gemm = 0;
   for (const Gemm& g : gemms) {
     const bool backward = is_backward(g.name);
+    // LoRA: a frozen matrix needs no weight gradient; its input gradient still flows.
+    if (s.lora.on && ends_with(g.name, ".wgrad")) continue;
     long long gm = g.m, gk = g.k;
     double calls = d(g.count) * d(g.batch);
     // Expert parallelism: each GPU runs experts/ep experts on the tokens of ep ranks, so the
@@ -142,6 +173,24 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
       (backward ? c.gemm_bwd_s : c.gemm_fwd_s) += t;
       if (!backward) c.gemm_fwd_flops += g.flops * (calls / (d(g.count) * d(g.batch)));
     }
+  }
+  if (s.lora.on) {
+    // The adapters' products, timed like any other (the same GEMM curve): forward x·A (rows×r×in)
+    // and (x·A)·B (rows×out×r); backward, for B its input gradient dY·Bᵀ and weight gradient
+    // (x·A)ᵀ·dY, for A its input gradient and weight gradient xᵀ·d(x·A) (Hu et al. 2021 §4.1).
+    const auto R = static_cast<long long>(std::llround(s.lora.rank));
+    for (const StepLora::Adapter& a : s.lora.adapters) {
+      const long long rows = std::max(1LL, std::llround(a.rows * T));
+      const auto in = static_cast<long long>(std::llround(a.in)), out = static_cast<long long>(std::llround(a.out));
+      c.adapter_fwd_s += a.calls * (s.gemm.time_s(rows, R, in) + s.gemm.time_s(rows, out, R));
+      c.adapter_bwd_s += a.calls * (s.gemm.time_s(rows, R, out) + s.gemm.time_s(R, out, rows) + s.gemm.time_s(rows, in, R) +
+                                    s.gemm.time_s(in, R, rows));
+      c.gemm_fwd_flops += a.calls * 2 * d(rows) * d(R) * (a.in + a.out);
+    }
+    c.gemm_fwd_s += c.adapter_fwd_s;
+    c.gemm_bwd_s += c.adapter_bwd_s;
+    c.adapter_fwd_s /= L;
+    c.adapter_bwd_s /= L;
   }
   c.gemm_fwd_s /= L;
   c.gemm_bwd_s /= L;
@@ -284,7 +333,16 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   const double expert_here = expert_params * layers / L / d(l.tp * l.ep);
   r.params_per_gpu = dense_here + expert_here;
 
-  const BytesPerParam& bpp = s.bytes_per_param;
+  const BytesPerParam& bpp = s.lora.on ? s.lora.adapter_bytes : s.bytes_per_param;
+  // What the data-parallel collectives move per GPU. LoRA: the adapters' gradients in their own
+  // dtype (DDP and FSDP reduce a gradient in its parameter's dtype), and under ZeRO-3 the frozen
+  // base gathered at its storage format beside the adapters (FSDP shards both; QLoRA + FSDP keeps
+  // the 4-bit values in a bf16 quant_storage of the same bytes). tp = pp = ep = 1 with LoRA.
+  const bool lora = s.lora.on;
+  const double grad_value_bytes = lora ? s.lora.adapter_bytes.grads : s.grad_reduce_bytes;
+  const double trainable_here = lora ? s.lora.adapter_params : dense_here;
+  const double dense_gather_bytes = lora ? s.lora.adapter_params * bpp.weights + (l.zero == 3 ? s.lora.base_bytes : 0) : dense_here * bpp.weights;
+  const double expert_train_here = lora ? 0 : expert_here;
   const long long zero_ranks = l.dp * l.cp;
   const long long expert_ranks = zero_ranks / l.ep;
   const GroupPlacement dp_group = place_group(l.tp, zero_ranks, net.domain_gpus);
@@ -307,10 +365,10 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
     // backward and reduce-scatters its gradients (Rajbhandari et al. 2020 §7.2.2: 3× the model,
     // 1.5× the all-reduce), one collective per layer (FSDP wraps each transformer block).
     const double units = std::max(1.0, layers);
-    r.dp_params = coll(Collective::all_gather, dense_here * bpp.weights / units, dp_group, 2 * mb * units);
-    r.dp_grads = coll(Collective::reduce_scatter, dense_here * s.grad_reduce_bytes / units, dp_group, mb * units);
-    r.expert_params = coll(Collective::all_gather, expert_here * bpp.weights / units, ep_dp_group, 2 * mb * units);
-    r.expert_grads = coll(Collective::reduce_scatter, expert_here * s.grad_reduce_bytes / units, ep_dp_group, mb * units);
+    r.dp_params = coll(Collective::all_gather, dense_gather_bytes / units, dp_group, 2 * mb * units);
+    r.dp_grads = coll(Collective::reduce_scatter, trainable_here * grad_value_bytes / units, dp_group, mb * units);
+    r.expert_params = coll(Collective::all_gather, expert_train_here * bpp.weights / units, ep_dp_group, 2 * mb * units);
+    r.expert_grads = coll(Collective::reduce_scatter, expert_train_here * grad_value_bytes / units, ep_dp_group, mb * units);
     const double ag = r.dp_params.time_per_call_s + r.expert_params.time_per_call_s;
     const double rs = r.dp_grads.time_per_call_s + r.expert_grads.time_per_call_s;
     r.zero3_exposed_s = zero3_exposed_s(ag, rs, units, fwd_compute, bwd_compute, s.zero3_prefetch);
@@ -333,7 +391,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
     // bucket grows with dp (1M parameters a rank), and so does what a wide replica set exposes.
     const Collective grads = l.zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
     const double grad_calls = l.zero == 2 ? mb : 1;
-    const double buckets = std::max(1.0, std::ceil(dense_here / std::max(dp_bucket_min_params, dp_bucket_params_per_rank * d(zero_ranks))));
+    const double buckets = std::max(1.0, std::ceil(trainable_here / std::max(dp_bucket_min_params, dp_bucket_params_per_rank * d(zero_ranks))));
     // The buckets queue on one NCCL stream back to back, so the ring's latency is paid about once
     // for the whole reduction (as before bucketing): each bucket takes 1/buckets of the whole.
     auto bucketed = [&](Collective k, double bytes, double calls) {
@@ -341,11 +399,11 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
       t.time_per_call_s = collective_time_s(k, bytes, dp_group, net) / buckets;
       return t;
     };
-    r.dp_grads = bucketed(grads, dense_here * s.grad_reduce_bytes, grad_calls);
-    r.expert_grads = coll(grads, expert_here * s.grad_reduce_bytes, ep_dp_group, grad_calls);
+    r.dp_grads = bucketed(grads, trainable_here * grad_value_bytes, grad_calls);
+    r.expert_grads = coll(grads, expert_train_here * grad_value_bytes, ep_dp_group, grad_calls);
     if (l.zero > 0) {
-      r.dp_params = bucketed(Collective::all_gather, dense_here * bpp.weights, 1);
-      r.expert_params = coll(Collective::all_gather, expert_here * bpp.weights, ep_dp_group, 1);
+      r.dp_params = bucketed(Collective::all_gather, dense_gather_bytes, 1);
+      r.expert_params = coll(Collective::all_gather, expert_train_here * bpp.weights, ep_dp_group, 1);
     }
     r.dp_grad_bucket = r.dp_grads;
     r.dp_grad_bucket.calls = 1;
@@ -371,7 +429,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   r.attention_s = layers * (c.attention_fwd_s + c.attention_bwd_s);
   r.memory_bound_s = layers * (c.memory_fwd_s + c.memory_bwd_s) + (last_is_slowest ? c.head_memory_s : 0);
   if (!s.fused_grad_accumulation) {
-    r.grad_accumulation_s = r.params_per_gpu * (s.activation_bytes + 2 * bpp.grads) /
+    r.grad_accumulation_s = (lora ? s.lora.adapter_params : r.params_per_gpu) * (s.activation_bytes + 2 * bpp.grads) /
                             (s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
     r.memory_bound_s += r.grad_accumulation_s;
   }
@@ -385,9 +443,16 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   if (selective && s.selective == SelectiveRecompute::attention_core && !s.flash_attention) r.recompute_s = layers * c.attention_fwd_s;
   if (selective && s.selective == SelectiveRecompute::every_other_matmul) r.recompute_s = layers * (c.gemm_fwd_s / 2 + c.memory_fwd_s);
   r.launch_s = launch_floor_s(layers, s.kernels_per_layer, recompute_full > 0);
+  // A quantized base is dequantized to bf16 for every product that reads it: the forward, the
+  // backward's input gradient, and the forward again under full recomputation (bitsandbytes
+  // MatMul4Bit.forward/backward: F.dequantize_4bit each time), memory-bound like the elementwise
+  // work (core/lora.hpp dequant_bytes_per_pass, as train --lora counts it).
+  if (lora && s.lora.dequant_bytes_per_pass > 0)
+    r.dequant_s = (2 + recompute_full) * s.lora.dequant_bytes_per_pass * layers / L /
+                  (s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
   if (!s.compiled) r.eager_s = (eager_elementwise_bytes_factor - 1) * (r.memory_bound_s - r.grad_accumulation_s);
   r.microbatch_s = r.matmul_s + r.attention_s + r.memory_bound_s + r.recompute_s + r.tp_exposed_s + r.cp_exposed_s +
-                   r.ep.total_s() + r.pp.total_s() + r.zero3_exposed_s + r.launch_s + r.eager_s;
+                   r.ep.total_s() + r.pp.total_s() + r.zero3_exposed_s + r.launch_s + r.eager_s + r.dequant_s;
 
   // Per step. 1F1B idles p−1 micro-batch times in the warm-up and cool-down (Narayanan et al.
   // 2021 §2.2.1): (p−1)·(t_f + t_b). The interleaved schedule pipelines model chunks instead of
@@ -404,7 +469,8 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   // The optimizer reads gradients, master weights and states, writes the states and master
   // weights back and the working weights out; ZeRO ≥ 1 updates 1/(dp·cp) of them per GPU.
   double moved = bpp.grads + 2 * bpp.master + 2 * bpp.optimizer + bpp.weights + (bpp.master == 0 ? bpp.weights : 0);
-  const double updated = l.zero >= 1 ? dense_here / d(zero_ranks) + expert_here / d(expert_ranks) : r.params_per_gpu;
+  const double updated = lora ? s.lora.adapter_params / (l.zero >= 1 ? d(zero_ranks) : 1.0)
+                         : l.zero >= 1 ? dense_here / d(zero_ranks) + expert_here / d(expert_ranks) : r.params_per_gpu;
   r.optimizer_s = updated * moved / (s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
 
   r.terms = {
@@ -414,6 +480,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
       {"recompute_s", "recomputation", mb * r.recompute_s},
       {"launch_s", "kernel launch floor", mb * r.launch_s},
       {"eager_s", "unfused elementwise (eager)", mb * r.eager_s},
+      {"dequant_s", "dequantisation of the base", mb * r.dequant_s},
       {"tp_comm_s", "tensor-parallel communication (exposed)", mb * r.tp_exposed_s},
       {"cp_comm_s", "context-parallel communication (exposed)", mb * r.cp_exposed_s},
       {"ep_comm_s", "expert all-to-all", mb * r.ep.total_s()},
@@ -430,9 +497,12 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   r.tokens_per_step = d(s.global_batch) * d(s.seq);
   r.tokens_per_s = r.tokens_per_step / r.step_time_s;
   const double attention = attention_flops_per_token(m, d(s.seq), true);
-  r.model_flops_per_step = r.tokens_per_step * (6 * pc.active + attention);
+  // LoRA: 4 FLOPs a frozen parameter and 6 an adapter parameter a token (core/lora.hpp), the count
+  // train --lora uses, so the two report the same MFU.
+  const double adapters = lora ? s.lora.adapter_flops_per_token : 0;
+  r.model_flops_per_step = r.tokens_per_step * ((lora ? lora_frozen_flops_per_param : 6) * pc.active + adapters + attention);
   if (l.recompute == Recompute::full)
-    r.recompute_flops_per_step = r.tokens_per_step * (2 * (pc.active - pc.embedding - pc.lm_head) + attention / 3);
+    r.recompute_flops_per_step = r.tokens_per_step * (2 * (pc.active - pc.embedding - pc.lm_head) + adapters / 3 + attention / 3);
   if (selective && s.selective == SelectiveRecompute::attention_core && !s.flash_attention)
     r.recompute_flops_per_step = r.tokens_per_step * attention / 3;
   if (selective && s.selective == SelectiveRecompute::every_other_matmul)

@@ -60,6 +60,32 @@ inline constexpr double eager_elementwise_bytes_factor = 3.0;
 inline constexpr double dp_bucket_min_params = 40e6;
 inline constexpr double dp_bucket_params_per_rank = 1e6;
 
+struct LoraSetup;
+struct Optimizer;
+
+// LoRA/QLoRA on a frozen base (docs/METHODOLOGY.md §3.12 and §6): the frozen matrices pay their
+// forward and input-gradient products but no weight gradient; the adapters add their own small
+// products; a quantized base is dequantized on every pass; the data-parallel reduction and the
+// optimizer cover the adapters only. Data parallelism with ZeRO/FSDP only (tp = pp = cp = ep = 1).
+struct StepLora {
+  bool on = false;
+  // One adapted matrix W (in → out) with A (in → r) and B (r → out): `calls` of them a step's
+  // layers (summed over layers), each over `rows` × the micro-batch's tokens (a routed expert's:
+  // top-k / experts of them).
+  struct Adapter {
+    double in = 0, out = 0, rows = 1, calls = 1;
+  };
+  std::vector<Adapter> adapters;
+  double rank = 0;
+  double adapter_params = 0;           // trainable, whole model
+  double adapter_flops_per_token = 0;  // 6 × the adapter parameters a token passes through (MoE: top-k experts')
+  double base_bytes = 0;               // the frozen base at its storage format (ZeRO-3 gathers it)
+  double dequant_bytes_per_pass = 0;   // a quantized base read at its bits and written in bf16, whole model
+  BytesPerParam adapter_bytes;         // per adapter value: weights, gradients, optimizer states (no master copy)
+};
+// From the LoRA setup (core/lora_memory.hpp) and the optimizer the adapters train with.
+StepLora step_lora(const Model& m, const LoraSetup& s, const Optimizer& o);
+
 // Everything a step's time depends on besides the model and the layout.
 struct StepSetup {
   long long global_batch = 0;  // sequences per optimizer step, over all data-parallel replicas
@@ -97,6 +123,7 @@ struct StepSetup {
   double memory_bandwidth_bytes_per_s = 0;
   GemmTimeModel gemm;
   Network net;
+  StepLora lora;  // LoRA/QLoRA: on when set
 };
 
 // The cost of one average transformer layer on one GPU for one micro-batch, which depends only
@@ -109,6 +136,7 @@ struct LayerCost {
   double memory_fwd_s = 0, memory_bwd_s = 0;      // norms, residuals, activation functions, rotary, dropout
   double head_fwd_s = 0, head_bwd_s = 0;          // LM head products (last stage)
   double head_memory_s = 0;                       // final norm and cross entropy, forward + backward (last stage)
+  double adapter_fwd_s = 0, adapter_bwd_s = 0;    // LoRA: of gemm_fwd_s and gemm_bwd_s, the adapters' products
   double memory_fwd_bytes = 0;                    // per layer, for --explain
   double gemm_fwd_flops = 0;                      // per layer, linear products
   double attention_fwd_flops = 0;                 // per layer, useful (causal) attention FLOPs
@@ -155,6 +183,7 @@ struct StepTime {
   double cp_exposed_s = 0;      // cp after hiding behind the attention kernels
   double zero3_exposed_s = 0;   // ZeRO-3 gathers not hidden behind the micro-batch's compute
   double grad_accumulation_s = 0;  // of memory_bound_s: unfused gradient accumulation
+  double dequant_s = 0;            // per micro-batch: LoRA on a quantized base, its dequantisation passes
   double overlap_contention_s = 0; // per step: HBM traffic of the communication hidden behind compute
   double tp_exposed_s = 0;         // tp after hiding behind the layer's products (= tp.total_s() without overlap)
   double launch_s = 0;             // per micro-batch: kernel launch floor
@@ -171,7 +200,7 @@ struct StepTime {
   double params_per_gpu = 0;        // on the slowest stage, before ZeRO sharding
   double tokens_per_step = 0;
   double tokens_per_s = 0;
-  double model_flops_per_step = 0;  // 6·P_active + causal attention per token (napkin train's count)
+  double model_flops_per_step = 0;  // 6·P_active + causal attention per token (napkin train's count); LoRA: 4·P_active + 6·A_active
   double recompute_flops_per_step = 0;
   double mfu = 0, hfu = 0;
   std::vector<StepTerm> terms;      // the breakdown, adding up to step_time_s

@@ -154,6 +154,9 @@ nlohmann::json memory_json(const MemoryReport& r) {
                         {"embedding_bytes", json_bytes(g.embedding_bytes)},
                         {"output_bytes", json_bytes(g.output_bytes)},
                         {"logits_bytes", json_bytes(g.logits_bytes)},
+                        {"loss_peak_bytes", json_bytes(g.loss_peak_bytes)},
+                        {"forward_end_bytes", json_bytes(g.forward_end_activations_bytes)},
+                        {"loss_peak_total_bytes", json_bytes(g.loss_peak_activations_bytes)},
                         {"total_bytes", json_bytes(g.activations_bytes)}};
   } else {
     j["activations"] = nullptr;

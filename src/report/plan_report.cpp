@@ -279,6 +279,10 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
   else
     o += fmt::format("  attention          Q·Kᵀ and P·V as dense products + softmax{} over the scores: forward {}, backward {}\n",
                      s.dropout ? " and dropout" : "", secs(c.attention_fwd_s), secs(c.attention_bwd_s));
+  if (s.lora.on)
+    o += fmt::format("  LoRA               frozen products: forward and input gradient, no weight gradient; of the products above, the adapters' "
+                     "(rank {}) {} forward, {} backward\n",
+                     format_sig(s.lora.rank, 4), secs(c.adapter_fwd_s), secs(c.adapter_bwd_s));
   o += fmt::format("  memory-bound       {} moved forward / ({} × {}) = {}; backward {}× = {}\n", gb(c.memory_fwd_bytes),
                    format_si(s.memory_bandwidth_bytes_per_s, "B/s"), memory_bandwidth_efficiency, secs(c.memory_fwd_s),
                    memory_bound_backward_over_forward, secs(c.memory_bwd_s));
@@ -305,6 +309,14 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
   comm("expert all-to-all", t.ep, "");
   comm("pipeline", t.pp, "");
   if (t.zero3_exposed_s > 0) kv.add("ZeRO-3 gathers", secs(t.zero3_exposed_s), "exposed beyond the compute they overlap");
+  if (s.lora.on) {
+    if (t.launch_s > 0) kv.add("kernel launch floor", secs(t.launch_s));
+    if (t.eager_s > 0) kv.add("unfused elementwise", secs(t.eager_s), "eager: one kernel an op");
+    if (t.dequant_s > 0)
+      kv.add("dequantisation", secs(t.dequant_s),
+             fmt::format("{} passes × {} / ({} × {})", l.recompute == Recompute::full ? 3 : 2, gb(s.lora.dequant_bytes_per_pass),
+                         format_si(s.memory_bandwidth_bytes_per_s, "B/s"), memory_bandwidth_efficiency));
+  }
   kv.add("micro-batch", secs(t.microbatch_s), "the sum");
   o += kv.render();
 
@@ -327,14 +339,15 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
     st.add("hidden comm. HBM traffic", secs(t.overlap_contention_s),
            fmt::format("{} passes of the bytes sent while hidden, at {} × {}", overlapped_comm_hbm_passes,
                        format_si(s.memory_bandwidth_bytes_per_s, "B/s"), memory_bandwidth_efficiency));
-  st.add("optimizer step", secs(t.optimizer_s), fmt::format("{} parameters per GPU{}", format_count(t.params_per_gpu), l.zero >= 1 ? fmt::format(", 1/{} updated here (ZeRO)", l.dp * l.cp) : ""));
+  st.add("optimizer step", secs(t.optimizer_s), fmt::format("{} {}parameters per GPU{}", format_count(s.lora.on ? s.lora.adapter_params : t.params_per_gpu),
+                                                             s.lora.on ? "adapter " : "", l.zero >= 1 ? fmt::format(", 1/{} updated here (ZeRO)", l.dp * l.cp) : ""));
   st.add("step", secs(t.step_time_s));
   o += st.render();
 
   const double cluster = static_cast<double>(r.gpus) * peak * t.step_time_s;
   o += fmt::format("\ntokens/s = B · s / step = {} / {} = {}\n", format_count(t.tokens_per_step), secs(t.step_time_s), format_si(t.tokens_per_s, "", 4));
-  o += fmt::format("MFU = tokens · (6·P_active + causal attention) / (N · peak · step) = {} / ({} · {} · {}) = {}\n",
-                   format_sci(t.model_flops_per_step, 4), r.gpus, format_si(peak, "FLOP/s"), secs(t.step_time_s), pct(t.model_flops_per_step / cluster));
+  o += fmt::format("MFU = tokens · ({} + causal attention) / (N · peak · step) = {} / ({} · {} · {}) = {}\n",
+                   s.lora.on ? "4·P_active + 6·A_active" : "6·P_active", format_sci(t.model_flops_per_step, 4), r.gpus, format_si(peak, "FLOP/s"), secs(t.step_time_s), pct(t.model_flops_per_step / cluster));
   if (t.recompute_flops_per_step > 0)
     o += fmt::format("HFU = (model + recomputed FLOPs) / (N · peak · step) = ({} + {}) / {} = {}\n", format_sci(t.model_flops_per_step, 4),
                      format_sci(t.recompute_flops_per_step, 4), format_sci(cluster, 4), pct(t.hfu));
