@@ -182,9 +182,9 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
     for (const StepLora::Adapter& a : s.lora.adapters) {
       const long long rows = std::max(1LL, std::llround(a.rows * T));
       const auto in = static_cast<long long>(std::llround(a.in)), out = static_cast<long long>(std::llround(a.out));
-      c.adapter_fwd_s += a.calls * (s.gemm.time_s(rows, R, in) + s.gemm.time_s(rows, out, R));
-      c.adapter_bwd_s += a.calls * (s.gemm.time_s(rows, R, out) + s.gemm.time_s(R, out, rows) + s.gemm.time_s(rows, in, R) +
-                                    s.gemm.time_s(in, R, rows));
+      c.adapter_fwd_s += a.calls * (gemm.time_s(rows, R, in) + gemm.time_s(rows, out, R));
+      c.adapter_bwd_s += a.calls * (gemm.time_s(rows, R, out) + gemm.time_s(R, out, rows) + gemm.time_s(rows, in, R) +
+                                    gemm.time_s(in, R, rows));
       c.gemm_fwd_flops += a.calls * 2 * d(rows) * d(R) * (a.in + a.out);
     }
     c.gemm_fwd_s += c.adapter_fwd_s;
