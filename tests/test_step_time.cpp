@@ -452,3 +452,22 @@ TEST_CASE("step_lora: the toy's q and v adapters, counted by hand") {
   CHECK(r.adapter_bytes.optimizer == 8);      // AdamW's m and v in fp32
   CHECK(r.dequant_bytes_per_pass == 0);
 }
+
+TEST_CASE("fp8 products: each linear product's input and output gradient are cast, 4 bytes a value") {
+  // The toy at micro-batch 2, seq 32: T = 64 tokens a layer. Its linear products (tp 1): q, k, v
+  // (64 → 64 each, one input cast: TE fuses them), o (64 → 64), up (64 → 256), down (256 → 64).
+  // Forward casts the inputs: 4 · 64 · (64 + 64 + 64 + 256) = 114,688 bytes a layer; backward
+  // casts the output gradients: 4 · 64 · (64·3 + 64 + 256 + 64) = 147,456 bytes a layer. At the
+  // toy's 1 TB/s × 0.83 they add 114,688 / 0.83e12 s forward and 147,456 / 0.83e12 s backward.
+  Layout l;
+  l.micro_batch = 2;
+  StepSetup s = setup();
+  const LayerCost bf16 = layer_cost(toy(), l, s);
+  s.fp8_casts = true;
+  const LayerCost fp8 = layer_cost(toy(), l, s);
+  CHECK(fp8.fp8_cast_fwd_bytes == near(114688.0));
+  CHECK(fp8.fp8_cast_bwd_bytes == near(147456.0));
+  CHECK(fp8.memory_fwd_s - bf16.memory_fwd_s == near(114688.0 / 0.83e12).epsilon(1e-9));
+  CHECK(fp8.memory_bwd_s - bf16.memory_bwd_s == near(147456.0 / 0.83e12).epsilon(1e-9));
+  CHECK(fp8.memory_fwd_bytes == near(bf16.memory_fwd_bytes));  // the elementwise work alone
+}

@@ -43,7 +43,7 @@ StepSetup card(const char* hardware_key, double peak, double hbm, double scale_o
 }
 
 struct Run {
-  const char* name;
+  std::string name;
   Model model;
   StepSetup setup;
   Layout layout;
@@ -59,7 +59,8 @@ Row priced(const Run& x, const char* source, const char* gpu, const char* framew
   const StepTime t = step_time(x.model, l, s);
   Row r;
   r.name = x.name, r.source = source, r.unit = "tokens/s per GPU";
-  r.layout = "tp " + std::to_string(l.tp) + ", pp " + std::to_string(l.pp) + ", dp " + std::to_string(l.dp) + ", b " +
+  r.layout = "tp " + std::to_string(l.tp) + ", pp " + std::to_string(l.pp) + (l.cp > 1 ? ", cp " + std::to_string(l.cp) : "") +
+             (l.interleave > 1 ? ", v " + std::to_string(l.interleave) : "") + ", dp " + std::to_string(l.dp) + ", b " +
              std::to_string(l.micro_batch) + ", B " + std::to_string(x.global_batch) + " × " + std::to_string(x.seq) + ", ZeRO " +
              std::to_string(l.zero) + ", recompute " + std::string(recompute_name(l.recompute)) + (s.compiled ? ", compiled" : ", eager") +
              (s.tp_comm_overlap && l.tp > 1 ? ", async TP" : "");
@@ -182,9 +183,56 @@ std::vector<Row> llm_foundry() {
   return out;
 }
 
+// NVIDIA/dgxc-benchmarking v25.03 (commit 1b9bb6b), "Expected Performance" of the llama3.1, nemo_megatron
+// and nemotron recipes: NeMo 24.12 on DGX H100 (8 × H100 SXM 80GB a node, 8 × 400 Gb/s InfiniBand),
+// the same layout in BF16 and in FP8 (Transformer Engine, per-tensor scaling); micro-batch 1,
+// Megatron's distributed optimizer (ZeRO 1), sequence parallel with tp > 1, no recomputation.
+// Throughput as the page gives it: seq · GBS / step time, over the GPUs.
+StepSetup dgx_h100(bool fp8) {
+  StepSetup s = card("h100-sxm", 989.5e12, 3.35e12, 50e9, "nemo");
+  if (fp8) {
+    const PrecisionRecipe& r = find_recipe("fp8-mixed");
+    s.bytes_per_param = bytes_per_param(find_optimizer("adamw"), r);
+    s.peak_flops_per_s = s.gemm.peak_flops_per_s = 1979e12;
+    s.gemm.peak_efficiency = gemm_peak_efficiency("h100-sxm", Dtype::fp8);
+    s.attention_peak_flops_per_s = 989.5e12;  // TE's attention stays bf16 (fp8_dpa off)
+    s.fp8_casts = true;
+  }
+  return s;
+}
+
+Layout megatron_layout(long long tp, long long pp, long long cp, long long v, long long dp) {
+  Layout l;
+  l.tp = tp, l.pp = pp, l.cp = cp, l.interleave = v, l.dp = dp, l.micro_batch = 1, l.zero = 1, l.recompute = Recompute::none;
+  l.sequence_parallel = tp > 1;
+  return l;
+}
+
+std::vector<Row> nemo_h100() {
+  const char* src = "dgxc-benchmarking v25.03 (NeMo 24.12), DGX H100";
+  const Model l8 = specs().model("llama3-8b"), l70 = specs().model("llama3-70b"), l405 = specs().model("llama3.1-405b");
+  const Model g175 = specs().model("gpt3-175b");
+  std::vector<Row> out;
+  for (const bool fp8 : {false, true}) {
+    const StepSetup s = dgx_h100(fp8);
+    const std::string d = fp8 ? ", FP8" : ", BF16";
+    const auto tps = [&](double bf16, double f8) { return fp8 ? f8 : bf16; };
+    for (const Run& x : {Run{"Llama 3.1 8B on 8 H100" + d, l8, s, megatron_layout(1, 1, 2, 1, 4), 128, 8192, tps(10256, 13885)},
+                         Run{"Llama 3.1 8B on 128 H100" + d, l8, s, megatron_layout(1, 1, 2, 1, 64), 2048, 8192, tps(9960, 13471)},
+                         Run{"Llama 3.1 70B on 64 H100" + d, l70, s, megatron_layout(4, 4, 2, 5, 2), 128, 8192, tps(1121, 1566)},
+                         Run{"Llama 3.1 70B on 2048 H100" + d, l70, s, megatron_layout(4, 4, 2, 5, 64), 4096, 8192, tps(1104, 1491)},
+                         Run{"Llama 3.1 405B on 576 H100" + d, l405, s, megatron_layout(8, 9, 2, 7, 4), 252, 8192, tps(205, 326)},
+                         Run{"Llama 3.1 405B on 2304 H100" + d, l405, s, megatron_layout(8, 9, 2, 7, 16), 1008, 8192, tps(202, 320)},
+                         Run{"GPT-3 175B on 128 H100" + d, g175, s, megatron_layout(4, 8, 1, 12, 4), 256, 2048, tps(493, 728)},
+                         Run{"GPT-3 175B on 2048 H100" + d, g175, s, megatron_layout(4, 8, 1, 12, 64), 4096, 2048, tps(482, 687)}})
+      out.push_back(priced(x, src, "h100", "nemo"));
+  }
+  return out;
+}
+
 std::vector<Row> all_new_rows() {
   std::vector<Row> out = torchtitan_h100();
-  for (auto* f : {&torchtitan_a100, &llm_foundry})
+  for (auto* f : {&torchtitan_a100, &llm_foundry, &nemo_h100})
     for (Row& r : (*f)()) out.push_back(std::move(r));
   return out;
 }

@@ -154,6 +154,7 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   if (!peak) throw Error(fmt::format("--dtype: {} has no {} peak in its spec", hw.key, f.dtype));
   q.step.peak_flops_per_s = *peak;
   if (dtype_bytes(ps.dtype) < 2) q.step.attention_peak_flops_per_s = hw.dense_peak(Dtype::bf16).value_or(hw.dense_peak(Dtype::fp16).value_or(*peak));
+  q.step.fp8_casts = ps.dtype == Dtype::fp8;
   const PowerCap cap = power_cap(hw, f.power_limit);
   q.step.compute_fraction = cap.compute_fraction;
   q.step.memory_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;

@@ -172,8 +172,19 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
     } else {
       (backward ? c.gemm_bwd_s : c.gemm_fwd_s) += t;
       if (!backward) c.gemm_fwd_flops += g.flops * (calls / (d(g.count) * d(g.batch)));
+      // fp8 products: the activation going in is cast (with a transposed copy for the weight
+      // gradient) in the forward, the gradient coming out in the backward (fp8_casts_bytes_per_value).
+      if (s.fp8_casts && !backward) {
+        // Projections fed the same input (k and v beside q, gate beside up, MLA's kv_down beside
+        // q_down) are one fused module in TE: that input is cast once.
+        const bool shared_input = ends_with(g.name, ".k_proj") || ends_with(g.name, ".v_proj") || ends_with(g.name, ".gate") || g.name == "attn.kv_down";
+        if (!shared_input) c.fp8_cast_fwd_bytes += calls * d(gm) * d(gk) * fp8_casts_bytes_per_value;
+        c.fp8_cast_bwd_bytes += calls * d(gm) * d(g.n) * fp8_casts_bytes_per_value;
+      }
     }
   }
+  c.fp8_cast_fwd_bytes /= L;
+  c.fp8_cast_bwd_bytes /= L;
   if (s.lora.on) {
     // The adapters' products, timed like any other (the same GEMM curve): forward x·A (rows×r×in)
     // and (x·A)·B (rows×out×r); backward, for B its input gradient dY·Bᵀ and weight gradient
@@ -239,6 +250,8 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   c.memory_fwd_bytes = bytes;
   c.memory_fwd_s = bytes / bw;
   c.memory_bwd_s = memory_bound_backward_over_forward * c.memory_fwd_s;
+  c.memory_fwd_s += c.fp8_cast_fwd_bytes / bw;
+  c.memory_bwd_s += c.fp8_cast_bwd_bytes / bw;
 
   // Final norm, and the cross entropy over vocab-parallel logits: written in the activation
   // dtype, softmax read and written in fp32.

@@ -120,6 +120,9 @@ struct StepSetup {
   // Of the datasheet compute rates, what a power-capped GPU sustains (core/power.hpp): scales the
   // products' and the flash kernels' rates, not the bandwidths. MFU stays on the datasheet peak.
   double compute_fraction = 1;
+  // The products run in fp8 (--dtype fp8): each linear product's input activation is cast to fp8 in
+  // the forward and its output gradient in the backward (Transformer Engine; torchtitan's Float8).
+  bool fp8_casts = false;
   double memory_bandwidth_bytes_per_s = 0;
   GemmTimeModel gemm;
   Network net;
@@ -129,6 +132,13 @@ struct StepSetup {
 // The cost of one average transformer layer on one GPU for one micro-batch, which depends only
 // on (tp, cp, micro-batch, sequence parallelism): a plan search computes it once per such
 // tuple and reuses it for every pp, dp, zero and recompute.
+// Transformer Engine casts a bf16 tensor for an fp8 product and writes a transposed fp8 copy for the
+// other product that needs it (transformer_engine/pytorch/module/linear.py, _Linear.forward:
+// fp8_cast_transpose_fused of the input; backward: fp8_cast_transpose_bgrad_fused of grad_output):
+// read 2 bytes, write 1 + 1, per value. Where a norm or an activation writes the fp8 input itself
+// (LayerNormLinear, LayerNormMLP) the read is shared; napkin counts it anyway.
+inline constexpr double fp8_casts_bytes_per_value = 4;
+
 struct LayerCost {
   double gemm_fwd_s = 0, gemm_bwd_s = 0;          // linear layers
   double attention_fwd_s = 0, attention_bwd_s = 0;  // the attention core (flash kernel, or QKᵀ, PV and softmax)
@@ -137,7 +147,9 @@ struct LayerCost {
   double head_fwd_s = 0, head_bwd_s = 0;          // LM head products (last stage)
   double head_memory_s = 0;                       // final norm and cross entropy, forward + backward (last stage)
   double adapter_fwd_s = 0, adapter_bwd_s = 0;    // LoRA: of gemm_fwd_s and gemm_bwd_s, the adapters' products
-  double memory_fwd_bytes = 0;                    // per layer, for --explain
+  double memory_fwd_bytes = 0;                    // per layer, for --explain (without the fp8 casts)
+  // fp8 products (StepSetup::fp8_casts): bytes of the casts per layer, in memory_fwd_s / memory_bwd_s.
+  double fp8_cast_fwd_bytes = 0, fp8_cast_bwd_bytes = 0;
   double gemm_fwd_flops = 0;                      // per layer, linear products
   double attention_fwd_flops = 0;                 // per layer, useful (causal) attention FLOPs
   double tokens = 0;                              // b · s / cp on this GPU

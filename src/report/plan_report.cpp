@@ -283,9 +283,15 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
     o += fmt::format("  LoRA               frozen products: forward and input gradient, no weight gradient; of the products above, the adapters' "
                      "(rank {}) {} forward, {} backward\n",
                      format_sig(s.lora.rank, 4), secs(c.adapter_fwd_s), secs(c.adapter_bwd_s));
+  const double bw_eff = s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency;
+  const double elementwise_fwd_s = c.memory_fwd_bytes / bw_eff;
   o += fmt::format("  memory-bound       {} moved forward / ({} × {}) = {}; backward {}× = {}\n", gb(c.memory_fwd_bytes),
-                   format_si(s.memory_bandwidth_bytes_per_s, "B/s"), memory_bandwidth_efficiency, secs(c.memory_fwd_s),
-                   memory_bound_backward_over_forward, secs(c.memory_bwd_s));
+                   format_si(s.memory_bandwidth_bytes_per_s, "B/s"), memory_bandwidth_efficiency, secs(elementwise_fwd_s),
+                   memory_bound_backward_over_forward, secs(memory_bound_backward_over_forward * elementwise_fwd_s));
+  if (c.fp8_cast_fwd_bytes > 0)
+    o += fmt::format("  fp8 casts          {} forward = {}, {} backward = {} (each product's input, then its output gradient: "
+                     "read 2 bytes, write fp8 and its transpose)\n",
+                     gb(c.fp8_cast_fwd_bytes), secs(c.fp8_cast_fwd_bytes / bw_eff), gb(c.fp8_cast_bwd_bytes), secs(c.fp8_cast_bwd_bytes / bw_eff));
   o += "\nper micro-batch on the slowest stage:\n";
   KeyValues kv;
   kv.max_width = w;
