@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
 #include "core/error.hpp"
@@ -179,6 +180,16 @@ TEST_CASE("napkin infer and napkin engines from the command line") {
   // This machine's device (a CPU here) is not an H100: --mbu measured refuses before measuring.
   const auto mbu = run_napkin("infer --model llama3-8b --hardware h100-sxm --mbu measured");
   CHECK(((mbu.exit_code == 2 && mbu.err.find("this machine's device") != std::string::npos) || mbu.exit_code == 0));
+  // --power-limit 350 on a 700 W part: compute at (350/700)^0.47 = 0.7220 of the datasheet rate.
+  // A 64 × 2048-token prefill of Llama 3 70B is compute-bound, so its products take 1/0.7220 as
+  // long; a decode step at batch 1 is memory-bound and barely moves.
+  const std::string base70 = "infer --model llama3-70b --hardware h100-sxm --gpus 2 --tp 2 --weights fp8 --input 2048 --output 64 --json --batch ";
+  const auto prefill = nlohmann::json::parse(run_napkin(base70 + "64").out), capped = nlohmann::json::parse(run_napkin(base70 + "64 --power-limit 350").out);
+  const double ttft_ratio = capped["ttft_s"].get<double>() / prefill["ttft_s"].get<double>();
+  CHECK(ttft_ratio > 1.25);
+  CHECK(ttft_ratio < 1 / 0.7220 + 1e-9);
+  const auto one = nlohmann::json::parse(run_napkin(base70 + "1").out), one_capped = nlohmann::json::parse(run_napkin(base70 + "1 --power-limit 350").out);
+  CHECK(one_capped["tpot_s"].get<double>() / one["tpot_s"].get<double>() < 1.02);
   const auto big = run_napkin("infer --model llama3-8b --hardware h100-sxm --batch 500");
   CHECK(big.exit_code == 1);
   CHECK(big.out.find("--batch 500 is more than the 194 sequences") != std::string::npos);

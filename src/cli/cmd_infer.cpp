@@ -21,7 +21,7 @@ namespace {
 
 struct InferOptions {
   std::string model, hardware = "h100-sxm", gpus, tp, pp, weights = "bf16", kv = "bf16", input = "2048", output = "256", batch,
-      engine = "vllm", mbu, memory_basis = "usable";
+      engine = "vllm", mbu, memory_basis = "usable", power_limit;
   bool json = false, explain = false;
 };
 
@@ -83,6 +83,12 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   r.time_setup = infer_time_setup(r.hardware, s.weights, default_decode_mbu, &peak_note);
   if (!peak_note.empty()) r.notes.push_back(peak_note);
   InferTimeSetup& t = r.time_setup;
+  const double datasheet_peak = t.peak_flops_per_s;
+  // A power-capped GPU: products and attention slower, bandwidth not (core/power.hpp).
+  const PowerCap cap = power_cap(r.hardware, o.power_limit);
+  t.peak_flops_per_s *= cap.compute_fraction;
+  t.attention_peak_flops_per_s *= cap.compute_fraction;
+  t.gemm.peak_flops_per_s *= cap.compute_fraction;
   if (o.mbu == "measured") {
     t.mbu = measured_mbu(ctx, r.hardware, r.mbu_source);
   } else if (given("--mbu")) {
@@ -117,8 +123,9 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
 
   const std::string bw = format_si(t.memory_bandwidth_bytes_per_s, "B/s", 3);
   r.assumptions.push_back(fmt::format("{}: {} per GPU ({}), {}; products on the {} at dense {} × {}", r.hardware.key, format_si(s.memory_bytes, "B", 3),
-                                      memory_basis_name(basis), bw, t.gemm.source, format_si(t.peak_flops_per_s, "FLOP/s", 4),
+                                      memory_basis_name(basis), bw, t.gemm.source, format_si(datasheet_peak, "FLOP/s", 4),
                                       format_sig(t.gemm.peak_efficiency, 3)));
+  if (!cap.assumption.empty()) r.assumptions.push_back(cap.assumption);
   r.assumptions.push_back(fmt::format("decode reads weights and KV at MBU {} of {} ({})", format_sig(t.mbu, 3), bw, r.mbu_source));
   r.assumptions.push_back(fmt::format("weights {}: {}; embedding and LM head kept in bf16", s.weights.name, s.weights.scales));
   r.assumptions.push_back("prefill: the whole batch's prompts in one pass (flash attention, causal); TTFT is that pass");
@@ -156,6 +163,9 @@ void setup_infer(CLI::App& app, Context& ctx) {
   sub->add_option("--output", o->output, "Generated tokens per sequence [256]")->type_name("O");
   sub->add_option("--batch", o->batch, "Sequences decoded together; without it, a table over 1, 2, 4 … max batch")->type_name("B");
   sub->add_option("--engine", o->engine, "Serving engine: a name from 'napkin engines list' or a .toml spec [vllm]")->type_name("NAME|FILE");
+  sub->add_option("--power-limit", o->power_limit,
+                  "GPU power limit in watts: prefill and the products slow as (P/TDP)^0.47, decode's reads do not [the spec's deployed limit]")
+      ->type_name("W");
   sub->add_option("--mbu", o->mbu, "Memory-bandwidth utilisation of decode: a fraction, or 'measured' (bench --memory here) [0.685]")
       ->type_name("F|measured");
   sub->add_option("--memory-basis", o->memory_basis, "GPU memory as the driver reports it (usable, the default) or the datasheet's")
