@@ -154,7 +154,8 @@ TEST_CASE("every-other-matmul keeps the block input and the 1st, 3rd, 5th and 7t
 TEST_CASE("runtime memory: each term from its constant") {
   // tp 8, pp 8, dp 2: world + three groups = 4 communicators × 32 channels × (10 + 2) MiB.
   CHECK(communicators_for(8, 1, 8, 2, 1) == 4);
-  CHECK(communicators_for(1, 1, 1, 1, 1) == 1);
+  CHECK(communicators_for(1, 1, 1, 2, 1) == 2);  // the world group and the data-parallel group
+  CHECK(communicators_for(1, 1, 1, 1, 1) == 0);  // one GPU: no collective, no communicator
   RuntimeSetup s;
   s.communicators = 4;
   s.logits = 1e9;

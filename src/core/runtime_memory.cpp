@@ -32,7 +32,9 @@ long long communicators_for(long long tp, long long cp, long long pp, long long 
   long long n = 1;  // the world group (barriers, the loss and norm all-reduces)
   for (long long d : {tp, cp, pp, dp, ep})
     if (d > 1) ++n;
-  return n;
+  // One GPU alone runs no collective, so NCCL never creates a communicator (it does so lazily, on a
+  // group's first collective).
+  return n == 1 ? 0 : n;
 }
 
 RuntimeMemory runtime_memory(const RuntimeSetup& s) {

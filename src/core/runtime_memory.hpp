@@ -83,7 +83,8 @@ std::string runtime_reserve_assumption(CrossEntropy c);
 
 // NCCL communicators a GPU of this layout runs collectives on: the world group plus one per
 // parallel dimension larger than 1 (Megatron-LM's parallel_state.py builds tp, pp, dp, cp and ep
-// groups; PyTorch makes one NCCL communicator per process group and device).
+// groups; PyTorch makes one NCCL communicator per process group and device, on its first
+// collective). None on one GPU.
 long long communicators_for(long long tp, long long cp, long long pp, long long dp, long long ep);
 
 }  // namespace napkin
