@@ -107,6 +107,19 @@ TEST_CASE("MoE active parameters") {
   CHECK(rel_err(ds.active - 129280.0 * 7168.0, 36.6e9) < 0.005);
 }
 
+TEST_CASE("Grok-1 by hand") {
+  // xai-org/grok-1 run.py and model.py (models/grok-1.toml): per layer, attention q and o 2·6144²
+  // + k, v 2·6144·1024 = 88,080,384; 8 gated-GeLU experts 8·3·6144·32768 = 4,831,838,208; router
+  // 6144·8 = 49,152; two RMSNorms 2·6144 = 12,288: 4,919,980,032 a layer, 314,878,722,048 for 64,
+  // + final norm 6,144; tied embedding 131072·6144 = 805,306,368. 315,684,034,560 in all: xAI's
+  // "314B" is rounded (0.54% below; its checkpoint gives no exact total).
+  const ParamCount g = count_params(SpecRegistry::builtin_only().model("grok-1"));
+  CHECK(g.total == 315684034560.0);
+  CHECK(rel_err(g.total, 314e9) < 0.006);
+  // Active: attention + 2 experts + router + norms a layer, and the embedding.
+  CHECK(g.active == 64.0 * (88080384 + 2 * 603979776 + 49152 + 12288) + 6144 + 805306368);
+}
+
 TEST_CASE("GQA, gated MLPs and biases change the count as derived") {
   Model m;
   m.layers = 2, m.d_model = 64, m.heads = 8, m.kv_heads = 2, m.head_dim = 8, m.d_ff = 128;

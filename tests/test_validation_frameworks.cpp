@@ -60,6 +60,7 @@ Row priced(const Run& x, const char* source, const char* gpu, const char* framew
   Row r;
   r.name = x.name, r.source = source, r.unit = "tokens/s per GPU";
   r.layout = "tp " + std::to_string(l.tp) + ", pp " + std::to_string(l.pp) + (l.cp > 1 ? ", cp " + std::to_string(l.cp) : "") +
+             (l.ep > 1 ? ", ep " + std::to_string(l.ep) : "") +
              (l.interleave > 1 ? ", v " + std::to_string(l.interleave) : "") + ", dp " + std::to_string(l.dp) + ", b " +
              std::to_string(l.micro_batch) + ", B " + std::to_string(x.global_batch) + " × " + std::to_string(x.seq) + ", ZeRO " +
              std::to_string(l.zero) + ", recompute " + std::string(recompute_name(l.recompute)) + (s.compiled ? ", compiled" : ", eager") +
@@ -67,7 +68,7 @@ Row priced(const Run& x, const char* source, const char* gpu, const char* framew
   r.measured = x.measured_tokens_per_s_per_gpu;
   r.predicted = t.tokens_per_s / static_cast<double>(l.gpus());
   r.gpu = gpu, r.framework = framework;
-  r.params = count_params(x.model).total, r.tp = l.tp, r.pp = l.pp, r.cp = l.cp, r.dp = l.dp, r.zero = l.zero;
+  r.params = count_params(x.model).total, r.tp = l.tp, r.pp = l.pp, r.cp = l.cp, r.ep = l.ep, r.dp = l.dp, r.zero = l.zero;
   return r;
 }
 
@@ -230,9 +231,40 @@ std::vector<Row> nemo_h100() {
   return out;
 }
 
+// The same release's grok1/README_314b.md and grok1_314b.yaml + configure.sh: NeMo 24.12's Grok-1
+// shape, models/grok-1.toml (64 layers, 6144 wide, 48 heads and 8 KV heads, 8 gated-GeLU experts of
+// 32768, top-2), with the Llama 3 70B tokenizer (tokenizer.type meta-llama/Meta-Llama-3-70B:
+// vocabulary 128,256) and untied output weights (share_embeddings_and_output_weights: false) in
+// place of Grok-1's own 131,072 tied. TP 4, PP 8, CP 2, EP 8, VP 8, MBS 1, sequence parallel,
+// no recomputation, distributed optimizer, alltoall token dispatcher with capacity factor 1.0
+// and padding (every expert computes its full share: the even routing napkin prices). The
+// 512-2048-GPU columns are the full 64-layer model; the smaller ones are cut-down proxies, left out.
+std::vector<Row> nemo_grok_h100() {
+  const char* src = "dgxc-benchmarking v25.03 (NeMo 24.12), DGX H100";  // one release, one harness: one source
+  Model g = specs().model("grok-1");
+  g.vocab = 128256, g.tied_embeddings = false;
+  std::vector<Row> out;
+  for (const bool fp8 : {false, true}) {
+    const StepSetup s = dgx_h100(fp8);
+    const std::string d = fp8 ? ", FP8" : ", BF16";
+    const auto tps = [&](double bf16, double f8) { return fp8 ? f8 : bf16; };
+    const auto grok = [](long long dp) {
+      Layout l = megatron_layout(4, 8, 2, 8, dp);
+      l.ep = 8;
+      return l;
+    };
+    // Step times 21.01 / 21.2 / 21.29 s (BF16) and 16.9 / 17.01 / 17.3 s (FP8): 8192 · GBS / step / GPUs.
+    for (const Run& x : {Run{"Grok-1 314B on 512 H100" + d, g, s, grok(8), 1024, 8192, tps(8192.0 * 1024 / 21.01 / 512, 8192.0 * 1024 / 16.9 / 512)},
+                         Run{"Grok-1 314B on 1024 H100" + d, g, s, grok(16), 2048, 8192, tps(8192.0 * 2048 / 21.2 / 1024, 8192.0 * 2048 / 17.01 / 1024)},
+                         Run{"Grok-1 314B on 2048 H100" + d, g, s, grok(32), 4096, 8192, tps(8192.0 * 4096 / 21.29 / 2048, 8192.0 * 4096 / 17.3 / 2048)}})
+      out.push_back(priced(x, src, "h100", "nemo"));
+  }
+  return out;
+}
+
 std::vector<Row> all_new_rows() {
   std::vector<Row> out = torchtitan_h100();
-  for (auto* f : {&torchtitan_a100, &llm_foundry, &nemo_h100})
+  for (auto* f : {&torchtitan_a100, &llm_foundry, &nemo_h100, &nemo_grok_h100})
     for (Row& r : (*f)()) out.push_back(std::move(r));
   return out;
 }
@@ -261,7 +293,7 @@ struct Stats {
 PredictionTraits traits_of(const MeasuredRun& r) {
   PredictionTraits t;
   t.gpu = std::string(r.gpu), t.framework = std::string(r.framework), t.params = r.params;
-  t.layout.tp = r.tp, t.layout.pp = r.pp, t.layout.cp = r.cp, t.layout.dp = r.dp, t.layout.zero = r.zero;
+  t.layout.tp = r.tp, t.layout.pp = r.pp, t.layout.cp = r.cp, t.layout.ep = r.ep, t.layout.dp = r.dp, t.layout.zero = r.zero;
   return t;
 }
 

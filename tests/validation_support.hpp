@@ -26,7 +26,7 @@ struct Row {
   // For the error bars: what the run is (core/validation.hpp).
   std::string gpu = "a100", framework = "megatron";
   double params = 0;
-  long long tp = 1, pp = 1, cp = 1, dp = 1;
+  long long tp = 1, pp = 1, cp = 1, ep = 1, dp = 1;
   int zero = 0;
   double error() const { return predicted / measured - 1; }
 };
@@ -50,6 +50,7 @@ inline void check_recorded(const std::vector<Row>& rows) {
     CHECK(found->tp == r.tp);
     CHECK(found->pp == r.pp);
     CHECK(found->cp == r.cp);
+    CHECK(found->ep == r.ep);
     CHECK(found->dp == r.dp);
     CHECK(found->zero == r.zero);
   }
@@ -64,8 +65,8 @@ inline void print_rows(const std::vector<Row>& rows) {
   }
   if (table_wanted("rows"))
     for (const Row& r : rows)
-      std::printf("    {\"%s\", \"%s\", \"%s\", \"%s\", %.4g, %lld, %lld, %lld, %lld, %d, %.4f},\n", r.name.c_str(), r.source.c_str(), r.gpu.c_str(),
-                  r.framework.c_str(), r.params, r.tp, r.pp, r.cp, r.dp, r.zero, r.error());
+      std::printf("    {\"%s\", \"%s\", \"%s\", \"%s\", %.4g, %lld, %lld, %lld, %lld, %lld, %d, %.4f},\n", r.name.c_str(), r.source.c_str(), r.gpu.c_str(),
+                  r.framework.c_str(), r.params, r.tp, r.pp, r.cp, r.ep, r.dp, r.zero, r.error());
 }
 
 }  // namespace napkin::test

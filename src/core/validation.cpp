@@ -47,6 +47,7 @@ ErrorBar error_bar(const PredictionTraits& t, double predicted, std::string_view
     scored.push_back({similarity(r, t), t.params > 0 ? std::fabs(std::log(r.params / t.params)) : 0, &r});
     gpu = gpu || r.gpu == t.gpu;
     cp = cp || r.cp > 1;
+    ep = ep || r.ep > 1;
   }
   if (!gpu) bar.unvalidated.push_back("hardware " + t.gpu + ", no measured run on it");
   if (t.layout.cp > 1 && !cp) bar.unvalidated.push_back("cp > 1, no measured run");

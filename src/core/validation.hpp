@@ -19,7 +19,7 @@ struct MeasuredRun {
   std::string_view gpu;        // generation: "a100", "h100" (gpu_generation)
   std::string_view framework;  // a frameworks/*.toml name
   double params = 0;           // total parameters
-  long long tp = 1, pp = 1, cp = 1, dp = 1;
+  long long tp = 1, pp = 1, cp = 1, ep = 1, dp = 1;
   int zero = 0;
   double error = 0;            // napkin's prediction / measured − 1, + = napkin too optimistic
 };
