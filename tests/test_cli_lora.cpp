@@ -89,6 +89,24 @@ TEST_CASE("plan --lora: dp/ZeRO layouts only, MFU on 4·P + 6·A a token") {
   CHECK(per_token == doctest::Approx(4 * 8030261248.0 + 6 * adapters + 6.0 * 32 * 32 * 4096 / 2 * 256).epsilon(1e-6));
 }
 
+TEST_CASE("train --lora --mfu predicted: plan --lora's token rate, its dequantisation not added twice") {
+  const std::string args = "--model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 64 --seq 4096 --lora 16 --lora-targets all-linear --base-weights nf4";
+  const auto p = run_napkin("plan " + args + " --top 1 --json");
+  REQUIRE(p.exit_code == 0);
+  const double tokens_per_s = nlohmann::json::parse(p.out)["plans"][0]["tokens_per_s"].get<double>();
+  const auto t = run_napkin("train " + args + " --tokens 1B --mfu predicted --json");
+  REQUIRE_MESSAGE(t.exit_code == 0, t.err);
+  const auto j = nlohmann::json::parse(t.out);
+  // days = 1e9 tokens / the plan's tokens/s / 86400 (the plan's step already has the dequantisation).
+  CHECK(j["days"].get<double>() == doctest::Approx(1e9 / tokens_per_s / 86400).epsilon(1e-6));
+  // MFU on train's count, 4·P + 6·A (no attention term by default): tokens/s per GPU × (4 × 8,030,261,248
+  // + 6 × 41,943,040) / 989.5 TFLOP/s.
+  CHECK(j["mfu"].get<double>() == doctest::Approx(tokens_per_s / 8 * (4 * 8030261248.0 + 6 * 41943040.0) / 989.5e12).epsilon(1e-6));
+  const auto mb = run_napkin("train " + args + " --tokens 1B --mfu predicted --micro-batch 2");
+  CHECK(mb.exit_code == 2);
+  CHECK(mb.err.find("--micro-batch: with --mfu predicted the plan picks the micro-batch") != std::string::npos);
+}
+
 TEST_CASE("plan --lora: model parallelism and a gradient dtype of its own are refused, naming the flag") {
   auto refused = [](const std::string& args, const std::string& needle) {
     const auto r = run_napkin(args);

@@ -129,6 +129,8 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
   // --mfu predicted: the best layout napkin plan finds (cli/plan_setup); converted below to this
   // run's FLOPs per token so that train reproduces the plan's token rate.
   std::optional<PredictedRate> predicted;
+  std::vector<std::string> lora_notes;
+  const std::optional<LoraSetup> lora = lora_setup(o.lora, *sub, lora_notes);
   if (o.mfu == "predicted") {
     if (!model) throw Error("--mfu predicted needs --model: the layout search needs the architecture");
     if (o.gpus.empty()) throw Error("--mfu predicted needs --gpus: the best layout depends on the GPU count");
@@ -139,6 +141,8 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
     PlanFlags extra;
     extra.framework = o.framework;
     extra.power_limit = o.power_limit;
+    extra.lora = lora;  // plan --lora: the frozen base, the adapters and the dequantisation priced per layout
+    if (lora && !o.micro_batch.empty()) throw Error("--micro-batch: with --mfu predicted the plan picks the micro-batch");
     predicted = predicted_rate(*model, hw, whole_flag(o.gpus, "--gpus"), batch.sequences, seq, r.dtype, extra);
   } else if (!o.global_batch.empty()) {
     throw Error("--global-batch only matters with --mfu predicted");
@@ -199,18 +203,20 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
     if (!o.seq.empty()) throw Error("--seq needs --model (the attention term needs the architecture)");
   }
 
-  std::vector<std::string> lora_notes;
-  if (const std::optional<LoraSetup> ls = lora_setup(o.lora, *sub, lora_notes)) {
+  if (const std::optional<LoraSetup>& ls = lora) {
     if (!model) throw Error("--lora needs --model: which projections get adapters depends on the architecture");
-    if (predicted) throw Error("--mfu predicted plans full training; with --lora give --mfu");
     const double seq = r.attention ? r.attention->seq_len : static_cast<double>(model->training_seq_len());
     apply_lora(*ls, *model, hw, seq, o.micro_batch.empty() ? 1.0 : static_cast<double>(whole_flag(o.micro_batch, "--micro-batch", 1e6)), q, r);
+    // The plan's token rate already includes the dequantisation (its own term).
+    if (predicted) q.overhead_s_per_token = 0;
     for (const std::string& n : lora_notes) r.warnings.push_back(n);
   } else if (!o.micro_batch.empty()) {
     throw Error("--micro-batch only matters with --lora (the dequantisation time per micro-batch)");
   }
   if (predicted) {
-    q.mfu = predicted->tokens_per_s_per_gpu * (6 * *q.params + q.attention_flops_per_token) / q.peak_flops_per_s;
+    // The FLOPs per token train counts: 6·P, or 4·P + 6·A with LoRA; plus attention where asked.
+    q.mfu = predicted->tokens_per_s_per_gpu * (q.flops_per_param * *q.params + q.adapter_flops_per_token + q.attention_flops_per_token) /
+            q.peak_flops_per_s;
     r.mfu_source = "predicted by napkin plan: " + format_sig(predicted->tokens_per_s_per_gpu, 4) + " tokens/s per GPU with " + predicted->layout;
     for (const std::string& c : predicted->caveats) r.mfu_source += "; " + c;  // where that layout leaves docs/validation
   }
