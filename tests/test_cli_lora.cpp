@@ -57,6 +57,19 @@ TEST_CASE("LoRA flags: bad input is one line naming the flag") {
   refused("memory --model llama3-8b --lora 8 --lora-dropout 1.5", "--lora-dropout");
   refused("memory --model llama3-8b --lora 8 --tp 2 --gpus 2", "--lora");
   refused("train --model llama3-8b --tokens 1B --gpus 1 --micro-batch 2", "--micro-batch only matters with --lora");
+  // all-linear already names every projection: in a list it is a mistake, not an unknown name.
+  refused("memory --model llama3-8b --lora 8 --lora-targets all-linear,q", "all-linear stands alone");
+}
+
+TEST_CASE("train --lora: a rank above a targeted matrix's smaller side is counted but said") {
+  // Llama 3 8B's v_proj is 4096 -> 1024 (8 KV heads × 128): rank 2000 > 1024, and the adapter
+  // holds 2000 · (4096 + 1024) = 10,240,000 parameters against the matrix's 4,194,304.
+  const auto r = run_napkin("train --model llama3-8b --tokens 1B --gpus 8 --hardware h100-sxm --lora 2000");
+  CHECK(r.exit_code == 0);
+  CHECK_MESSAGE(r.err.find("exceeds min(in, out) = 1024 of v_proj") != std::string::npos, r.err);
+  CHECK(r.err.find("10240000 against 4194304") != std::string::npos);
+  const auto ok = run_napkin("train --model llama3-8b --tokens 1B --gpus 8 --hardware h100-sxm --lora 1024");
+  CHECK(ok.err.find("exceeds") == std::string::npos);
 }
 
 TEST_CASE("memory --lora: the largest model fine-tunable on the card, from this setup's bytes per parameter") {

@@ -84,7 +84,10 @@ TEST_CASE("malformed files and flags: one line naming the file and line") {
                        Error);
   CHECK_THROWS_WITH_AS(load_nccl_tests(dir + "malformed-short.txt", Collective::all_reduce), doctest::Contains("malformed-short.txt:2: a row of 7 columns"),
                        Error);
-  CHECK_THROWS_WITH_AS(load_nccl_tests(dir + "missing.txt", Collective::all_reduce), doctest::Contains("--network: cannot read"), Error);
+  CHECK_THROWS_WITH_AS(load_nccl_tests(dir + "missing.txt", Collective::all_reduce), doctest::Contains("missing.txt: no such"), Error);
+  // Devices, folders and FIFOs are refused before a byte is read (/dev/zero used to be read without end).
+  CHECK_THROWS_WITH_AS(load_nccl_tests("/dev/zero", Collective::all_reduce), doctest::Contains("--network: /dev/zero: is a character device"), Error);
+  CHECK_THROWS_WITH_AS(load_nccl_tests(dir, Collective::all_reduce), doctest::Contains("is a folder"), Error);
   // An all-reduce table read as an all-gather: busbw/algbw 1.875 is no (n−1)/n.
   CHECK_THROWS_WITH_AS(load_nccl_tests(dir + "h100-a3mega-2node-all_reduce.txt", Collective::all_gather),
                        doctest::Contains("is no all_gather ring factor"), Error);

@@ -157,8 +157,8 @@ void setup_memory(CLI::App& app, Context& ctx) {
   auto* params = sub->add_option("--params", o->params, "Parameter count instead of a model, e.g. 7B (model states only)")->type_name("P");
   model->excludes(params);
   params->excludes(model);
-  sub->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch per GPU (needs --model; default 1)")->type_name("b");
-  sub->add_option("--seq", o->seq, "Sequence length in tokens (needs --model; default the model's pre-training seq_len, else its context)")->type_name("s");
+  sub->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch per GPU (needs --model; giving it or --seq counts activations; default 1)")->type_name("b");
+  sub->add_option("--seq", o->seq, "Sequence length in tokens (needs --model; giving it or --micro-batch counts activations; default the model's pre-training seq_len, else its context)")->type_name("s");
   sub->add_option("--recompute", o->recompute, "Activation recomputation: none, selective or full (default none)")
       ->type_name("none|selective|full");
   sub->add_option("--selective", o->selective,

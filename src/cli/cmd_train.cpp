@@ -52,6 +52,8 @@ void apply_lora(const LoraSetup& ls, const Model& m, const Hardware& hw, double 
     q.overhead_s_per_token = dequant_s_per_token(m, ls.base, l.tokens_per_micro_batch, hw.memory_bandwidth_bytes_per_s, l.passes);
   }
   r.lora = l;
+  for (const std::string& n : lp.notes)
+    if (n.rfind("--lora ", 0) == 0) r.warnings.push_back(n);  // a rank above a matrix's size; the other notes are memory's
 }
 
 TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 
 #include "core/error.hpp"
 #include "core/suggest.hpp"
@@ -59,6 +60,8 @@ constexpr std::array<BaseWeights, 6> base_formats = {{
 
 LoraTargets lora_targets_from_names(std::string_view csv) {
   if (csv == "all-linear") return all_linear_targets;
+  if (csv.find("all-linear") != std::string_view::npos)
+    throw Error("--lora-targets " + std::string(csv) + ": all-linear stands alone (it already names every projection); give it without the others");
   std::vector<std::string> known;
   for (const auto& t : target_names) known.emplace_back(t.name);
   known.emplace_back("all-linear");
@@ -155,6 +158,19 @@ LoraParams lora_params(const Model& m, long long rank, LoraTargets targets) {
   r.total = dense_layers * r.dense_layer + moe_layers * r.moe_layer;
   if (!(r.total > 0)) throw Error("--lora-targets " + lora_targets_name(targets) + ": " + m.key + " has none of these projections");
 
+  // A rank above min(in, out) is no longer low-rank: B·A cannot reach it, and the adapter holds
+  // more parameters than the matrix it adapts. Counted as asked, but said.
+  std::optional<Projection> over;
+  for (bool moe_layer : {false, true}) {
+    if (moe_layer ? moe_layers == 0 : dense_layers == 0) continue;
+    for (const Projection& p : lora_projections(m, moe_layer))
+      if ((p.targets & targets.mask) != 0 && R > std::min(p.in, p.out) && (!over || std::min(p.in, p.out) < std::min(over->in, over->out))) over = p;
+  }
+  if (over)
+    r.notes.push_back("--lora " + std::to_string(rank) + " exceeds min(in, out) = " + std::to_string(static_cast<long long>(std::min(over->in, over->out))) +
+                      " of " + std::string(over->module) + ": no adapter there can have that rank, and it holds more parameters than the matrix (" +
+                      std::to_string(static_cast<long long>(R * (over->in + over->out))) + " against " +
+                      std::to_string(static_cast<long long>(over->in * over->out)) + ")");
   if (targets.has(LoraTarget::gate) && !is_gated(m.mlp))
     r.notes.push_back(m.key + " has an ungated MLP: 'gate' adapts nothing (up = its first MLP matrix, down = its second)");
   if (m.mla && (targets.has(LoraTarget::k) || targets.has(LoraTarget::v)))

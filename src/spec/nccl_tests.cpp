@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/suggest.hpp"
+#include "spec/spec_file.hpp"
 
 namespace napkin {
 namespace {
@@ -105,11 +106,15 @@ MeasuredCurve parse_nccl_tests(std::string_view text, const std::string& file, C
 }
 
 MeasuredCurve load_nccl_tests(const std::string& path, Collective c) {
-  std::ifstream f(path);
-  if (!f) throw Error("--network: cannot read '" + path + "'");
-  std::ostringstream s;
-  s << f.rdbuf();
-  return parse_nccl_tests(s.str(), path, c);
+  // The spec files' reader: a regular file of at most 1 MiB, never a FIFO, a device or a folder
+  // (/dev/zero would otherwise be read without end).
+  std::string text;
+  try {
+    text = read_spec_file(path);
+  } catch (const Error& e) {
+    throw Error(std::string("--network: ") + e.what());
+  }
+  return parse_nccl_tests(text, path, c);
 }
 
 MeasuredCurve network_flag(const std::string& value) {
