@@ -135,6 +135,33 @@ TEST_CASE("one decode step of Llama 3 8B at batch 1, by hand") {
   CHECK_THROWS_AS(infer_time(m, s, mem, t, 0), Error);
 }
 
+TEST_CASE("a decode kernel that is not GQA-aware reads the KV cache once per query head") {
+  // Llama 3 8B: 32 query heads over 8 KV heads. TensorRT-LLM's masked MHA (XQA off) gives each
+  // query head its own block, so the cache is read 32 / 8 = 4 times: 4 · 131,072 · 2048 B at tp 1;
+  // at tp 2, 16 query heads over 4 KV heads a GPU: still 4 times the GPU's 65,536 · 2048 B.
+  const Model m = specs().model("llama3-8b");
+  InferSetup s;
+  s.engine = specs().engine("tensorrt-llm-mmha");
+  s.memory_bytes = 85520809984.0;
+  InferTimeSetup t;
+  t.memory_bandwidth_bytes_per_s = 3.35e12;
+  t.peak_flops_per_s = 989.5e12;
+  t.gemm.peak_efficiency = 0.75;
+  CHECK_FALSE(s.engine.decode_attention_shares_kv);
+  CHECK(decode_step(m, s, infer_memory(m, s), t, 1, 2048).kv_bytes == doctest::Approx(4 * 268435456.0));
+  s.tp = s.gpus = 2;
+  CHECK(decode_step(m, s, infer_memory(m, s), t, 1, 2048).kv_bytes == doctest::Approx(4 * 134217728.0));
+  // A GQA-aware engine reads it once; so does any engine on an MHA model (Llama 2 7B: 32 = 32).
+  s.tp = s.gpus = 1;
+  s.engine = specs().engine("vllm");
+  CHECK(decode_step(m, s, infer_memory(m, s), t, 1, 2048).kv_bytes == doctest::Approx(268435456.0));
+  const Model mha = specs().model("llama2-7b");
+  s.engine = specs().engine("tensorrt-llm-mmha");
+  InferSetup v = s;
+  v.engine = specs().engine("vllm");
+  CHECK(decode_step(mha, s, infer_memory(mha, s), t, 1, 512).kv_bytes == doctest::Approx(decode_step(mha, v, infer_memory(mha, v), t, 1, 512).kv_bytes));
+}
+
 TEST_CASE("MoE: distinct experts a batch touches") {
   const Model mx = specs().model("mixtral-8x7b");
   // E · (1 − (1 − k/E)^b), E = 8, k = 2: b = 1 → 2; b = 4 → 8 · (1 − 0.75⁴) = 5.46875.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/gemm_time.hpp"
 #include "core/step_gemms.hpp"
 #include "spec/registry.hpp"
 
@@ -176,4 +177,19 @@ TEST_CASE("bad configurations are one clear error") {
   Model odd = g;
   odd.d_ff = 3001;  // 12 heads split by 3, 3001 = 3·1000 + 1 does not
   CHECK_THROWS_WITH_AS(step_gemms(odd, {1, 128, 3}), doctest::Contains("d_ff (3001)"), Error);
+}
+
+TEST_CASE("grouped GEMMs pay the curve's launch cost once per launch") {
+  // 8 experts' 512 × 14336 × 4096 products in one grouped kernel: 8 members' roofline time plus one
+  // 8 µs launch, not eight; a fixed-fraction model times members only.
+  GemmTimeModel g;
+  g.peak_flops_per_s = 989.5e12;
+  g.memory_bandwidth_bytes_per_s = 3.35e12;
+  g.peak_efficiency = 0.75;
+  const double one = g.time_s(512, 14336, 4096);
+  CHECK(g.grouped_time_s(512, 14336, 4096, 8, 1) == doctest::Approx(8 * one - 7 * gemm_launch_s));
+  CHECK(g.grouped_time_s(512, 14336, 4096, 8, 8) == doctest::Approx(8 * one));
+  g.kind = GemmTimeModel::Kind::fraction;
+  g.fraction = 0.5;
+  CHECK(g.grouped_time_s(512, 14336, 4096, 8, 1) == doctest::Approx(8 * 2.0 * 512 * 14336 * 4096 / (989.5e12 * 0.5)));
 }

@@ -35,6 +35,11 @@ struct Engine {
   // The engine's own all-reduce for small messages (a one-shot kernel over NVLink instead of
   // NCCL's ring), per call; nullopt: NCCL's ring model (core/comm).
   std::optional<double> allreduce_latency_s;
+  // Whether the decode attention kernel reads a KV head once for all the query heads that share
+  // it (GQA/MQA-aware: FlashAttention, FlashInfer, TensorRT-LLM's XQA) or once per query head
+  // (TensorRT-LLM's masked multi-head attention before XQA, and with XQA off: one thread block
+  // per (sequence, query head), each loading its KV head's cache).
+  bool decode_attention_shares_kv = true;
 };
 
 }  // namespace napkin

@@ -45,6 +45,12 @@ double GemmTimeModel::curve_time_s(long long m, long long n, long long k) const 
   return std::max(compute, memory) + flat_gemm_exposed_s(compute, memory, m) + gemm_launch_s;
 }
 
+double GemmTimeModel::grouped_time_s(long long m, long long n, long long k, double members, double launches) const {
+  const double one = time_s(m, n, k);
+  if (kind != Kind::curve) return members * one;
+  return members * (one - gemm_launch_s) + std::min(members, launches) * gemm_launch_s;
+}
+
 double GemmTimeModel::time_s(long long m, long long n, long long k) const {
   switch (kind) {
     case Kind::fraction:

@@ -75,6 +75,12 @@ struct GemmTimeModel {
 
   // Seconds for one product of shape m×n×k (one member of a batch).
   double time_s(long long m, long long n, long long k) const;
+  // Seconds for `members` products of one shape issued as `launches` kernels: a batched product
+  // (attention's heads) or a grouped GEMM (a MoE layer's experts: Megatron-Core's GroupedMLP with
+  // moe_grouped_gemm, TensorRT-LLM's MoE plugin, vLLM's fused_moe run every expert of a layer in one
+  // kernel). On the curve the launch and tail cost (gemm_launch_s) is paid once per launch, not
+  // per member; a measured or fixed-fraction time is per member as measured.
+  double grouped_time_s(long long m, long long n, long long k, double members, double launches) const;
   // The roofline curve alone, whatever the kind.
   double curve_time_s(long long m, long long n, long long k) const;
 };

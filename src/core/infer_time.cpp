@@ -25,6 +25,16 @@ double expert_params_per_gpu(const Model& m, const InferSetup& s) {
 
 constexpr double activation_bytes = 2;
 
+// How often a decode step reads each KV head's cache: once, or once per query head sharing it
+// when the engine's kernel is not GQA-aware (Engine::decode_attention_shares_kv). MLA's latent is
+// one shared head either way (only GQA-aware kernels exist for it).
+double kv_reads_per_kv_head(const Model& m, const InferSetup& s) {
+  if (s.engine.decode_attention_shares_kv || m.mla || m.kv_heads <= 0) return 1;
+  const double q_heads_per_gpu = d(m.heads) / d(s.tp);
+  const double kv_heads_per_gpu = std::max(1.0, d(m.kv_heads) / d(s.tp));  // replicated when tp > kv_heads
+  return std::max(1.0, q_heads_per_gpu / kv_heads_per_gpu);
+}
+
 // NCCL's ring model (core/comm), or the engine's own small-message all-reduce: its latency in
 // place of the ring's, the bytes at the same bus bandwidth.
 double tp_all_reduces_s(const InferSetup& s, const InferTimeSetup& t, double calls, double tokens, const Model& m) {
@@ -100,7 +110,7 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
   const double touched_share = m.moe ? moe.touched / moe.experts : 1;
   // The embedding is a lookup: one row per token, not its matrix.
   st.weight_bytes = mem.weights_bytes - expert_bytes * (1 - touched_share) - mem.embedding_params * activation_bytes;
-  st.kv_bytes = b * mem.kv.bytes_per_gpu(context);
+  st.kv_bytes = b * mem.kv.bytes_per_gpu(context) * kv_reads_per_kv_head(m, s);
   const double kernel_efficiency = !s.weights.weight_only ? 1.0 : s.weights.value_bytes >= 1 ? s.engine.int8_kernel_efficiency : s.engine.int4_kernel_efficiency;
   const double weight_read = st.weight_bytes / kernel_efficiency;
   const double bw = t.mbu * t.memory_bandwidth_bytes_per_s;

@@ -54,7 +54,7 @@ InferTimeSetup infer_time_setup(const Hardware& hw, const StorageFormat& weights
 struct DecodeStep {
   double context = 0;
   double weight_bytes = 0;   // read per GPU: dense weights, and the experts the batch touches
-  double kv_bytes = 0;       // read per GPU: the batch's caches
+  double kv_bytes = 0;       // read per GPU: the batch's caches (× query heads per KV head without a GQA-aware kernel)
   double memory_s = 0;       // (weights / quantised-kernel efficiency + KV) / (MBU · bandwidth)
   double flops = 0;          // per GPU: the products and attention
   double compute_s = 0;      // the products at peak · GEMM efficiency, attention at the flash rate

@@ -156,6 +156,13 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
     if (s.lora.on && ends_with(g.name, ".wgrad")) continue;
     long long gm = g.m, gk = g.k;
     double calls = d(g.count) * d(g.batch);
+    // A layer's experts run as one grouped GEMM, so the `count` expert products of an entry are
+    // count / experts launches, each paying the curve's launch and tail cost once. Other products
+    // keep one launch cost per member, batched attention's heads included: that is how the A100
+    // Megatron rows (non-flash attention, one batched GEMM over heads) were validated, and sharing
+    // it over the heads reads them 3-17% fast (docs/METHODOLOGY.md §6.2).
+    const bool expert = starts_with(g.name, "moe.expert.") && m.moe;
+    const double launches = expert ? d(g.count) / d(m.moe->experts) : calls;
     // Expert parallelism: each GPU runs experts/ep experts on the tokens of ep ranks, so the
     // token dimension grows ep-fold (k for the weight gradient, m otherwise) and the count shrinks.
     if (l.ep > 1 && starts_with(g.name, "moe.expert.")) {
@@ -164,7 +171,7 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
       calls /= d(l.ep);
     }
     // The dense product's time: a non-flash kernel computes the masked half too.
-    const double t = calls * gemm.time_s(gm, g.n, gk);
+    const double t = gemm.grouped_time_s(gm, g.n, gk, calls, launches);
     if (starts_with(g.name, "attn.scores") || starts_with(g.name, "attn.context")) {
       (backward ? attn_bwd_gemm : attn_fwd_gemm) += t;
     } else if (starts_with(g.name, "lm_head")) {

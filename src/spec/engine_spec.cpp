@@ -42,6 +42,7 @@ Engine parse_engine(std::string_view text, const std::string& display_path, cons
     }
     if (!(*e.allreduce_latency_s <= 0.1)) r.fail(root.get("allreduce_latency"), "allreduce_latency", "must lie between 0 and 0.1 s");
   }
+  e.decode_attention_shares_kv = r.optional_bool("decode_attention_shares_kv").value_or(true);
   r.finish();
   return e;
 }
