@@ -331,8 +331,9 @@ std::string nothing_fits_message(const Model& m, const Hardware& hw, const PlanS
                                            : fmt::format("no layout of {} on {} × {} fits in memory ({} valid layouts tried); the closest, tp {} cp {} pp {} dp {} "
                                                          "micro-batch {} recompute {} ZeRO {},",
                                                          m.key, l.gpus(), hw.key, s.valid, l.tp, l.cp, l.pp, l.dp, l.micro_batch, recompute_name(l.recompute), l.zero);
-  return fmt::format("{} needs {} per GPU, {} ({}) over the {} available; {}", what, format_si(c.memory.total_bytes, "B", 3),
-                     format_si(over, "B", 3), format_sig(100 * over / c.memory.available_bytes, 3) + "%", format_si(c.memory.available_bytes, "B", 3),
+  const std::string share = c.memory.available_bytes > 0 ? " (" + format_sig(100 * over / c.memory.available_bytes, 3) + "%)" : "";
+  return fmt::format("{} needs {} per GPU, {}{} over the {} available; {}", what, format_si(c.memory.total_bytes, "B", 3),
+                     format_si(over, "B", 3), share, format_si(c.memory.available_bytes, "B", 3),
                      s.single_layout ? "search the other dimensions (leave out --zero, --recompute, --pp ...) or give more --gpus"
                                      : "give more --gpus, a smaller --seq, or fewer fixed dimensions");
 }

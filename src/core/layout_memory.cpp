@@ -294,7 +294,9 @@ void finish(LayoutMemory& r, const Layout& l, const MemorySetup& s) {
     // The runtime reserve grows with what is allocated: past the capacity it is a layout that does
     // not fit, not a bad --reserve.
     r.reserve_bytes = s.runtime_reserve ? g.reserve_bytes : s.reserve_bytes;
-    r.available_bytes = s.runtime_reserve ? s.memory_bytes - r.reserve_bytes : available_bytes(s.memory_bytes, r.reserve_bytes);
+    // The reserve's allocator share grows with the peak, so for a model far past the card it can
+    // exceed the card: nothing is available then, never a negative amount.
+    r.available_bytes = s.runtime_reserve ? std::max(0.0, s.memory_bytes - r.reserve_bytes) : available_bytes(s.memory_bytes, r.reserve_bytes);
     r.headroom_bytes = r.available_bytes - r.total_bytes;
     r.fits = r.headroom_bytes >= 0;
     // Held fixed as the parameter count grows: these activations and this gather buffer; the

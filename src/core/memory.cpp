@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "core/error.hpp"
@@ -125,8 +126,12 @@ double available_bytes(double memory_bytes, double reserve_bytes) {
   if (!(memory_bytes > 0) || !std::isfinite(memory_bytes)) throw Error("the hardware's memory_bytes must be positive");
   if (!(reserve_bytes >= 0) || !std::isfinite(reserve_bytes)) throw Error("--reserve must be a non-negative size");
   if (reserve_bytes >= memory_bytes)
-    throw Error("--reserve (" + std::to_string(static_cast<long long>(reserve_bytes)) + " bytes) is not smaller than the GPU's memory (" +
-                std::to_string(static_cast<long long>(memory_bytes)) + " bytes)");
+  {
+    // %.6g, not a cast to an integer: a 1e19-byte reserve would wrap to INT64_MIN.
+    char text[96];
+    std::snprintf(text, sizeof text, "(%.6g bytes) is not smaller than the GPU's memory (%.6g bytes)", reserve_bytes, memory_bytes);
+    throw Error(std::string("--reserve ") + text);
+  }
   return memory_bytes - reserve_bytes;
 }
 

@@ -7,7 +7,13 @@
 namespace napkin {
 namespace {
 
-nlohmann::json count(double v) { return nlohmann::json(static_cast<long long>(std::floor(v))); }
+// Past a 64-bit integer (a 5.8e17-parameter model's bytes) a count stays a number: a cast would
+// wrap to INT64_MIN.
+constexpr double max_exact_int = 9.2e18;
+nlohmann::json count(double v) {
+  const double f = std::floor(v);
+  return std::fabs(f) < max_exact_int ? nlohmann::json(static_cast<long long>(f)) : nlohmann::json(f);
+}
 // A whole value as an integer (4 micro-batches in flight), a fraction as it is (31/3 interleaved).
 nlohmann::json number(double v) {
   return v == std::floor(v) && std::fabs(v) < 9e15 ? nlohmann::json(static_cast<long long>(v)) : nlohmann::json(v);
@@ -59,7 +65,10 @@ nlohmann::json stage_json(const StageMemory& g) {
 
 }  // namespace
 
-nlohmann::json json_bytes(double bytes) { return nlohmann::json(static_cast<long long>(std::llround(bytes))); }
+nlohmann::json json_bytes(double bytes) {
+  const double r = std::round(bytes);
+  return std::fabs(r) < max_exact_int ? nlohmann::json(static_cast<long long>(r)) : nlohmann::json(r);
+}
 
 nlohmann::json memory_table_json() {
   nlohmann::json rows = nlohmann::json::array();
