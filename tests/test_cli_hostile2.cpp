@@ -289,3 +289,17 @@ TEST_CASE("a flag carried over from another command says which commands take it"
   // A typo of no command's flag still gets the close names of this one.
   refused("plan --model llama3-8b --gpus 8 --globl-batch 8", "did you mean '--global-batch'");
 }
+
+TEST_CASE("sizes past a 64-bit integer: no wrapped counts, no negative memory") {
+  // 5.8e17 parameters: their bytes pass 9.2e18, where a cast to long long wrapped to INT64_MIN.
+  const CliResult big = run_bounded("memory --params 5.8e17 --gpus 1 --hardware h100-sxm --json");
+  CHECK(big.out.find("-9223372036854775808") == std::string::npos);
+  const json j = json::parse(big.out);
+  CHECK(j["memory_per_gpu_bytes"].get<double>() > 9.2e18);
+  // Llama 3.1 405B on one card: the reserve's allocator share of a 3 TB peak exceeds the card;
+  // nothing is available, not a negative amount.
+  const CliResult one = run_bounded("memory --model llama3.1-405b --gpus 1 --hardware h100-sxm");
+  CHECK(one.out.find("available             0 B") != std::string::npos);
+  CHECK(one.out.find("-5") == std::string::npos);
+  refused("memory --model llama3-8b --hardware h100-sxm --reserve 1e19B", "--reserve (1e+19 bytes) is not smaller");
+}
