@@ -123,6 +123,12 @@ TEST_CASE("interconnect tables in hardware specs") {
   const std::string base =
       "name = \"Card\"\nvendor = \"V\"\nmemory_bytes = \"80GB\"\nmemory_bandwidth_bytes_per_s = \"2TB\"\n"
       "tensor_figures_quoted_sparse = false\nsource = \"s\"\n[dense_tflops]\nbf16 = 100\n";
+  SUBCASE("usable memory may exceed the datasheet by GiB/GB, not more") {
+    // 80 GB on the datasheet, 85.5e9 bytes from the driver (80 GiB): 1.07 ×, kept; 1e15 is refused.
+    CHECK(*parse_hardware("usable_memory_bytes = \"85.5GB\"\n" + base, "card.toml", "card").usable_memory_bytes == doctest::Approx(85.5e9));
+    CHECK_THROWS_WITH_AS(parse_hardware("usable_memory_bytes = \"1PB\"\n" + base, "card.toml", "card"),
+                         doctest::Contains("usable_memory_bytes: must be at most 1.1 × memory_bytes"), Error);
+  }
   SUBCASE("optional: a part without one loads with nothing known") {
     const Hardware h = parse_hardware(base, "card.toml", "card");
     CHECK_FALSE(h.interconnect.scale_up_gpus);

@@ -86,7 +86,12 @@ bench::BenchConfig config(Context& ctx, const BenchOptions& o) {
   else if (o.peak == "spec") cfg.peak_choice = bench::BenchConfig::PeakChoice::spec;
   else if (!o.peak.empty() && std::isalpha(static_cast<unsigned char>(o.peak.front())))
     throw Error("--peak '" + o.peak + "': expected measured, spec or a FLOP/s figure such as 989.5T" + did_you_mean(o.peak, {"measured", "spec"}));
-  else cfg.peak_flops_per_s = count_flag(o.peak, "--peak");
+  else {
+    cfg.peak_flops_per_s = count_flag(o.peak, "--peak");
+    // A phone's CPU to a rack of GPUs: outside, an MFU of 1e-296% or 6e10 means nothing.
+    if (cfg.peak_flops_per_s > 0 && !(cfg.peak_flops_per_s >= 1e6 && cfg.peak_flops_per_s <= 1e19))
+      throw Error("--peak must be a positive FLOP/s figure between 1 MFLOP/s and 10 EFLOP/s, such as 989.5T; found '" + o.peak + "'");
+  }
   if (cfg.peak_choice == bench::BenchConfig::PeakChoice::measured && !o.hardware.empty())
     throw Error("--hardware does not apply with --peak measured (the peak is this machine's measurement); drop one or the other");
   // Checked here, before any device is opened, as well as by the harness.

@@ -26,7 +26,7 @@ Engine parse_engine(std::string_view text, const std::string& display_path, cons
   e.runtime_reserve_bytes = r.optional_quantity("runtime_reserve_bytes", QuantityKind::bytes, {0, 1e13, "bytes"}).value_or(0);
   const std::string overhead = r.required_string("step_overhead");
   try {
-    e.step_overhead_s = parse_duration(overhead, "step_overhead");
+    e.step_overhead_s = parse_duration(overhead, "value");
   } catch (const Error& err) {
     r.fail(root.get("step_overhead"), "step_overhead", err.what());
   }
@@ -36,7 +36,7 @@ Engine parse_engine(std::string_view text, const std::string& display_path, cons
   e.int4_kernel_efficiency = r.required_quantity("int4_kernel_efficiency", QuantityKind::count, {0.01, 1.0, ""});
   if (const auto ar = r.optional_string("allreduce_latency")) {
     try {
-      e.allreduce_latency_s = parse_duration(*ar, "allreduce_latency");
+      e.allreduce_latency_s = parse_duration(*ar, "value");
     } catch (const Error& err) {
       r.fail(root.get("allreduce_latency"), "allreduce_latency", err.what());
     }

@@ -70,6 +70,11 @@ Hardware read_hardware(const toml::table& root, const std::string& path, const s
   h.memory_bytes = r.required_quantity("memory_bytes", QuantityKind::bytes, bounds::kMemoryBytes);
   // What a driver reports as the device's total (nvidia-smi's memory.total), where known.
   h.usable_memory_bytes = r.optional_quantity("usable_memory_bytes", QuantityKind::bytes, bounds::kMemoryBytes);
+  // A datasheet's "80 GB" is often 80 GiB, which a driver reports as 85.5e9 bytes: usable may
+  // exceed memory_bytes by GiB/GB (1.074), never by more.
+  if (h.usable_memory_bytes && *h.usable_memory_bytes > 1.1 * h.memory_bytes)
+    r.fail(root.get("usable_memory_bytes"), "usable_memory_bytes",
+           "must be at most 1.1 × memory_bytes (a GiB datasheet figure read in GB), found " + g(*h.usable_memory_bytes / h.memory_bytes) + " ×");
   h.memory_type = r.optional_string("memory_type").value_or("");
   h.memory_bandwidth_bytes_per_s = r.required_quantity("memory_bandwidth_bytes_per_s", QuantityKind::bytes, bounds::kBandwidthBytesPerS);
   h.tdp_watts = r.optional_quantity("tdp_watts", QuantityKind::count, bounds::kWatts);
