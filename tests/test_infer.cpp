@@ -120,13 +120,22 @@ TEST_CASE("one decode step of Llama 3 8B at batch 1, by hand") {
   // Bytes read: weights less the embedding (a lookup) = 16,060,522,496 − 1,050,673,152/2·2 ... i.e.
   // 16,060,522,496 − 525,336,576 · 2 = 15,009,849,344; KV at 2048 tokens: 131,072 · 2048 =
   // 268,435,456. (15,278,284,800 B) / (0.685 · 3.35e12 B/s) = 6.6578 ms; the products (16 GFLOP)
-  // take 0.02 ms; no tensor parallelism; vLLM's 1 ms floor: 7.6578 ms.
+  // take 0.02 ms; no tensor parallelism; vLLM's kernels, 32 layers × 11 + 12 outside = 364 at
+  // 3.8 µs = 1.3832 ms (engines/vllm.toml, core/step_time.hpp); its 1 ms host floor: 9.0410 ms.
   const DecodeStep st = decode_step(m, s, mem, t, 1, 2048);
   CHECK(st.weight_bytes == doctest::Approx(15009849344.0));
   CHECK(st.kv_bytes == doctest::Approx(268435456.0));
   CHECK(st.memory_s == doctest::Approx(15278284800.0 / (0.685 * 3.35e12)));
   CHECK(st.memory_bound());
-  CHECK(st.step_s == doctest::Approx(6.6578e-3 + 1e-3).epsilon(1e-4));
+  CHECK(st.kernels == doctest::Approx(364));
+  CHECK(st.kernels_s == doctest::Approx(364 * 3.8e-6));
+  CHECK(st.step_s == doctest::Approx(6.6578e-3 + 364 * 3.8e-6 + 1e-3).epsilon(1e-4));
+  // Mixtral 8x7B: 32 MoE layers at vLLM's 15 kernels + 12 = 492; without CUDA graphs each of
+  // Llama 3 8B's 364 is a 5 µs host launch.
+  CHECK(decode_kernels(specs().model("mixtral-8x7b"), s.engine) == doctest::Approx(492));
+  InferSetup eager = s;
+  eager.engine.cuda_graphs = false;
+  CHECK(decode_step(m, eager, mem, t, 1, 2048).kernels_s == doctest::Approx(364 * 5e-6));
   // 256 outputs: the mean of 255 steps at contexts 2048 … 2302 is the step at their midpoint
   // 2175 (the KV term is linear): 131,072 · 127 B more than at 2048.
   const InferTime it = infer_time(m, s, mem, t, 1);

@@ -1,5 +1,5 @@
 // napkin infer against published, measured serving results: every row runs the same estimator
-// with the same constants (default MBU 0.685, the engines' files), and the test holds the error
+// with the same constants (default MBU 0.83 and the kernels' floors, the engines' files), and the test holds the error
 // bounds docs/validation/infer.md states. The table printed here is the one in that document.
 #include <doctest/doctest.h>
 
@@ -268,18 +268,18 @@ TEST_CASE("napkin infer against published serving measurements") {
     std::printf("rows %zu, within 20%%: %d, mean |error| %.1f%%; without TensorRT-LLM 0.9's Mixtral: %d rows, within 20%%: %d, mean %.1f%%, worst batch-1 %.1f%%\n",
                 rows.size(), within20, 100 * mean_abs, modelled, within20_modelled, 100 * mean_abs_modelled, 100 * worst_batch1);
   CHECK(rows.size() >= 15);
-  // What docs/validation/infer.md reports: over all 129 rows the mean |error| is 15.0%; without
-  // TensorRT-LLM 0.9's 18 Mixtral rows 10.2% over 111, and every batch-1 row there within 31% (the
-  // worst, gpt-fast's Mixtral int8 at tp 8, +30.4%). The targets (every fixed-batch row within 20%,
-  // the mean within 10%) are not met; that page lists the misses.
-  CHECK(mean_abs <= 0.16);
-  CHECK(mean_abs_modelled <= 0.11);
-  CHECK(worst_batch1 <= 0.31);
+  // What docs/validation/infer.md reports: over all 129 rows the mean |error| is 13.3%; without
+  // TensorRT-LLM 0.9's 18 Mixtral rows 8.1% over 111, and every batch-1 row there within 28% (the
+  // worst, LMDeploy's 128-token first token L7, −27.8%). The targets (every fixed-batch row within
+  // 20%, the mean within 10%) hold without those 18 rows only in the mean; that page lists the misses.
+  CHECK(mean_abs <= 0.14);
+  CHECK(mean_abs_modelled <= 0.09);
+  CHECK(worst_batch1 <= 0.29);
   // The masked-MHA engine file matters where it should: TensorRT-LLM 0.6.1's Llama-2-70B rows ran
-  // before XQA; read once per KV head they came out 32-103% fast, once per query head within 30%.
+  // before XQA; read once per KV head they came out 32-103% fast, once per query head within 20%.
   const Row& t14 = *std::find_if(rows.begin(), rows.end(), [](const Row& r) { return std::string(r.id) == "T14"; });
   Row shared = t14;
   shared.engine = "tensorrt-llm";
   CHECK(predict(specs, shared) / t14.measured - 1 > 0.5);
-  CHECK(std::fabs(predict(specs, t14) / t14.measured - 1) < 0.30);
+  CHECK(std::fabs(predict(specs, t14) / t14.measured - 1) < 0.20);
 }

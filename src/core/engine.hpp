@@ -40,6 +40,13 @@ struct Engine {
   // (TensorRT-LLM's masked multi-head attention before XQA, and with XQA off: one thread block
   // per (sequence, query head), each loading its KV head's cache).
   bool decode_attention_shares_kv = true;
+  // GPU kernels one decode step launches (docs/bench/decode_kernels.md, read from each engine's
+  // model code): per dense layer, per MoE layer (the router, top-k, permutation and weighted sum
+  // on top), and outside the layers (embedding, final norm, LM head, sampling, input copies).
+  // Each costs at least core/step_time.hpp's kernel_floor_s however little it reads.
+  double decode_kernels_per_layer = 10;
+  double decode_kernels_per_moe_layer = 14;
+  double decode_kernels_outside_layers = 10;
 };
 
 }  // namespace napkin

@@ -88,6 +88,11 @@ InferTimeSetup infer_time_setup(const Hardware& hw, const StorageFormat& weights
   return t;
 }
 
+double decode_kernels(const Model& m, const Engine& e) {
+  const double moe_layers = d(m.moe_layers());
+  return (d(m.layers) - moe_layers) * e.decode_kernels_per_layer + moe_layers * e.decode_kernels_per_moe_layer + e.decode_kernels_outside_layers;
+}
+
 MoeRegime moe_regime(const Model& m, long long batch) {
   MoeRegime r;
   if (!m.moe) return r;
@@ -134,8 +139,10 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
   st.attention_s = d(s.pp) * std::max(st.kv_bytes / bw, attention_compute_s);
   st.tp_comm_s = tp_all_reduces_s(s, t, 2 * d(m.layers), b, m);
   st.pp_comm_s = pp_sends_s(s, t, b, m);
-  st.overhead_s = s.engine.step_overhead_s + (s.engine.cuda_graphs ? 0 : d(m.layers) * eager_kernels_per_layer * eager_launch_s);
-  st.step_s = st.gemm_s + st.attention_s + st.tp_comm_s + st.pp_comm_s + st.overhead_s;
+  st.kernels = decode_kernels(m, s.engine);
+  st.kernels_s = st.kernels * (s.engine.cuda_graphs ? kernel_floor_s : std::max(kernel_floor_s, eager_launch_s));
+  st.overhead_s = s.engine.step_overhead_s;
+  st.step_s = st.gemm_s + st.attention_s + st.kernels_s + st.tp_comm_s + st.pp_comm_s + st.overhead_s;
   return st;
 }
 

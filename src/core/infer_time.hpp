@@ -19,19 +19,18 @@
 
 namespace napkin {
 
-// Decoding reaches less of the bandwidth than a streaming copy: gpt-fast (pytorch-labs/gpt-fast
-// README, Llama-2-7B bf16 on A100-80GB, batch 1, torch.compile with CUDA graphs) reads
-// 1,397 GB/s of 2,039 — 0.685 of the datasheet, including every per-step cost. napkin's default
-// MBU; `--mbu F` or `--mbu measured` (bench --memory's copy × decode_over_copy) replace it.
-inline constexpr double default_decode_mbu = 0.685;
-// gpt-fast's 0.685 against a STREAM copy's 0.790 of the same A100-SXM4-80GB (core/gemm_time.hpp,
-// memory_bandwidth_efficiency's source): decode kernels reach 0.87 of what a copy does.
-inline constexpr double decode_over_copy = 0.685 / 0.790;
-// Without CUDA graphs every kernel is launched from the host: about 12 kernels per layer
-// (2 norms, qkv, rotary, attention, out-proj, 2 residual adds, up/gate, activation, down,
-// all-reduce) at the ~5 µs a PyTorch eager launch costs (PyTorch CUDA-graphs blog, "Accelerating
-// PyTorch with CUDA Graphs", 2021: launch overheads of a few µs per kernel).
-inline constexpr double eager_kernels_per_layer = 12;
+// A decode step is its reads and its kernels. The reads stream like a copy: napkin's default MBU
+// is memory_bandwidth_efficiency (core/gemm_time.hpp: the STREAM copy of A100-SXM4-80GB, 0.790, and
+// H100 SXM, 0.866; mean 0.83). Each of the step's few hundred kernels (Engine::decode_kernels_*,
+// counted from the engines' model code, docs/bench/decode_kernels.md) costs at least
+// kernel_floor_s (core/step_time.hpp, NVIDIA's measurement) however little it reads. Check:
+// gpt-fast's Llama-2-7B bf16 decode on an A100-80GB (its README, 104.9 tok/s: 9.53 ms) is 364
+// kernels × 3.8 µs = 1.38 ms plus 13.2 GB at 0.80 of 2,039 GB/s, the copy's 0.79.
+// `--mbu F` or `--mbu measured` (bench --memory's copy) replace the 0.83.
+inline constexpr double default_decode_mbu = memory_bandwidth_efficiency;
+// Without CUDA graphs every kernel is launched from the host at the ~5 µs a PyTorch eager launch
+// costs (PyTorch CUDA-graphs blog, "Accelerating PyTorch with CUDA Graphs", 2021: launch overheads
+// of a few µs per kernel), which then sets each kernel's floor instead of kernel_floor_s.
 inline constexpr double eager_launch_s = 5e-6;
 
 struct InferTimeSetup {
@@ -63,7 +62,9 @@ struct DecodeStep {
   double gemm_s = 0, attention_s = 0;
   double tp_comm_s = 0;      // 2 all-reduces a layer of batch × d_model activations
   double pp_comm_s = 0;      // (pp − 1) sends between stages
-  double overhead_s = 0;     // the engine's per-step floor (+ eager launches without CUDA graphs)
+  double kernels = 0;        // GPU kernels the step launches (Engine::decode_kernels_*)
+  double kernels_s = 0;      // kernels × kernel_floor_s (eager_launch_s without CUDA graphs)
+  double overhead_s = 0;     // the engine's per-step host floor
   double step_s = 0;
   bool memory_bound() const { return memory_s >= compute_s; }
 };
@@ -82,6 +83,8 @@ struct MoeRegime {
   std::string_view regime;  // "routed experts only", "most experts", "every expert"
 };
 MoeRegime moe_regime(const Model& m, long long batch);
+// GPU kernels one decode step launches: dense layers, MoE layers and the rest, from the engine.
+double decode_kernels(const Model& m, const Engine& e);
 
 struct InferTime {
   long long batch = 0;

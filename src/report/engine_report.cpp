@@ -42,6 +42,9 @@ std::string engine_show_text(const Engine& e, std::size_t max_width) {
   kv.add("quantised kernels", fmt::format("int8 {}, int4 {}", format_sig(e.int8_kernel_efficiency, 3), format_sig(e.int4_kernel_efficiency, 3)),
          "of the bandwidth its bf16 kernels reach");
   kv.add("all-reduce", e.allreduce_latency_s ? format_sig(*e.allreduce_latency_s * 1e6, 3) + " µs a call" : "NCCL ring model", "small messages (decode)");
+  kv.add("decode kernels", fmt::format("{} a layer ({} a MoE layer) + {} outside", format_sig(e.decode_kernels_per_layer, 3),
+                                       format_sig(e.decode_kernels_per_moe_layer, 3), format_sig(e.decode_kernels_outside_layers, 3)),
+         "each at least the kernel floor");
   kv.add("decode attention", e.decode_attention_shares_kv ? "one KV read per KV head" : "one KV read per query head",
          "GQA-aware kernel or not");
   kv.add("source", e.source);
@@ -66,6 +69,9 @@ nlohmann::json engine_json(const Engine& e) {
           {"int4_kernel_efficiency", e.int4_kernel_efficiency},
           {"allreduce_latency_s", e.allreduce_latency_s ? nlohmann::json(*e.allreduce_latency_s) : nlohmann::json(nullptr)},
           {"decode_attention_shares_kv", e.decode_attention_shares_kv},
+          {"decode_kernels_per_layer", e.decode_kernels_per_layer},
+          {"decode_kernels_per_moe_layer", e.decode_kernels_per_moe_layer},
+          {"decode_kernels_outside_layers", e.decode_kernels_outside_layers},
           {"source", e.source},
           {"notes", e.notes},
           {"origin", e.origin}};

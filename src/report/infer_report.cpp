@@ -56,9 +56,11 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
                             ms(t.prefill.tp_comm_s + t.prefill.pp_comm_s), ms(t.ttft_s)));
   for (const DecodeStep* st : {&t.first, &t.last})
     out.push_back(fmt::format("decode step at context {}: products {} (max of {} weights at {} and their FLOPs, plus the lesser over ⌈batch/{}⌉: "
-                              "a flat product) + attention {} (max of {} KV read and its FLOPs) + tp {} + floor {} = {}",
+                              "a flat product) + attention {} (max of {} KV read and its FLOPs) + kernels {} ({} × {} µs) + tp {} + host floor {} = {}",
                               format_sig(st->context, 6), ms(st->gemm_s), bytes(st->weight_bytes), format_si(bw, "B/s", 3), gemm_tile_m,
-                              ms(st->attention_s), bytes(st->kv_bytes), ms(st->tp_comm_s + st->pp_comm_s), ms(st->overhead_s), ms(st->step_s)));
+                              ms(st->attention_s), bytes(st->kv_bytes), ms(st->kernels_s), format_sig(st->kernels, 4),
+                              format_sig(st->kernels > 0 ? st->kernels_s / st->kernels * 1e6 : 0, 3), ms(st->tp_comm_s + st->pp_comm_s), ms(st->overhead_s),
+                              ms(st->step_s)));
   out.push_back(fmt::format("TPOT = mean of the {} steps = {}; output = {} replica(s) × {} × {} tokens / ({} + {}) = {}", s.output_tokens - 1,
                             ms(t.tpot_s), t.replicas, t.batch, s.output_tokens, ms(t.ttft_s), ms(t.decode_s), per_s(t.output_tokens_per_s)));
   return out;
@@ -110,8 +112,9 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
       tk.add("TPOT", ms(t.tpot_s), fmt::format("mean decode step: {} at context {} → {} at {} ({}-bound)", ms(t.first.step_s), format_sig(t.first.context, 6),
                                                ms(t.last.step_s), format_sig(t.last.context, 6), t.last.memory_bound() ? "memory" : "compute"));
       tk.add("decode step", ms(t.last.step_s),
-             fmt::format("memory {} (weights {} + KV {}), products {}, tp all-reduce {}, engine floor {}", ms(t.last.memory_s), bytes(t.last.weight_bytes),
-                         bytes(t.last.kv_bytes), ms(t.last.compute_s), ms(t.last.tp_comm_s), ms(t.last.overhead_s)));
+             fmt::format("memory {} (weights {} + KV {}), products {}, {} kernels {}, tp all-reduce {}, host floor {}", ms(t.last.memory_s),
+                         bytes(t.last.weight_bytes), bytes(t.last.kv_bytes), ms(t.last.compute_s), format_sig(t.last.kernels, 4), ms(t.last.kernels_s),
+                         ms(t.last.tp_comm_s), ms(t.last.overhead_s)));
       tk.add("output", per_s(t.output_tokens_per_s), fmt::format("whole deployment ({} replica{}); end to end {}", t.replicas, t.replicas == 1 ? "" : "s", ms(t.e2e_s)));
       if (r.model.moe) tk.add("MoE", format_sig(t.moe.touched, 3) + " experts", fmt::format("of {} touched per layer per step: {}", format_sig(t.moe.experts, 4), t.moe.regime));
       out += tk.render();
