@@ -303,3 +303,17 @@ TEST_CASE("sizes past a 64-bit integer: no wrapped counts, no negative memory") 
   CHECK(one.out.find("-5") == std::string::npos);
   refused("memory --model llama3-8b --hardware h100-sxm --reserve 1e19B", "--reserve (1e+19 bytes) is not smaller");
 }
+
+TEST_CASE("a model past the parameter range is named as the model, not as --params") {
+  const TempDir dir("hostile-huge-model");
+  const std::string path = (dir.path / "huge.toml").string();
+  // 65,536 layers of d_model 1,048,576: 1.154e18 parameters, every field within its own bound.
+  std::ofstream(path) << "name = \"Max\"\nsource = \"test\"\nlayers = 65536\nd_model = 1048576\nheads = 65536\nkv_heads = 65536\n"
+                         "d_ff = 4194304\nmlp = \"swiglu\"\nvocab = 16777216\ncontext = 1073741824\ntied_embeddings = false\n"
+                         "positions = \"learned\"\nbias = \"all\"\nnorm = \"layernorm\"\n";
+  const CliResult r = run_bounded("train --model " + path + " --tokens 1T --gpus 1000");
+  CAPTURE(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--model " + path + ": 1.154e+18 parameters is outside what napkin answers for") != std::string::npos);
+  CHECK(r.err.find("--params") == std::string::npos);
+}

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <string>
 
 #include "cli_helpers.hpp"
@@ -85,6 +86,14 @@ TEST_CASE("malformed files and flags: one line naming the file and line") {
   CHECK_THROWS_WITH_AS(load_nccl_tests(dir + "malformed-short.txt", Collective::all_reduce), doctest::Contains("malformed-short.txt:2: a row of 7 columns"),
                        Error);
   CHECK_THROWS_WITH_AS(load_nccl_tests(dir + "missing.txt", Collective::all_reduce), doctest::Contains("missing.txt: no such"), Error);
+  // Figures no link reaches are a corrupt file, not a curve (1.875e300 GB/s priced a collective at 3.6e-297 µs).
+  {
+    const napkin::test::TempDir tmp("nccl-fast");
+    const std::string f = (tmp.path / "fast.txt").string();
+    std::ofstream(f) << "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+                        "1048576 262144 float sum -1 1e-300 1e300 1.875e300 0 1e-300 1e300 1.875e300 0\n";
+    CHECK_THROWS_WITH_AS(load_nccl_tests(f, Collective::all_reduce), doctest::Contains("fast.txt:2: a bandwidth of"), Error);
+  }
   // Devices, folders and FIFOs are refused before a byte is read (/dev/zero used to be read without end).
   CHECK_THROWS_WITH_AS(load_nccl_tests("/dev/zero", Collective::all_reduce), doctest::Contains("--network: /dev/zero: is a character device"), Error);
   CHECK_THROWS_WITH_AS(load_nccl_tests(dir, Collective::all_reduce), doctest::Contains("is a folder"), Error);
@@ -110,4 +119,17 @@ TEST_CASE("plan --network names the file and changes the step time") {
   CHECK(bad.exit_code == 2);
   CHECK_MESSAGE(bad.err.find("malformed-order.txt:3: size 1048576 after 2097152") != std::string::npos, bad.err);
   CHECK(bad.err.find('\n') == bad.err.size() - 1);
+}
+
+TEST_CASE("plan --network: a file that prices none of the plans' collectives is said") {
+  // ZeRO 1 reduces gradients with reduce-scatter and all-gather: an all_reduce file changes nothing
+  // and plan warns; with ZeRO 0 the data-parallel all-reduce crosses nodes and the file is used.
+  const std::string file = dir + "h100-a3mega-2node-all_reduce.txt";
+  const std::string base = "plan --model llama3-70b --hardware h100-sxm --gpus 256 --global-batch 512 --seq 8192 --tp 8 --pp 8 --top 1 --network inter,all_reduce=" + file;
+  const auto zero1 = run_napkin(base + " --zero 1");
+  CHECK(zero1.exit_code == 0);
+  CHECK_MESSAGE(zero1.err.find("changes nothing here") != std::string::npos, zero1.err);
+  const auto zero0 = run_napkin(base + " --zero 0");
+  CHECK(zero0.exit_code == 0);
+  CHECK(zero0.err.find("changes nothing here") == std::string::npos);
 }

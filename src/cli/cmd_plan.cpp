@@ -1,5 +1,6 @@
 // napkin plan: how a model is laid out over a cluster, what each GPU holds, and how long a step
 // takes. The search is core/plan_search, the arithmetic core/step_time and the memory model.
+#include <algorithm>
 #include <memory>
 #include <sstream>
 
@@ -45,6 +46,17 @@ void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
   r.precision = o.flags.precision;
   if (!o.tokens.empty()) r.tokens = check_input(parse_count(o.tokens, "--tokens"), tokens_range, "--tokens");
   r.search = run_plan_search(r.model, setup);
+  // A measured curve no collective of the plans shown is priced by (an all_reduce file beside
+  // ZeRO 1's reduce-scatter and all-gather) changes nothing: say so.
+  const Network& net = setup.query.step.net;
+  for (const MeasuredCurve& c : net.measured) {
+    const bool used = std::any_of(r.search.plans.begin(), r.search.plans.end(), [&](const Plan& p) { return uses_measured_curve(p.time, net, c); });
+    if (!used && !r.search.plans.empty())
+      r.warnings.push_back(fmt::format("--network {}: it measured {} {}, and no collective of the plan{} shown is one, so it changes nothing here", c.source,
+                                       collective_name(c.collective),
+                                       !c.crosses_domains ? "in any group" : *c.crosses_domains ? "across scale-up domains" : "inside a scale-up domain",
+                                       r.search.plans.size() == 1 ? "" : "s"));
+  }
   if (const Plan* best = !r.search.plans.empty() ? &r.search.plans.front() : r.search.closest ? &*r.search.closest : nullptr) {
     const auto caveats = validation_caveats(r.model, hw.key, *best);
     if (auto c = domain_caveat(*best, setup.query.step.net.domain_gpus)) r.assumptions.push_back(*c);

@@ -98,6 +98,9 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
     r.moe = model->moe.has_value();
     r.total_params = c.total;
     q.params = c.active;
+    // The model, not a --params the user never gave, is what is out of range.
+    if (!(c.active >= params_range.lo && c.active <= params_range.hi))
+      throw Error(fmt::format("--model {}: {:.4g} parameters is outside what napkin answers for: give a model of 1 to 1e+18 parameters", o.model, c.active));
   } else if (!o.params.empty()) {
     q.params = parse_count(o.params, "--params");
     r.total_params = *q.params;

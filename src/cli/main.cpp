@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,11 @@ int run(int argc, char** argv) {
   } catch (const napkin::Error& e) {
     napkin::cli::print_error(e.what());
     return static_cast<int>(e.code());
+  } catch (const std::bad_alloc&) {
+    // The memory checks compare with the machine's RAM; a ulimit or a cgroup can allow less.
+    napkin::cli::print_error("out of memory: this process may not allocate what was asked (a ulimit or cgroup below the machine's RAM?); "
+                             "for bench, a smaller --shape or --size");
+    return static_cast<int>(napkin::ExitCode::failure);
   } catch (const std::exception& e) {
     napkin::cli::print_error(e.what(), "internal error");
     return static_cast<int>(napkin::ExitCode::failure);

@@ -270,6 +270,12 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
 
 StepTime step_time(const Model& m, const Layout& l, const StepSetup& s) { return step_time(m, l, s, layer_cost(m, l, s)); }
 
+bool uses_measured_curve(const StepTime& t, const Network& net, const MeasuredCurve& curve) {
+  for (const CommTerm* c : {&t.tp, &t.cp, &t.ep, &t.pp, &t.dp_grad_bucket, &t.dp_grads, &t.dp_params, &t.expert_grads, &t.expert_params})
+    if (c->calls > 0 && c->bytes > 0 && measured_curve(net, c->collective, c->group) == &curve) return true;
+  return false;
+}
+
 StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const LayerCost& c) {
   if (auto problem = batch_problem(l, s.global_batch)) throw Error(*problem);
   StepTime r;

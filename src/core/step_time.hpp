@@ -224,6 +224,10 @@ struct StepTime {
 StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const LayerCost& cost);
 StepTime step_time(const Model& m, const Layout& l, const StepSetup& s);
 
+// Whether any collective of the step is priced by `curve` (one of net.measured): a --network file
+// that prices nothing in the plans shown is said, not silently kept in the assumptions.
+bool uses_measured_curve(const StepTime& t, const Network& net, const MeasuredCurve& curve);
+
 // Why the global batch does not fit the layout, naming the flag, or nullopt.
 std::optional<std::string> batch_problem(const Layout& l, long long global_batch);
 

@@ -90,6 +90,11 @@ MeasuredCurve parse_nccl_tests(std::string_view text, const std::string& file, C
       throw Error(where() + "size " + w[0] + " after " + std::to_string(static_cast<long long>(curve.size_bytes.back())) +
                   ": sizes must increase down the table (one run per file)");
     if (!(*time_us > 0)) throw Error(where() + "a time of 0 us for " + w[0] + " bytes");
+    // No link moves 100 TB/s (NVLink 5: 0.9 TB/s a direction) and nccl-tests sweeps up to GBs: a
+    // row past these is a corrupt file, not a measurement to extrapolate from.
+    if (*size > 1e13) throw Error(where() + "size " + w[0] + " bytes: above 10 TB, no nccl-tests sweep goes there");
+    for (const double bw : {*size / (*time_us * 1e-6), *busbw * 1e9})
+      if (bw > 1e14) throw Error(where() + "a bandwidth of " + std::to_string(bw / 1e12) + " TB/s: above 100 TB/s, no link is that fast");
     curve.size_bytes.push_back(*size);
     curve.time_s.push_back(*time_us * 1e-6);
     if (*algbw > 0 && *size > best_ratio_size) best_ratio_size = *size, ratio = *busbw / *algbw;
