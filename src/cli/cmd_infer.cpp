@@ -2,6 +2,7 @@
 // The math is in core/infer_memory and core/infer_time; the engine is data (engines/*.toml).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "bench/backend.hpp"
@@ -12,6 +13,7 @@
 #include "core/gemm_time.hpp"
 #include "core/infer_time.hpp"
 #include "core/layout_memory.hpp"
+#include "core/step_time.hpp"
 #include "core/units.hpp"
 #include "report/format.hpp"
 #include "report/infer_report.hpp"
@@ -127,6 +129,12 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                       format_sig(t.gemm.peak_efficiency, 3)));
   if (!cap.assumption.empty()) r.assumptions.push_back(cap.assumption);
   r.assumptions.push_back(fmt::format("decode reads weights and KV at MBU {} of {} ({})", format_sig(t.mbu, 3), bw, r.mbu_source));
+  r.assumptions.push_back(fmt::format("each decode step launches {} kernels ({} a layer{}, {} outside; the engine file's count), each at least {} µs{}",
+                                      format_sig(decode_kernels(r.model, s.engine), 4), format_sig(s.engine.decode_kernels_per_layer, 3),
+                                      r.model.moe ? fmt::format(", {} a MoE layer", format_sig(s.engine.decode_kernels_per_moe_layer, 3)) : std::string(),
+                                      format_sig(s.engine.decode_kernels_outside_layers, 3),
+                                      format_sig((s.engine.cuda_graphs ? kernel_floor_s : std::max(kernel_floor_s, eager_launch_s)) * 1e6, 3),
+                                      s.engine.cuda_graphs ? " (NVIDIA's CUDA-graphs measurement)" : " (launched from the host, no CUDA graphs)"));
   r.assumptions.push_back(fmt::format("weights {}: {}; embedding and LM head kept in bf16", s.weights.name, s.weights.scales));
   r.assumptions.push_back("prefill: the whole batch's prompts in one pass (flash attention, causal); TTFT is that pass");
   if (per_replica > 1)
