@@ -185,6 +185,25 @@ const std::vector<Row> rows = {
     {"R62", "tensorrt-llm-0.9", "mixtral-8x7b", "a100-sxm-80gb", "tensorrt-llm-mmha", 2, "fp16", "fp16", 2048, 1, 1, Metric::ttft_s, 0.1609},
     {"R63", "tensorrt-llm-0.9", "mistral-7b", "a100-sxm-80gb", "tensorrt-llm-mmha", 1, "fp16", "fp16", 128, 1, 1, Metric::ttft_s, 0.0163},
     {"R64", "tensorrt-llm-0.9", "mistral-7b", "a100-sxm-80gb", "tensorrt-llm-mmha", 1, "fp16", "fp16", 2048, 1, 1, Metric::ttft_s, 0.1396},
+    // The same release's L40S tables (FP8 weights and KV; its Mixtral rows left out with the rest).
+    {"R65", "tensorrt-llm-0.9", "llama2-7b", "l40s", "tensorrt-llm-mmha", 1, "fp8", "fp8", 128, 128, 256, Metric::output_tokens_per_s_per_gpu, 5885},
+    {"R66", "tensorrt-llm-0.9", "llama2-7b", "l40s", "tensorrt-llm-mmha", 1, "fp8", "fp8", 128, 2048, 64, Metric::output_tokens_per_s_per_gpu, 1654},
+    {"R67", "tensorrt-llm-0.9", "llama2-7b", "l40s", "tensorrt-llm-mmha", 1, "fp8", "fp8", 2048, 128, 32, Metric::output_tokens_per_s_per_gpu, 574},
+    {"R68", "tensorrt-llm-0.9", "llama2-7b", "l40s", "tensorrt-llm-mmha", 1, "fp8", "fp8", 2048, 2048, 16, Metric::output_tokens_per_s_per_gpu, 537},
+    {"R69", "tensorrt-llm-0.9", "llama2-70b", "l40s", "tensorrt-llm", 2, "fp8", "fp8", 128, 128, 256, Metric::output_tokens_per_s_per_gpu, 562},
+    {"R70", "tensorrt-llm-0.9", "llama2-70b", "l40s", "tensorrt-llm", 4, "fp8", "fp8", 128, 2048, 256, Metric::output_tokens_per_s_per_gpu, 478},
+    {"R71", "tensorrt-llm-0.9", "llama2-70b", "l40s", "tensorrt-llm", 2, "fp8", "fp8", 2048, 128, 16, Metric::output_tokens_per_s_per_gpu, 49},
+    {"R72", "tensorrt-llm-0.9", "llama2-70b", "l40s", "tensorrt-llm", 4, "fp8", "fp8", 2048, 2048, 64, Metric::output_tokens_per_s_per_gpu, 185},
+    {"R73", "tensorrt-llm-0.9", "mistral-7b", "l40s", "tensorrt-llm-mmha", 1, "fp8", "fp8", 128, 128, 896, Metric::output_tokens_per_s_per_gpu, 9562},
+    {"R74", "tensorrt-llm-0.9", "mistral-7b", "l40s", "tensorrt-llm-mmha", 1, "fp8", "fp8", 128, 2048, 120, Metric::output_tokens_per_s_per_gpu, 4387},
+    {"R75", "tensorrt-llm-0.9", "mistral-7b", "l40s", "tensorrt-llm-mmha", 1, "fp8", "fp8", 2048, 128, 84, Metric::output_tokens_per_s_per_gpu, 971},
+    {"R76", "tensorrt-llm-0.9", "mistral-7b", "l40s", "tensorrt-llm-mmha", 1, "fp8", "fp8", 2048, 2048, 56, Metric::output_tokens_per_s_per_gpu, 1721},
+    {"R77", "tensorrt-llm-0.9", "llama2-7b", "l40s", "tensorrt-llm-mmha", 1, "fp8", "fp8", 128, 1, 1, Metric::ttft_s, 0.0141},
+    {"R78", "tensorrt-llm-0.9", "llama2-7b", "l40s", "tensorrt-llm-mmha", 1, "fp8", "fp8", 2048, 1, 1, Metric::ttft_s, 0.0801},
+    {"R79", "tensorrt-llm-0.9", "llama2-70b", "l40s", "tensorrt-llm", 8, "fp8", "fp8", 128, 1, 1, Metric::ttft_s, 0.0704},
+    {"R80", "tensorrt-llm-0.9", "llama2-70b", "l40s", "tensorrt-llm", 4, "fp8", "fp8", 2048, 1, 1, Metric::ttft_s, 0.6733},
+    {"R81", "tensorrt-llm-0.9", "mistral-7b", "l40s", "tensorrt-llm-mmha", 1, "fp8", "fp8", 128, 1, 1, Metric::ttft_s, 0.0154},
+    {"R82", "tensorrt-llm-0.9", "mistral-7b", "l40s", "tensorrt-llm-mmha", 1, "fp8", "fp8", 2048, 1, 1, Metric::ttft_s, 0.0873},
     // torchao (pytorch/ao torchao/quantization/README.md, "Benchmarks"): gpt-fast's generate.py,
     // batch 1, a short prompt, 200 new tokens; the H100's variant is not stated (SXM assumed).
     {"A1", "torchao", "llama2-7b", "a100-sxm-80gb", "gpt-fast", 1, "bf16", "bf16", 5, 200, 1, Metric::output_tokens_per_s, 107.38},
@@ -268,12 +287,12 @@ TEST_CASE("napkin infer against published serving measurements") {
     std::printf("rows %zu, within 20%%: %d, mean |error| %.1f%%; without TensorRT-LLM 0.9's Mixtral: %d rows, within 20%%: %d, mean %.1f%%, worst batch-1 %.1f%%\n",
                 rows.size(), within20, 100 * mean_abs, modelled, within20_modelled, 100 * mean_abs_modelled, 100 * worst_batch1);
   CHECK(rows.size() >= 15);
-  // What docs/validation/infer.md reports: over all 129 rows the mean |error| is 13.3%; without
-  // TensorRT-LLM 0.9's 18 Mixtral rows 8.1% over 111, and every batch-1 row there within 28% (the
+  // What docs/validation/infer.md reports: over all 147 rows the mean |error| is 13.6%; without
+  // TensorRT-LLM 0.9's 18 Mixtral rows 9.2% over 129, and every batch-1 row there within 28% (the
   // worst, LMDeploy's 128-token first token L7, −27.8%). The targets (every fixed-batch row within
   // 20%, the mean within 10%) hold without those 18 rows only in the mean; that page lists the misses.
   CHECK(mean_abs <= 0.14);
-  CHECK(mean_abs_modelled <= 0.09);
+  CHECK(mean_abs_modelled <= 0.10);
   CHECK(worst_batch1 <= 0.29);
   // The masked-MHA engine file matters where it should: TensorRT-LLM 0.6.1's Llama-2-70B rows ran
   // before XQA; read once per KV head they came out 32-103% fast, once per query head within 20%.
