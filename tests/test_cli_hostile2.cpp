@@ -63,6 +63,9 @@ TEST_CASE("class 4: typed-in quantities get the bounds solved ones get, naming t
   // 1e-300 parameters would train in 2.056e-309 days; 1 FLOP would size a 0.09-parameter model.
   refused("train --params 1e-300 --tokens 1T --gpus 8", "--params 1e-300 is outside what napkin answers for: give between 1 and 1e+18 parameters");
   refused("train --budget 1 --gpus 8", "--budget 1 is outside what napkin answers for");
+  // 1.5 tokens printed as 2 in the JSON while the time used 1.5: a token count is whole.
+  refused("train --params 7B --tokens 1.5 --gpus 1", "--tokens 1.5: a whole number is needed");
+  refused("plan --model llama3-8b --gpus 8 --global-batch 64 --seq 4096 --tokens 2.5", "--tokens 2.5: a whole number is needed");
   refused("train --params 7B --tokens 1T --gpus 8 --days 1e300 --mfu 0.4", "--days 1e+300 is outside");
   refused("train --params 7B --tokens 1T --days 1e300", "--days 1e+300 is outside");
   refused("train --params 7B --tokens 1e31 --gpus 8", "--tokens 1e+31 is outside");

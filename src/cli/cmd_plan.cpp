@@ -44,7 +44,7 @@ void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
   r.warnings.insert(r.warnings.end(), setup.warnings.begin(), setup.warnings.end());
   r.optimizer = o.flags.optimizer;
   r.precision = o.flags.precision;
-  if (!o.tokens.empty()) r.tokens = check_input(parse_count(o.tokens, "--tokens"), tokens_range, "--tokens");
+  if (!o.tokens.empty()) r.tokens = whole_count(check_input(parse_count(o.tokens, "--tokens"), tokens_range, "--tokens"), o.tokens, "--tokens");
   r.search = run_plan_search(r.model, setup);
   // A measured curve no collective of the plans shown is priced by (an all_reduce file beside
   // ZeRO 1's reduce-scatter and all-gather) changes nothing: say so.

@@ -120,7 +120,7 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
     q.tokens = chinchilla_tokens_per_param * *q.params;
     r.tokens_chinchilla = true;
   } else if (!o.tokens.empty()) {
-    q.tokens = parse_count(o.tokens, "--tokens");
+    q.tokens = whole_count(parse_count(o.tokens, "--tokens"), o.tokens, "--tokens");
   }
   if (!o.gpus.empty()) q.gpus = static_cast<double>(whole_flag(o.gpus, "--gpus"));
   if (!o.days.empty()) q.days = parse_count(o.days, "--days");

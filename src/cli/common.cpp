@@ -62,6 +62,13 @@ std::optional<double> bytes_flag(const std::string& text, const char* flag) {
   return parse_bytes(text, flag);
 }
 
+double whole_count(double v, const std::string& text, const char* flag) {
+  // Below 1 the flag's range check says more than this would.
+  if (v >= 1 && v < 9007199254740992.0 && v != std::floor(v))
+    throw Error(std::string(flag) + " " + text + ": a whole number is needed (" + std::string(flag).substr(2) + " are counted one by one)");
+  return v;
+}
+
 long long whole_flag(const std::string& text, const char* flag, double max) { return whole_count(text, flag, 1, max); }
 
 long long whole_count(const std::string& text, const char* flag, long long min, double max) {

@@ -36,6 +36,9 @@ std::optional<double> count_flag(const std::string& text, const char* flag);
 std::optional<double> bytes_flag(const std::string& text, const char* flag);
 // A whole number from 1 to `max` (GPUs, micro-batch, sequence length).
 long long whole_flag(const std::string& text, const char* flag, double max = 1e15);
+// A count that must be whole (--tokens): 1.5 tokens is refused, naming the flag; counts past 2^53
+// are whole whatever they print as.
+double whole_count(double v, const std::string& text, const char* flag);
 // The same rule from `min` (0 for counts that may be zero); integer-typed options use it too.
 long long whole_count(const std::string& text, const char* flag, long long min, double max);
 // --reserve of `napkin memory` and `napkin plan`: a size with its unit (4GiB, 2GB) or a percent of
