@@ -241,8 +241,28 @@ TEST_CASE("napkin infer and napkin engines from the command line") {
   CHECK(typo.exit_code == 2);
   CHECK(typo.err.find("mine.toml:13") != std::string::npos);
   CHECK(typo.err.find("block_sise") != std::string::npos);
+  // The decode-kernel counts and the attention knob are read as strictly: 0 kernels a layer, or a
+  // string where a boolean goes, is one line naming the file, the line and the field.
+  {
+    std::ofstream f(dir / "zero.toml");
+    f << "name = \"Mine\"\nversion = \"1\"\nsource = \"me\"\nmemory_fraction = 0.9\nmemory_fraction_of = \"total\"\n"
+         "kv_block_tokens = 16\nmax_num_seqs = 8\nprefill_chunk_tokens = 2048\ncuda_graphs = true\nstep_overhead = \"0ms\"\n"
+         "int8_kernel_efficiency = 1\nint4_kernel_efficiency = 1\ndecode_kernels_per_layer = 0\n";
+    std::ofstream g(dir / "flag.toml");
+    g << "name = \"Mine\"\nversion = \"1\"\nsource = \"me\"\nmemory_fraction = 0.9\nmemory_fraction_of = \"total\"\n"
+         "kv_block_tokens = 16\nmax_num_seqs = 8\nprefill_chunk_tokens = 2048\ncuda_graphs = true\nstep_overhead = \"0ms\"\n"
+         "int8_kernel_efficiency = 1\nint4_kernel_efficiency = 1\ndecode_attention_shares_kv = \"no\"\n";
+  }
+  const auto zero = run_napkin("engines show " + (dir / "zero.toml").string());
+  CHECK(zero.exit_code == 2);
+  CHECK(zero.err.find("zero.toml:13") != std::string::npos);
+  CHECK(zero.err.find("decode_kernels_per_layer") != std::string::npos);
+  const auto flag = run_napkin("engines show " + (dir / "flag.toml").string());
+  CHECK(flag.exit_code == 2);
+  CHECK(flag.err.find("flag.toml:13") != std::string::npos);
+  CHECK(flag.err.find("decode_attention_shares_kv") != std::string::npos);
   const auto list = run_napkin("engines list");
   CHECK(list.exit_code == 0);
-  for (const char* e : {"vllm", "tensorrt-llm", "sglang", "lmdeploy", "gpt-fast"}) CHECK(list.out.find(e) != std::string::npos);
+  for (const char* e : {"vllm", "tensorrt-llm", "tensorrt-llm-mmha", "sglang", "lmdeploy", "gpt-fast"}) CHECK(list.out.find(e) != std::string::npos);
   CHECK(run_napkin("engines show vllm --json").out.find("\"memory_fraction\": 0.9") != std::string::npos);
 }
