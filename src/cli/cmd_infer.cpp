@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/gemm_time.hpp"
 #include "core/infer_time.hpp"
+#include "core/infer_validation.hpp"
 #include "core/layout_memory.hpp"
 #include "core/step_time.hpp"
 #include "core/units.hpp"
@@ -142,6 +143,14 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                         ic.scale_up.technology.empty() ? "the scale-up link" : ic.scale_up.technology, format_sig(t.net.scale_up_latency_s * 1e6, 3)));
   if (s.pp > 1) r.assumptions.push_back("pipeline parallel: the stages of one step run one after another (no micro-batch pipelining)");
   r.assumptions.push_back(fmt::format("engine {} ({}): knobs from {}", s.engine.name, s.engine.version, s.engine.origin));
+  const auto pct = [](double f) { return format_sig(100 * f, 2) + "%"; };
+  r.assumptions.push_back(fmt::format("checked against published runs (docs/validation/infer.md): decode at batch 1, {} rows, mean error {} "
+                                      "(worst {}); first token at batch 1, {} rows, {} ({}); fixed batches' throughput, {} rows, {} ({})",
+                                      validated_decode_batch1.rows, pct(validated_decode_batch1.mean_abs_error),
+                                      pct(validated_decode_batch1.worst_abs_error), validated_ttft_batch1.rows,
+                                      pct(validated_ttft_batch1.mean_abs_error), pct(validated_ttft_batch1.worst_abs_error),
+                                      validated_fixed_batch.rows, pct(validated_fixed_batch.mean_abs_error),
+                                      pct(validated_fixed_batch.worst_abs_error)));
 
   if (o.json) {
     nlohmann::json j = infer_json(r);

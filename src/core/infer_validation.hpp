@@ -1,0 +1,18 @@
+#pragma once
+// How far napkin infer has been from published serving measurements, by regime: what
+// docs/validation/infer.md reports over the rows napkin models (all 147 but TensorRT-LLM 0.9's 18
+// Mixtral rows). Printed with every answer; tests/test_infer_validation.cpp recomputes each
+// figure from the rows and fails when one drifts from what is written here.
+namespace napkin {
+
+struct InferValidationFigure {
+  int rows = 0;
+  double mean_abs_error = 0;  // fraction
+  double worst_abs_error = 0; // fraction
+};
+
+inline constexpr InferValidationFigure validated_decode_batch1{32, 0.050, 0.157};
+inline constexpr InferValidationFigure validated_ttft_batch1{40, 0.101, 0.278};
+inline constexpr InferValidationFigure validated_fixed_batch{57, 0.111, 0.582};
+
+}  // namespace napkin
