@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <fstream>
+#include <string>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
@@ -229,38 +231,24 @@ TEST_CASE("napkin infer and napkin engines from the command line") {
   const auto big = run_napkin("infer --model llama3-8b --hardware h100-sxm --batch 500");
   CHECK(big.exit_code == 1);
   CHECK(big.out.find("--batch 500 is more than the 194 sequences") != std::string::npos);
-  // A user's engine file is read as strictly as a hardware spec: an unknown key names its line.
+  // A user's engine file is read as strictly as a hardware spec: a 12-line valid file plus one bad
+  // 13th line (an unknown key, 0 kernels a layer, a string where a boolean goes) is one line naming
+  // the file, line 13 and the field.
   napkin::test::TempDir dir("napkin_engine");
-  {
-    std::ofstream f(dir / "mine.toml");
-    f << "name = \"Mine\"\nversion = \"1\"\nsource = \"me\"\nmemory_fraction = 0.9\nmemory_fraction_of = \"total\"\n"
-         "kv_block_tokens = 16\nmax_num_seqs = 8\nprefill_chunk_tokens = 2048\ncuda_graphs = false\nstep_overhead = \"2ms\"\n"
-         "int8_kernel_efficiency = 1\nint4_kernel_efficiency = 1\nblock_sise = 3\n";
+  const std::string valid =
+      "name = \"Mine\"\nversion = \"1\"\nsource = \"me\"\nmemory_fraction = 0.9\nmemory_fraction_of = \"total\"\n"
+      "kv_block_tokens = 16\nmax_num_seqs = 8\nprefill_chunk_tokens = 2048\ncuda_graphs = false\nstep_overhead = \"2ms\"\n"
+      "int8_kernel_efficiency = 1\nint4_kernel_efficiency = 1\n";
+  for (const auto& [file, line, field] : {std::tuple{"typo.toml", "block_sise = 3", "block_sise"},
+                                          {"zero.toml", "decode_kernels_per_layer = 0", "decode_kernels_per_layer"},
+                                          {"flag.toml", "decode_attention_shares_kv = \"no\"", "decode_attention_shares_kv"}}) {
+    std::ofstream(dir / file) << valid << line << "\n";
+    const auto r = run_napkin("engines show " + (dir / file).string());
+    CAPTURE(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(std::string(file) + ":13") != std::string::npos);
+    CHECK(r.err.find(field) != std::string::npos);
   }
-  const auto typo = run_napkin("engines show " + (dir / "mine.toml").string());
-  CHECK(typo.exit_code == 2);
-  CHECK(typo.err.find("mine.toml:13") != std::string::npos);
-  CHECK(typo.err.find("block_sise") != std::string::npos);
-  // The decode-kernel counts and the attention knob are read as strictly: 0 kernels a layer, or a
-  // string where a boolean goes, is one line naming the file, the line and the field.
-  {
-    std::ofstream f(dir / "zero.toml");
-    f << "name = \"Mine\"\nversion = \"1\"\nsource = \"me\"\nmemory_fraction = 0.9\nmemory_fraction_of = \"total\"\n"
-         "kv_block_tokens = 16\nmax_num_seqs = 8\nprefill_chunk_tokens = 2048\ncuda_graphs = true\nstep_overhead = \"0ms\"\n"
-         "int8_kernel_efficiency = 1\nint4_kernel_efficiency = 1\ndecode_kernels_per_layer = 0\n";
-    std::ofstream g(dir / "flag.toml");
-    g << "name = \"Mine\"\nversion = \"1\"\nsource = \"me\"\nmemory_fraction = 0.9\nmemory_fraction_of = \"total\"\n"
-         "kv_block_tokens = 16\nmax_num_seqs = 8\nprefill_chunk_tokens = 2048\ncuda_graphs = true\nstep_overhead = \"0ms\"\n"
-         "int8_kernel_efficiency = 1\nint4_kernel_efficiency = 1\ndecode_attention_shares_kv = \"no\"\n";
-  }
-  const auto zero = run_napkin("engines show " + (dir / "zero.toml").string());
-  CHECK(zero.exit_code == 2);
-  CHECK(zero.err.find("zero.toml:13") != std::string::npos);
-  CHECK(zero.err.find("decode_kernels_per_layer") != std::string::npos);
-  const auto flag = run_napkin("engines show " + (dir / "flag.toml").string());
-  CHECK(flag.exit_code == 2);
-  CHECK(flag.err.find("flag.toml:13") != std::string::npos);
-  CHECK(flag.err.find("decode_attention_shares_kv") != std::string::npos);
   const auto list = run_napkin("engines list");
   CHECK(list.exit_code == 0);
   for (const char* e : {"vllm", "tensorrt-llm", "tensorrt-llm-mmha", "sglang", "lmdeploy", "gpt-fast"}) CHECK(list.out.find(e) != std::string::npos);

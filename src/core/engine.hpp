@@ -13,6 +13,10 @@ namespace napkin {
 // of what is free once the weights and the workspace are loaded.
 enum class MemoryFractionOf { total, free };
 
+// A MoE layer's decode launches its dense layer's kernels and about four more: the router's GEMM,
+// top-k, the token permutation and the weighted sum (vLLM's fused_moe path, docs/bench/decode_kernels.md).
+inline constexpr double moe_layer_extra_kernels = 4;
+
 struct Engine {
   std::string key;   // file stem: "vllm"
   std::string name;  // "vLLM"
@@ -45,7 +49,7 @@ struct Engine {
   // on top), and outside the layers (embedding, final norm, LM head, sampling, input copies).
   // Each costs at least core/step_time.hpp's kernel_floor_s however little it reads.
   double decode_kernels_per_layer = 10;
-  double decode_kernels_per_moe_layer = 14;
+  double decode_kernels_per_moe_layer = 10 + moe_layer_extra_kernels;
   double decode_kernels_outside_layers = 10;
 };
 
