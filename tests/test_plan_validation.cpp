@@ -222,6 +222,7 @@ PlanQuery h100_query(long long gpus, long long tp, long long pp, long long batch
   q.memory.memory_bytes = 80e9;
   const Framework megatron = load_framework("megatron");
   apply_framework(megatron, q.step);
+  q.step.flash_rate = flash_rate_for(megatron.attention_kernel, "h100");  // cuDNN fused attention
   q.step.grad_reduce_bytes = r.grad_bytes;
   q.zero_stages = megatron.zero_stages;  // Megatron-Core: plain DDP or its distributed optimizer
   return q;

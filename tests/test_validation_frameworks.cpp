@@ -38,7 +38,7 @@ StepSetup card(const char* hardware_key, double peak, double hbm, double scale_o
   s.net.scale_out_bytes_per_s = scale_out;
   const Framework f = load_framework(framework);
   apply_framework(f, s);
-  s.flash_efficiency = flash_efficiency_for(f.attention_kernel, std::string(hardware_key).substr(0, 4) == "a100" ? "a100" : "h100");
+  s.flash_rate = flash_rate_for(f.attention_kernel, std::string(hardware_key).substr(0, 4) == "a100" ? "a100" : "h100");
   return s;
 }
 

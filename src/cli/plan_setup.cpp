@@ -50,7 +50,7 @@ void take_framework(PlanSetup& ps, const PlanFlags& f) {
   const Framework& fw = ps.framework;
   StepSetup& s = ps.query.step;
   apply_framework(fw, s);
-  s.flash_efficiency = flash_efficiency_for(fw.attention_kernel, ps.query.gpu_generation);
+  s.flash_rate = flash_rate_for(fw.attention_kernel, ps.query.gpu_generation);
   s.tp_comm_overlap = f.tp_overlap.value_or(fw.tp_comm_overlap);
   s.compiled = f.compiled.value_or(fw.compiled);
   if (!f.grad_reduce.empty() && f.lora)
@@ -260,10 +260,16 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
                                        format_si(q.memory.memory_bytes, "B", 4) + " (" + f.memory_basis + ")", bw(hw.memory_bandwidth_bytes_per_s)));
   ps.assumptions.push_back("matrix products: " + q.step.gemm.source);
   if (!cap.assumption.empty()) ps.assumptions.push_back(cap.assumption);
-  ps.assumptions.push_back(q.step.flash_attention
-                               ? fmt::format("attention: flash kernels at {} of peak, backward {}× forward (recomputes the scores)", q.step.flash_efficiency,
-                                             flash_backward_over_forward)
-                               : "attention: unfused Q·Kᵀ and P·V products plus softmax over s² scores (--no-flash-attention)");
+  ps.assumptions.push_back(!q.step.flash_attention
+                               ? "attention: unfused Q·Kᵀ and P·V products plus softmax over s² scores (--no-flash-attention)"
+                           : q.step.flash_rate.curve == FlashCurve::flat
+                               ? fmt::format("attention: flash kernels at {} of peak, backward {}× forward (recomputes the scores)",
+                                             q.step.flash_rate.flat_efficiency, flash_backward_over_forward)
+                               : fmt::format("attention: fused kernels (cuDNN / FlashAttention-3) as cuDNN 9.19 measured them on Hopper: causal "
+                                             "{}-token calls at {:.2f} of peak forward, {:.2f} backward (backward {}× forward's FLOPs); "
+                                             "shorter calls under --cp slower",
+                                             q.step.seq, q.step.flash_rate.efficiency(false, true, static_cast<double>(q.step.seq)),
+                                             q.step.flash_rate.efficiency(true, true, static_cast<double>(q.step.seq)), flash_backward_over_forward));
   if (q.gpus > 1) {
     ps.assumptions.push_back(fmt::format("scale-up: {} per GPU per direction within {} GPUs ({}{}); {}", bw(net.scale_up_bytes_per_s), net.domain_gpus,
                                          ic.scale_up.technology.empty() ? "" : ic.scale_up.technology + ", ", from(f.scale_up_bw + f.node_gpus, "flags"),

@@ -105,10 +105,6 @@ double CommTerm::wire_bytes() const {
   return calls * bytes * factor;
 }
 
-double flash_efficiency_for(AttentionKernel k, std::string_view gpu_generation) {
-  return k == AttentionKernel::fa2 && gpu_generation == "h100" ? flash_attention2_hopper_efficiency : flash_attention_efficiency;
-}
-
 void apply_framework(const Framework& f, StepSetup& s) {
   s.tp_comm_overlap = f.tp_comm_overlap;
   s.compiled = f.compiled;
@@ -218,9 +214,11 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   // Attention core: useful (causal) forward FLOPs of s/cp queries against all s keys.
   c.attention_fwd_flops = d(l.micro_batch) * heads_local * d(local_seq) * d(s.seq) * (qk_head_dim(m) + v_head_dim(m));
   if (s.flash_attention) {
-    const double rate = (s.attention_peak_flops_per_s > 0 ? s.attention_peak_flops_per_s : s.peak_flops_per_s) * s.flash_efficiency * s.compute_fraction;
-    c.attention_fwd_s = c.attention_fwd_flops / rate;
-    c.attention_bwd_s = flash_backward_over_forward * c.attention_fwd_flops / rate;
+    const double rate = (s.attention_peak_flops_per_s > 0 ? s.attention_peak_flops_per_s : s.peak_flops_per_s) * s.compute_fraction;
+    c.attention_fwd_s = flash_attention_s(s.flash_rate, false, c.attention_fwd_flops, rate, d(s.seq), l.cp);
+    c.attention_bwd_s = flash_attention_s(s.flash_rate, true, c.attention_fwd_flops, rate, d(s.seq), l.cp);
+    c.attention_fwd_efficiency = c.attention_fwd_flops / (rate * c.attention_fwd_s);
+    c.attention_bwd_efficiency = flash_backward_over_forward * c.attention_fwd_flops / (rate * c.attention_bwd_s);
   } else {
     // Scaled-masked softmax reads and writes a·s scores per token; dropout on the
     // probabilities reads, writes, and stores a 1-byte mask.

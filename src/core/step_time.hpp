@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/attention_rate.hpp"
 #include "core/comm.hpp"
 #include "core/framework.hpp"
 #include "core/gemm_time.hpp"
@@ -17,16 +18,6 @@
 
 namespace napkin {
 
-// FlashAttention-2 forward + backward on A100 reaches about 0.6 of the dense peak at head size
-// 128 (Dao 2023, "FlashAttention-2", §4.1 Figure 5: 176-203 TFLOP/s of 312, causal and not, seq
-// 2k-16k); FlashAttention-3 on H100 about the same fraction of 989 (Shah et al. 2024 §4.1).
-// Counted in FlashAttention's own FLOPs: backward = 2.5 × forward (it recomputes Q·Kᵀ).
-inline constexpr double flash_attention_efficiency = 0.6;
-inline constexpr double flash_backward_over_forward = 2.5;
-// FlashAttention-2 on an H100 uses none of Hopper's new instructions (wgmma, TMA) and reaches 35%
-// of its peak (Shah et al. 2024, "FlashAttention-3", abstract: "FlashAttention-2 achieves only 35%
-// utilization on H100 GPUs"); FlashAttention-3 and cuDNN's fused attention reach the 0.6 above.
-inline constexpr double flash_attention2_hopper_efficiency = 0.35;
 // Elementwise kernels: a backward pass moves about twice the forward's bytes (it reads the
 // incoming gradient and the saved input, and writes the outgoing gradient).
 inline constexpr double memory_bound_backward_over_forward = 2.0;
@@ -111,7 +102,7 @@ struct StepSetup {
   bool zero3_prefetch = true;     // ZeRO-3 gathers the next layer's weights during this layer's compute
   SelectiveRecompute selective = SelectiveRecompute::attention_core;
   long long kernels_per_layer = 0;  // forward kernels a layer launches; 0: no launch floor
-  double flash_efficiency = flash_attention_efficiency;  // of the dense peak (flash_efficiency_for)
+  FlashRate flash_rate;  // the flash kernels' fraction of the dense peak (flash_rate_for)
   double peak_flops_per_s = 0;               // dense, for the dtype
   // The flash kernels' dense peak: they run in bf16 when the products run in fp8 (Transformer
   // Engine's DotProductAttention keeps bf16 unless fp8_dpa is set, off by default; torchtitan's
@@ -152,14 +143,12 @@ struct LayerCost {
   double fp8_cast_fwd_bytes = 0, fp8_cast_bwd_bytes = 0;
   double gemm_fwd_flops = 0;                      // per layer, linear products
   double attention_fwd_flops = 0;                 // per layer, useful (causal) attention FLOPs
+  // flash kernels: the fraction of the attention peak each direction reached (flash_attention_s)
+  double attention_fwd_efficiency = 0, attention_bwd_efficiency = 0;
   double tokens = 0;                              // b · s / cp on this GPU
 };
 
 LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s);
-
-// The fraction of the dense peak a flash kernel reaches: FlashAttention-2 on Hopper (gpu
-// generation "h100") flash_attention2_hopper_efficiency, else flash_attention_efficiency.
-double flash_efficiency_for(AttentionKernel k, std::string_view gpu_generation);
 
 // A framework's knobs into the setup (overlaps, fusion, reduction dtype when it fixes one,
 // ZeRO-3 prefetch, what selective recomputation replays, kernels a layer).

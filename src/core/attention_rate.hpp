@@ -1,0 +1,57 @@
+#pragma once
+// How fast a fused (flash) attention kernel runs, as a fraction of the dense bf16 peak: by kernel,
+// GPU generation, direction, mask and the length of the call (docs/METHODOLOGY.md §6.2).
+// Counted in FlashAttention's own FLOPs: the causal forward does half of 4·s²·d a head, the
+// backward 2.5 × the forward (it recomputes Q·Kᵀ), the convention cuDNN's benchmark reports in.
+#include <string_view>
+
+#include "core/framework.hpp"
+
+namespace napkin {
+
+// FlashAttention-2 forward + backward on A100 reaches about 0.6 of the dense peak at head size
+// 128 (Dao 2023, "FlashAttention-2", §4.1 Figure 5: 176-203 TFLOP/s of 312, causal and not, seq
+// 2k-16k). Used flat wherever no measured curve by length exists.
+inline constexpr double flash_attention_efficiency = 0.6;
+inline constexpr double flash_backward_over_forward = 2.5;
+// FlashAttention-2 on an H100 uses none of Hopper's new instructions (wgmma, TMA) and reaches 35%
+// of its peak (Shah et al. 2024, "FlashAttention-3", abstract: "FlashAttention-2 achieves only 35%
+// utilization on H100 GPUs").
+inline constexpr double flash_attention2_hopper_efficiency = 0.35;
+
+// Which measurement prices a kernel: one flat fraction, or Hopper's fused attention (cuDNN,
+// FlashAttention-3) by direction, mask and length (hopper_fused_attention_efficiency).
+enum class FlashCurve { flat, hopper_fused };
+
+struct FlashRate {
+  FlashCurve curve = FlashCurve::flat;
+  double flat_efficiency = flash_attention_efficiency;
+  // The fraction of the dense peak one call of `length` queries × keys (its geometric mean when
+  // they differ) reaches.
+  double efficiency(bool backward, bool causal, double length) const;
+};
+
+// Fused attention on Hopper, measured: cuDNN 9.19 on an H200 (the H100's SMs, clock and 700 W),
+// bf16, head dim 128, 64 query and 8 KV heads, batch 1 (NVIDIA/cudnn-frontend @ df73764a,
+// benchmark/sdpa_benchmark_training/results/h200_919_only_cudnn/llama3.1_20260227_034703.csv),
+// TFLOP/s over 989.5 at 2k, 4k, 8k, 16k and 32k tokens. Short causal calls lose most: the
+// diagonal tiles are half empty and there are fewer tiles to fill 132 SMs. Below 2k the fraction
+// follows e∞ / (1 + s₀/s) through the 2k and 4k points (a cost per diagonal tile); above 32k it
+// stays at 32k's. FlashAttention-3's own causal forward (Shah et al. 2024, Fig. 5: 521, 579, 602
+// TFLOP/s at 2k, 4k, 8k) is within 8% of cuDNN's; its backward is published only without a mask.
+double hopper_fused_attention_efficiency(bool backward, bool causal, double length);
+
+// The rate of a framework's kernel on a GPU generation: FlashAttention-2 on Hopper flat at 0.35;
+// FlashAttention-3 / cuDNN on Hopper the measured curve; elsewhere flat at 0.6.
+FlashRate flash_rate_for(AttentionKernel k, std::string_view gpu_generation);
+
+// The attention core of one micro-batch, forward or backward, in seconds: `fwd_flops` useful
+// (causal) forward FLOPs of s/cp queries against s keys at `rate_flops_per_s` (the peak the
+// kernel runs at). With context parallelism (Transformer Engine's ring attention,
+// transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py,
+// AttnFuncWithCPAndKVP2P: the sequence is cut into 2·cp chunks, each rank holding chunks r and
+// 2·cp−1−r so causal work balances), 1/cp of a rank's work is one causal call over its own
+// s/cp tokens and the rest cp−1 unmasked calls of s/cp × s/(2cp) tokens.
+double flash_attention_s(const FlashRate& rate, bool backward, double fwd_flops, double rate_flops_per_s, double seq, long long cp);
+
+}  // namespace napkin

@@ -1,0 +1,51 @@
+// Flash attention's rate by direction and call length (core/attention_rate), checked against the
+// cuDNN 9.19 H200 figures themselves (NVIDIA/cudnn-frontend @ df73764a,
+// benchmark/sdpa_benchmark_training/results/h200_919_only_cudnn/llama3.1_20260227_034703.csv)
+// and against times worked by hand.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "core/attention_rate.hpp"
+#include "core/step_time.hpp"
+
+using namespace napkin;
+
+TEST_CASE("Hopper fused attention: the measured points, in between, below and above them") {
+  // At the measured lengths the fraction is TFLOP/s over 989.5: causal 8k forward 644, backward 541.
+  CHECK(hopper_fused_attention_efficiency(false, true, 8192) == doctest::Approx(644.0 / 989.5));
+  CHECK(hopper_fused_attention_efficiency(true, true, 8192) == doctest::Approx(541.0 / 989.5));
+  CHECK(hopper_fused_attention_efficiency(true, true, 2048) == doctest::Approx(370.0 / 989.5));
+  CHECK(hopper_fused_attention_efficiency(false, false, 4096) == doctest::Approx(671.0 / 989.5));
+  // Halfway in log length between 4k (591) and 8k (644): 617.5.
+  CHECK(hopper_fused_attention_efficiency(false, true, 4096 * std::sqrt(2.0)) == doctest::Approx(617.5 / 989.5));
+  // Above 32k it stays at 32k's (causal backward 581).
+  CHECK(hopper_fused_attention_efficiency(true, true, 131072) == doctest::Approx(581.0 / 989.5));
+  // Below 2k: e∞/(1 + s₀/s) through 2k (484) and 4k (591), worked by hand: s₀ = 1162.4 tokens,
+  // e∞ = 0.7661, so 1k runs at 0.7661 / (1 + 1.1352) = 0.3588.
+  CHECK(hopper_fused_attention_efficiency(false, true, 1024) == doctest::Approx(0.3588).epsilon(0.002));
+  // It keeps falling with length and never reaches zero or goes negative.
+  const double at64 = hopper_fused_attention_efficiency(true, true, 64);
+  CHECK(at64 > 0);
+  CHECK(at64 < hopper_fused_attention_efficiency(true, true, 512));
+  // Backward is slower than forward at every length, causal slower than unmasked.
+  for (double len : {512.0, 2048.0, 3000.0, 8192.0, 20000.0}) {
+    CHECK(hopper_fused_attention_efficiency(true, true, len) < hopper_fused_attention_efficiency(false, true, len));
+    CHECK(hopper_fused_attention_efficiency(false, true, len) < hopper_fused_attention_efficiency(false, false, len));
+  }
+}
+
+TEST_CASE("flash attention time: one causal call, and ring attention's calls under context parallelism") {
+  const FlashRate hopper = flash_rate_for(AttentionKernel::fa3, "h100");
+  const double peak = 989.5e12, flops = 1e12;
+  // cp 1, seq 8192: forward 1e12 / (989.5e12 × 644/989.5) = 1/644 s; backward 2.5e12 / 541e12.
+  CHECK(flash_attention_s(hopper, false, flops, peak, 8192, 1) == doctest::Approx(1.0 / 644));
+  CHECK(flash_attention_s(hopper, true, flops, peak, 8192, 1) == doctest::Approx(2.5 / 541));
+  // cp 2, seq 8192: half the work a causal 4096-token call (591), half unmasked calls of
+  // 4096 × 2048 tokens, priced as a 2896-token square: between 2k (633) and 4k (671) at
+  // log2(2896/2048) = 0.5 of the way, 652 TFLOP/s.
+  CHECK(flash_attention_s(hopper, false, flops, peak, 8192, 2) == doctest::Approx(0.5 / 591 + 0.5 / 652));
+  // A flat kernel ignores length and cp.
+  const FlashRate a100 = flash_rate_for(AttentionKernel::fa2, "a100");
+  CHECK(flash_attention_s(a100, true, flops, 312e12, 2048, 4) == doctest::Approx(2.5e12 / (312e12 * 0.6)));
+}
