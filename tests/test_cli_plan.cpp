@@ -451,3 +451,23 @@ TEST_CASE("plan --power-limit: a capped GPU's products slow as (P/TDP)^0.47, nam
   check_bad(base + " --power-limit 0", "--power-limit '0' is outside");
   check_bad("plan --model llama3-8b --hardware tpu-v4 --gpus 8 --global-batch 64 --power-limit 200", "tpu-v4's spec gives no tdp_watts");
 }
+
+TEST_CASE("a faster layout the evidence ranking leaves out of the table is named, with why") {
+  // Llama 3 70B on 1024 H100s: tp 2 · cp 4 · pp 4 is the fastest on napkin's figures, but no
+  // measured run used cp above 2, so plans whose error bars overlap it rank first (issue 15: the
+  // search had put the one layout it called unvalidated first).
+  const auto j = json_of(llama70 + " --top 3");
+  REQUIRE(j["plans"].size() == 3);
+  for (const auto& p : j["plans"]) CHECK(p["cp"].get<long long>() <= 2);
+  REQUIRE(j.contains("faster_beyond_top"));
+  const auto& f = j["faster_beyond_top"];
+  CHECK(f["cp"] == 4);
+  CHECK(f["step_time_s"].get<double>() < j["plans"][0]["step_time_s"].get<double>());
+  CHECK(f["unvalidated"][0].get<std::string>().find("cp 4, wider than any measured run") == 0);
+  const auto text = run_napkin(llama70 + " --top 3");
+  CHECK(text.out.find("not shown: tp 2 · cp 4 · pp 4") != std::string::npos);
+  // The flags it names price that split alone, at the same step time.
+  CHECK(text.out.find("--tp 2 --cp 4 --pp 4 prices that split alone") != std::string::npos);
+  const auto alone = json_of(llama70 + " --tp 2 --cp 4 --pp 4 --top 1");
+  CHECK(alone["plans"][0]["step_time_s"].get<double>() == doctest::Approx(f["step_time_s"].get<double>()));
+}

@@ -158,7 +158,13 @@ TEST_CASE("error bars: from the most similar measured runs; what none covers is 
   CHECK(error_bar(t, 0.5).unvalidated.empty());
   CHECK(error_bar(t, 0.5, "dgxc-benchmarking v25.03 (NeMo 24.12), DGX H100").unvalidated ==
         std::vector<std::string>{"ep > 1, no measured run"});
+  // Wider than any measured run is unvalidated too: cp 4 against the runs' cp 2, ep 16 against ep 8.
+  t.layout.ep = 16;
+  CHECK(error_bar(t, 0.5).unvalidated == std::vector<std::string>{"ep 16, wider than any measured run (ep 8)"});
   t.layout.ep = 1;
+  t.layout.cp = 4;
+  CHECK(error_bar(t, 0.5).unvalidated == std::vector<std::string>{"cp 4, wider than any measured run (cp 2)"});
+  t.layout.cp = 1;
   t.gpu = "b200";
   CHECK(error_bar(t, 0.5).unvalidated == std::vector<std::string>{"hardware b200, no measured run on it"});
   CHECK(gpu_generation("h200-sxm") == "h100");

@@ -346,7 +346,11 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
     for (Plan& p : out.plans) bar(p);
     if (out.closest) bar(*out.closest);
     rank_by_evidence(out.plans);
-    if (out.plans.size() > std::max<std::size_t>(q.top, 1)) out.plans.resize(std::max<std::size_t>(q.top, 1));
+    const std::size_t shown = std::max<std::size_t>(q.top, 1);
+    for (std::size_t i = shown; i < out.plans.size(); ++i)
+      if (out.plans[i].time.step_time_s < (out.faster_beyond_top ? out.faster_beyond_top->time.step_time_s : out.plans.front().time.step_time_s))
+        out.faster_beyond_top = out.plans[i];
+    if (out.plans.size() > shown) out.plans.resize(shown);
   }
   std::tie(out.common_problem, out.common_problem_count) = refused.most_common();
   return out;

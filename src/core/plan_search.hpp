@@ -50,6 +50,9 @@ struct PlanSearch {
   long long valid = 0;                // that the model, batch and network allow
   long long fitting = 0;              // that also fit in memory
   std::optional<Plan> closest;        // nothing fits: the valid layout needing the least memory
+  // A layout faster than plan 1 on napkin's figures that the evidence ranking pushed out of the
+  // `top` shown (its bar overlaps theirs and it rests on less evidence): said, not hidden.
+  std::optional<Plan> faster_beyond_top;
   // Why candidates were refused, grouped by the text before the first number (the flag and the
   // rule): the most common group, one of its messages and how many candidates it refused.
   std::optional<std::string> common_problem;

@@ -41,17 +41,26 @@ ErrorBar error_bar(const PredictionTraits& t, double predicted, std::string_view
     const MeasuredRun* run;
   };
   std::vector<Scored> scored;
-  bool gpu = false, cp = false, ep = false;
+  bool gpu = false;
+  long long widest_cp = 1, widest_ep = 1;
   for (const MeasuredRun& r : measured_runs()) {
     if (!exclude_source.empty() && r.source == exclude_source) continue;
     scored.push_back({similarity(r, t), t.params > 0 ? std::fabs(std::log(r.params / t.params)) : 0, &r});
     gpu = gpu || r.gpu == t.gpu;
-    cp = cp || r.cp > 1;
-    ep = ep || r.ep > 1;
+    widest_cp = std::max(widest_cp, r.cp);
+    widest_ep = std::max(widest_ep, r.ep);
   }
   if (!gpu) bar.unvalidated.push_back("hardware " + t.gpu + ", no measured run on it");
-  if (t.layout.cp > 1 && !cp) bar.unvalidated.push_back("cp > 1, no measured run");
-  if (t.layout.ep > 1 && !ep) bar.unvalidated.push_back("ep > 1, no measured run");
+  // A degree wider than any measured run's is as unchecked as none: cp 4 splits attention into
+  // shorter calls and passes three ring steps a layer where the runs (cp 2) pass one.
+  auto wider = [&](const char* dim, long long v, long long widest) {
+    if (v <= widest) return;
+    bar.unvalidated.push_back(widest == 1 ? std::string(dim) + " > 1, no measured run"
+                                          : std::string(dim) + " " + std::to_string(v) + ", wider than any measured run (" + dim + " " +
+                                                std::to_string(widest) + ")");
+  };
+  wider("cp", t.layout.cp, widest_cp);
+  wider("ep", t.layout.ep, widest_ep);
   std::sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
     return a.score != b.score ? a.score > b.score : a.size_gap != b.size_gap ? a.size_gap < b.size_gap : a.run < b.run;
   });

@@ -229,6 +229,17 @@ std::string why_best(const std::vector<Plan>& plans) {
 }
 
 // Prose lines wrap at `w` columns (wrap_lines), tables fit column by column (Table::max_width).
+// The faster layout the evidence ranking left out of the table, and why.
+std::string faster_beyond_top_line(const Plan& f, const Plan& best) {
+  const Layout& l = f.layout;
+  const std::string why = f.mfu_bar.unvalidated.empty() ? "fewer similar measured runs" : f.mfu_bar.unvalidated.front();
+  const std::string ep = l.ep > 1 ? fmt::format(" · ep {}", l.ep) : "", ep_flag = l.ep > 1 ? fmt::format(" --ep {}", l.ep) : "";
+  return fmt::format("not shown: tp {} · cp {} · pp {}{} is {} faster on napkin's figures ({} vs {} per step, MFU {}), ranked below these because "
+                     "its MFU error bar overlaps theirs and it rests on less evidence ({}); --tp {} --cp {} --pp {}{} prices that split alone.",
+                     l.tp, l.cp, l.pp, ep, pct(1 - f.time.step_time_s / best.time.step_time_s), secs(f.time.step_time_s),
+                     secs(best.time.step_time_s), pct(f.time.mfu), why, l.tp, l.cp, l.pp, ep_flag);
+}
+
 std::string plan_text(const PlanReport& r, std::size_t w) {
   const PlanSearch& s = r.search;
   std::string out = wrap_lines(header(r), w);
@@ -247,6 +258,7 @@ std::string plan_text(const PlanReport& r, std::size_t w) {
       out += '\n';
       out += wrap_lines(why + ".", w);
     }
+    if (s.faster_beyond_top) out += '\n' + wrap_lines(faster_beyond_top_line(*s.faster_beyond_top, s.plans.front()), w);
   }
   const Plan& best = s.plans.empty() ? *s.closest : s.plans.front();
   out += wrap_lines("\nplan 1: " + bar_line(best) + " (docs/validation/README.md)\n", w);
@@ -433,6 +445,7 @@ nlohmann::json plan_json(const PlanReport& r) {
   if (r.search.plans.empty() && r.search.closest && r.search.single_layout) plans.push_back(plan_json(*r.search.closest, r.gpus, r.tokens));
   j["plans"] = plans;
   if (r.search.plans.empty() && r.search.closest) j["closest"] = plan_json(*r.search.closest, r.gpus, r.tokens);
+  if (r.search.faster_beyond_top) j["faster_beyond_top"] = plan_json(*r.search.faster_beyond_top, r.gpus, r.tokens);
   j["assumptions"] = r.assumptions;
   if (const Plan* best = !r.search.plans.empty() ? &r.search.plans.front() : r.search.closest ? &*r.search.closest : nullptr)
     j["notes"] = plan_notes(r, *best);
