@@ -49,3 +49,19 @@ TEST_CASE("flash attention time: one causal call, and ring attention's calls und
   const FlashRate a100 = flash_rate_for(AttentionKernel::fa2, "a100");
   CHECK(flash_attention_s(a100, true, flops, 312e12, 2048, 4) == doctest::Approx(2.5e12 / (312e12 * 0.6)));
 }
+
+TEST_CASE("FlashAttention-2 on Hopper: the FlashAttention-3 paper's bars, and the causal backward inferred from them") {
+  // Fig. 5, causal forward at 8k: 333 TFLOP/s; Fig. 6, unmasked backward at 2k: 291.
+  CHECK(hopper_fa2_efficiency(false, true, 8192) == doctest::Approx(333.0 / 989.5));
+  CHECK(hopper_fa2_efficiency(true, false, 2048) == doctest::Approx(291.0 / 989.5));
+  // Causal backward at 4k: 310 × 319 / 368 = 268.7 TFLOP/s, worked by hand.
+  CHECK(hopper_fa2_efficiency(true, true, 4096) == doctest::Approx(268.7 / 989.5).epsilon(0.001));
+  // At its best (16k) the kernel stays under the abstract's "35% utilization".
+  for (bool bwd : {false, true})
+    for (bool causal : {false, true}) CHECK(hopper_fa2_efficiency(bwd, causal, 16384) < flash_attention2_hopper_efficiency + 0.03);
+  // Always below the fused Hopper kernels at the lengths both were measured at.
+  for (double len : {2048.0, 4096.0, 8192.0, 16384.0})
+    CHECK(hopper_fa2_efficiency(true, true, len) < hopper_fused_attention_efficiency(true, true, len));
+  // The rate a framework calling FA2 gets on Hopper is this curve.
+  CHECK(flash_rate_for(AttentionKernel::fa2, "h100").efficiency(false, true, 8192) == doctest::Approx(333.0 / 989.5));
+}

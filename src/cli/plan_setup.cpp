@@ -265,9 +265,12 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
                            : q.step.flash_rate.curve == FlashCurve::flat
                                ? fmt::format("attention: flash kernels at {} of peak, backward {}× forward (recomputes the scores)",
                                              q.step.flash_rate.flat_efficiency, flash_backward_over_forward)
-                               : fmt::format("attention: fused kernels (cuDNN / FlashAttention-3) as cuDNN 9.19 measured them on Hopper: causal "
+                               : fmt::format("attention: {}: causal "
                                              "{}-token calls at {:.2f} of peak forward, {:.2f} backward (backward {}× forward's FLOPs); "
                                              "shorter calls under --cp slower",
+                                             q.step.flash_rate.curve == FlashCurve::hopper_fa2
+                                                 ? "FlashAttention-2 on Hopper, as the FlashAttention-3 paper measured it"
+                                                 : "fused kernels (cuDNN / FlashAttention-3) as cuDNN 9.19 measured them on Hopper",
                                              q.step.seq, q.step.flash_rate.efficiency(false, true, static_cast<double>(q.step.seq)),
                                              q.step.flash_rate.efficiency(true, true, static_cast<double>(q.step.seq)), flash_backward_over_forward));
   if (q.gpus > 1) {

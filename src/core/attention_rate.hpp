@@ -15,13 +15,15 @@ namespace napkin {
 inline constexpr double flash_attention_efficiency = 0.6;
 inline constexpr double flash_backward_over_forward = 2.5;
 // FlashAttention-2 on an H100 uses none of Hopper's new instructions (wgmma, TMA) and reaches 35%
-// of its peak (Shah et al. 2024, "FlashAttention-3", abstract: "FlashAttention-2 achieves only 35%
-// utilization on H100 GPUs").
+// of its peak at best (Shah et al. 2024, "FlashAttention-3", abstract: "FlashAttention-2 achieves
+// only 35% utilization on H100 GPUs"); by length, hopper_fa2_efficiency. The flat figure is what
+// `--explain` names as the kernel's ceiling.
 inline constexpr double flash_attention2_hopper_efficiency = 0.35;
 
-// Which measurement prices a kernel: one flat fraction, or Hopper's fused attention (cuDNN,
-// FlashAttention-3) by direction, mask and length (hopper_fused_attention_efficiency).
-enum class FlashCurve { flat, hopper_fused };
+// Which measurement prices a kernel: one flat fraction, or a measured curve by direction, mask and
+// length: Hopper's fused attention (cuDNN, FlashAttention-3; hopper_fused_attention_efficiency) or
+// FlashAttention-2 on Hopper (hopper_fa2_efficiency).
+enum class FlashCurve { flat, hopper_fused, hopper_fa2 };
 
 struct FlashRate {
   FlashCurve curve = FlashCurve::flat;
@@ -41,8 +43,15 @@ struct FlashRate {
 // TFLOP/s at 2k, 4k, 8k) is within 8% of cuDNN's; its backward is published only without a mask.
 double hopper_fused_attention_efficiency(bool backward, bool causal, double length);
 
-// The rate of a framework's kernel on a GPU generation: FlashAttention-2 on Hopper flat at 0.35;
-// FlashAttention-3 / cuDNN on Hopper the measured curve; elsewhere flat at 0.6.
+// FlashAttention-2 on an H100 SXM5, bf16, head dim 128, as the FlashAttention-3 paper measured it
+// (Shah et al. 2024, arXiv 2407.08608, Fig. 5 forward, causal and not; Fig. 6 backward, unmasked;
+// the bars' labels at 512 to 16k tokens): causal forward 191-335 TFLOP/s, unmasked backward 214-322.
+// The causal backward is not published: the unmasked backward × the causal / unmasked forward of the
+// same kernel at that length. Interpolated and extrapolated like the curve above.
+double hopper_fa2_efficiency(bool backward, bool causal, double length);
+
+// The rate of a framework's kernel on a GPU generation: on Hopper the measured curve of
+// FlashAttention-2 or of the fused kernels (FlashAttention-3, cuDNN); elsewhere flat at 0.6.
 FlashRate flash_rate_for(AttentionKernel k, std::string_view gpu_generation);
 
 // The attention core of one micro-batch, forward or backward, in seconds: `fwd_flops` useful
