@@ -471,3 +471,12 @@ TEST_CASE("a faster layout the evidence ranking leaves out of the table is named
   const auto alone = json_of(llama70 + " --tp 2 --cp 4 --pp 4 --top 1");
   CHECK(alone["plans"][0]["step_time_s"].get<double>() == doctest::Approx(f["step_time_s"].get<double>()));
 }
+
+TEST_CASE("a model far past the card: the shortfall is against the card, never 'over the 0 B available'") {
+  // DeepSeek-V3 on 8 H100s: the closest layout needs ~1.3 TB a GPU; the runtime reserve grows with
+  // that peak (allocator overhead 9.8%), so nothing is left of the 80 GB once it is held back.
+  const auto r = run_napkin("plan --model deepseek-v3 --hardware h100-sxm --gpus 8 --global-batch 8 --top 1");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("over the 0 B available") == std::string::npos);
+  CHECK_MESSAGE(r.err.find("over the 80.0 GB card") != std::string::npos, r.err);
+}

@@ -272,9 +272,14 @@ TEST_CASE("hints: what would make a layout fit") {
   for (const auto& h : hints) {
     CHECK(h.saved_bytes > 0);
     CHECK(h.total_bytes == doctest::Approx(r.total_bytes - h.saved_bytes));
+    CHECK(h.fits == (h.headroom_bytes >= 0));  // never "fits, headroom -18 GB"
     if (h.flags == "--zero 3") {
       zero3 = true;
       CHECK(h.fits);  // 16 B/param over 8 ranks: 141 GB / 8 ≈ 17.6 GB of states
+      // Its headroom is that layout's own (the allocator's reserve follows its smaller peak).
+      Layout z3 = l;
+      z3.zero = 3;
+      CHECK(h.headroom_bytes == doctest::Approx(memory_per_gpu(m, z3, s).headroom_bytes));
     }
   }
   CHECK(zero3);

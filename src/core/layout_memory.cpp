@@ -297,7 +297,8 @@ void finish(LayoutMemory& r, const Layout& l, const MemorySetup& s) {
     // The reserve's allocator share grows with the peak, so for a model far past the card it can
     // exceed the card: nothing is available then, never a negative amount.
     r.available_bytes = s.runtime_reserve ? std::max(0.0, s.memory_bytes - r.reserve_bytes) : available_bytes(s.memory_bytes, r.reserve_bytes);
-    r.headroom_bytes = r.available_bytes - r.total_bytes;
+    // Unfloored: a layout that far past the card lacks its total plus the reserve beyond the card.
+    r.headroom_bytes = (s.runtime_reserve ? s.memory_bytes - r.reserve_bytes : r.available_bytes) - r.total_bytes;
     r.fits = r.headroom_bytes >= 0;
     // Held fixed as the parameter count grows: these activations and this gather buffer; the
     // parameters spread evenly over the tp·pp model-parallel ranks.

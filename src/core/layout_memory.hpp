@@ -173,6 +173,9 @@ struct FitHint {
   std::string flags;        // "--recompute full", "--tp 16"
   double total_bytes = 0;   // the most loaded GPU with that change
   double saved_bytes = 0;
+  // What that layout leaves (negative: lacks) against its own available memory: the allocator's
+  // share of the reserve follows the changed peak, so the base layout's figure would be wrong.
+  double headroom_bytes = 0;
   bool fits = false;
   SpeedCost speed_cost = SpeedCost::none;
 };

@@ -112,7 +112,7 @@ std::vector<FitHint> fit_hints(const Model& m, const Layout& l, const MemorySetu
       const LayoutMemory r = memory_per_gpu(m, nl, ns);
       if (r.total_bytes < base.total_bytes) {
         const SpeedCost cost = speed_cost(flags);
-        hints.push_back({std::move(flags), r.total_bytes, base.total_bytes - r.total_bytes, r.fits, cost});
+        hints.push_back({std::move(flags), r.total_bytes, base.total_bytes - r.total_bytes, r.headroom_bytes, r.fits, cost});
       }
     } catch (const Error&) {
       // A layout the model cannot take (tp not dividing the heads, ...) is no hint.

@@ -181,7 +181,8 @@ nlohmann::json memory_json(const MemoryReport& r) {
   j["max_micro_batch"] = r.max_micro_batch ? nlohmann::json(*r.max_micro_batch) : nlohmann::json(nullptr);
   nlohmann::json hints = nlohmann::json::array();
   for (const auto& h : r.hints)
-    hints.push_back({{"flags", h.flags}, {"saved_bytes", json_bytes(h.saved_bytes)}, {"total_bytes", json_bytes(h.total_bytes)}, {"fits", h.fits},
+    hints.push_back({{"flags", h.flags}, {"saved_bytes", json_bytes(h.saved_bytes)}, {"total_bytes", json_bytes(h.total_bytes)},
+                     {"headroom_bytes", json_bytes(h.headroom_bytes)}, {"fits", h.fits},
                      {"speed_cost", std::string(speed_cost_name(h.speed_cost))}});
   j["hints"] = hints;
   if (r.model && r.setup.optimizer.factored_second_moment) j["adafactor_state_values_per_param"] = mem.bytes_per_param.optimizer_state_values;

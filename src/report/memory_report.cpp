@@ -422,8 +422,7 @@ std::string hints_section(const MemoryReport& r, std::size_t w) {
   t.align = {Align::left, Align::left, Align::right, Align::right, Align::left};
   for (const auto& h : r.hints)
     t.add({h.flags, std::string(speed_cost_name(h.speed_cost)), gb(h.saved_bytes), gb(h.total_bytes),
-           h.fits ? fmt::format("fits, headroom {}", gb(r.memory.available_bytes - h.total_bytes))
-                  : fmt::format("short by {}", gb(h.total_bytes - r.memory.available_bytes))});
+           h.fits ? fmt::format("fits, headroom {}", gb(h.headroom_bytes)) : fmt::format("short by {}", gb(-h.headroom_bytes))});
   return out + t.render();
 }
 
