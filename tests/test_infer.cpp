@@ -254,3 +254,26 @@ TEST_CASE("napkin infer and napkin engines from the command line") {
   for (const char* e : {"vllm", "tensorrt-llm", "tensorrt-llm-mmha", "sglang", "lmdeploy", "gpt-fast"}) CHECK(list.out.find(e) != std::string::npos);
   CHECK(run_napkin("engines show vllm --json").out.find("\"memory_fraction\": 0.9") != std::string::npos);
 }
+
+TEST_CASE("infer edge cases: one output token, a prompt past any context, a batch only the scheduler limits") {
+  using napkin::test::run_napkin;
+  // --output 1: the token comes with the prefill; there is no decode step, so no TPOT (null, "—"),
+  // never 0 ms with an infinite tokens per user.
+  const auto one = nlohmann::json::parse(run_napkin("infer --model llama3-8b --hardware h100-sxm --output 1 --json").out);
+  CHECK(one["tpot_s"].is_null());
+  for (const auto& p : one["points"]) CHECK(p["tpot_s"].is_null());
+  const auto text = run_napkin("infer --model llama3-8b --hardware h100-sxm --output 1");
+  CHECK(text.out.find("prefill only (--output 1)") != std::string::npos);
+  CHECK(text.out.find(" inf ") == std::string::npos);
+  CHECK(text.out.find("  0 ms") == std::string::npos);
+  // A billion-token prompt: no model's context is that long; one line naming the flag.
+  const auto huge = run_napkin("infer --model mistral-7b --input 1e9");
+  CHECK(huge.exit_code == 2);
+  CHECK(huge.err.find("--input must be at most") != std::string::npos);
+  // 300 sequences on 2 H100s under vLLM: memory holds 445, only max_num_seqs (256) is lower. It is
+  // priced as asked and the note names the scheduler setting, not the cache.
+  const auto sched = run_napkin("infer --model llama3-8b --hardware h100-sxm --gpus 2 --tp 2 --batch 300");
+  CHECK(sched.exit_code == 0);
+  CHECK(sched.out.find("engine's max_num_seqs (256), a scheduler setting, not memory") != std::string::npos);
+  CHECK(sched.out.find("whose cache fits") == std::string::npos);
+}

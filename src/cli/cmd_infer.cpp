@@ -68,8 +68,10 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   s.gpus = given("--gpus") ? whole_flag(o.gpus, "--gpus", 1e7) : per_replica;
   if (s.gpus % per_replica != 0)
     throw Error(fmt::format("--gpus {} is not a multiple of tp·pp = {}·{} = {}", s.gpus, s.tp, s.pp, per_replica));
-  s.input_tokens = whole_flag(o.input, "--input", 1e9);
-  s.output_tokens = whole_flag(o.output, "--output", 1e9);
+  // No model's context reaches 10M tokens (Llama 4 Scout's is the longest published, 10M): past it
+  // the answer is about no deployment anyone can run.
+  s.input_tokens = whole_flag(o.input, "--input", 1e7);
+  s.output_tokens = whole_flag(o.output, "--output", 1e7);
   if (s.input_tokens + s.output_tokens > r.model.context)
     r.notes.push_back(fmt::format("--input + --output = {} tokens is longer than {}'s context ({})", s.input_tokens + s.output_tokens, r.model.key,
                                   r.model.context));
@@ -111,10 +113,16 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
 
   r.memory = infer_memory(r.model, s);
   if (given("--batch")) r.batch = whole_flag(o.batch, "--batch", 1e7);
-  if (r.batch && *r.batch > r.memory.max_batch) {
-    r.notes.push_back(fmt::format("--batch {} is more than the {} sequences of {} tokens whose cache fits", *r.batch, r.memory.max_batch,
+  if (r.batch && *r.batch > r.memory.max_batch_memory) {
+    r.notes.push_back(fmt::format("--batch {} is more than the {} sequences of {} tokens whose cache fits", *r.batch, r.memory.max_batch_memory,
                                   s.input_tokens + s.output_tokens));
     r.memory.fits = false;
+  } else if (r.batch && *r.batch > r.memory.max_batch) {
+    // Memory holds it; only the engine's scheduler limit (max_num_seqs) is below it, and that is a
+    // setting (vLLM --max-num-seqs, SGLang --max-running-requests): priced as asked, and said.
+    r.notes.push_back(fmt::format("--batch {} is more than the engine's max_num_seqs ({}), a scheduler setting, not memory (which holds {}): "
+                                  "priced as {} at once, as with that limit raised",
+                                  *r.batch, r.memory.max_batch, r.memory.max_batch_memory, *r.batch));
   }
   if (r.memory.fits || r.batch) {
     const std::vector<long long> ladder = r.batch ? std::vector<long long>{*r.batch} : batch_ladder(r.memory.max_batch);

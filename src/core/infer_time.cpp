@@ -208,7 +208,9 @@ std::vector<long long> batch_ladder(long long max_batch) {
 
 std::size_t knee_index(const std::vector<InferTime>& points) {
   for (std::size_t i = 0; i + 1 < points.size(); ++i) {
-    const double tpot_growth = points[i + 1].tpot_s / points[i].tpot_s;
+    // A user waits per token in decode; with one output token there is no decode, so per prompt.
+    auto latency = [](const InferTime& p) { return p.tpot_s > 0 ? p.tpot_s : p.ttft_s; };
+    const double tpot_growth = latency(points[i + 1]) / latency(points[i]);
     const double tput_growth = points[i + 1].output_tokens_per_s / points[i].output_tokens_per_s;
     if (tpot_growth > tput_growth) return i;
   }

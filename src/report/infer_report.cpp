@@ -90,9 +90,9 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
   kv.add("per sequence", bytes(m.bytes_per_sequence), fmt::format("{} tokens in blocks of {}", format_sig(m.sequence_tokens, 6), s.engine.kv_block_tokens));
   kv.add("max batch", std::to_string(m.max_batch),
          m.capped_by_engine ? fmt::format("the engine's max_num_seqs; memory holds {}", m.max_batch_memory) : "sequences of input + output tokens whose cache fits");
-  const bool batch_too_big = r.batch && *r.batch > m.max_batch && m.max_batch >= 1;
+  const bool batch_too_big = r.batch && *r.batch > m.max_batch_memory && m.max_batch_memory >= 1;
   kv.add("fits", m.fits ? "yes" : "no",
-         m.fits ? "" : batch_too_big ? fmt::format("--batch {} is more than the {} sequences whose cache fits", *r.batch, m.max_batch)
+         m.fits ? "" : batch_too_big ? fmt::format("--batch {} is more than the {} sequences whose cache fits", *r.batch, m.max_batch_memory)
                                      : "the weights, workspace and reserve leave no room for one sequence's cache");
   out += kv.render();
   if (!r.hints.empty()) {
@@ -109,8 +109,11 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
       tk.max_width = max_width;
       tk.add("TTFT", ms(t.ttft_s), fmt::format("prefill of {} × {} tokens: products {}, attention {}, tp all-reduce {}", t.batch, s.input_tokens,
                                                ms(t.prefill.gemm_s), ms(t.prefill.attention_s), ms(t.prefill.tp_comm_s)));
-      tk.add("TPOT", ms(t.tpot_s), fmt::format("mean decode step: {} at context {} → {} at {} ({}-bound)", ms(t.first.step_s), format_sig(t.first.context, 6),
-                                               ms(t.last.step_s), format_sig(t.last.context, 6), t.last.memory_bound() ? "memory" : "compute"));
+      if (t.tpot_s > 0)
+        tk.add("TPOT", ms(t.tpot_s), fmt::format("mean decode step: {} at context {} → {} at {} ({}-bound)", ms(t.first.step_s), format_sig(t.first.context, 6),
+                                                 ms(t.last.step_s), format_sig(t.last.context, 6), t.last.memory_bound() ? "memory" : "compute"));
+      else
+        tk.add("TPOT", "—", "no decode step: the one output token comes with the prefill (--output 1)");
       tk.add("decode step", ms(t.last.step_s),
              fmt::format("memory {} (weights {} + KV {}), products {}, {} kernels {}, tp all-reduce {}, host floor {}", ms(t.last.memory_s),
                          bytes(t.last.weight_bytes), bytes(t.last.kv_bytes), ms(t.last.compute_s), format_sig(t.last.kernels, 4), ms(t.last.kernels_s),
@@ -126,13 +129,15 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
       tb.align = {Align::right, Align::right, Align::right, Align::right, Align::right, Align::left};
       for (std::size_t i = 0; i < r.points.size(); ++i) {
         const InferTime& t = r.points[i];
-        std::string note = t.last.memory_bound() ? "memory-bound" : "compute-bound";
+        std::string note = t.tpot_s <= 0 ? "prefill only (--output 1)" : t.last.memory_bound() ? "memory-bound" : "compute-bound";
         if (r.model.moe) note += fmt::format(", {} of {} experts", format_sig(t.moe.touched, 3), format_sig(t.moe.experts, 4));
         if (i == r.knee) note += "  ← knee";
-        tb.add({std::to_string(t.batch), ms(t.ttft_s), ms(t.tpot_s), format_sig(1 / t.tpot_s, 3), per_s(t.output_tokens_per_s), note});
+        tb.add({std::to_string(t.batch), ms(t.ttft_s), t.tpot_s > 0 ? ms(t.tpot_s) : "—", t.tpot_s > 0 ? format_sig(1 / t.tpot_s, 3) : "—",
+                per_s(t.output_tokens_per_s), note});
       }
       out += tb.render();
-      out += fmt::format("  knee: batch {} (past it, doubling the batch raises the time per token more than the throughput)\n", r.points[r.knee].batch);
+      out += fmt::format("  knee: batch {} (past it, doubling the batch raises the time {} more than the throughput)\n", r.points[r.knee].batch,
+                         r.points[r.knee].tpot_s > 0 ? "per token" : "to first token");
     }
   }
   if (explain) {
@@ -180,14 +185,16 @@ nlohmann::json infer_json(const InferReport& r) {
     const InferTime& t = headline(r);
     j["batch"] = t.batch;
     j["ttft_s"] = t.ttft_s;
-    j["tpot_s"] = t.tpot_s;
+    // One output token: no decode step, so no time per output token (null, not 0).
+    auto tpot = [](const InferTime& p) { return p.tpot_s > 0 ? nlohmann::json(p.tpot_s) : nlohmann::json(nullptr); };
+    j["tpot_s"] = tpot(t);
     j["output_tokens_per_s"] = t.output_tokens_per_s;
     if (r.model.moe) j["moe"] = {{"experts", t.moe.experts}, {"experts_touched", t.moe.touched}, {"regime", t.moe.regime}};
     if (!r.batch) {
       j["knee_batch"] = t.batch;
       nlohmann::json pts = nlohmann::json::array();
       for (const auto& p : r.points)
-        pts.push_back({{"batch", p.batch}, {"ttft_s", p.ttft_s}, {"tpot_s", p.tpot_s}, {"output_tokens_per_s", p.output_tokens_per_s},
+        pts.push_back({{"batch", p.batch}, {"ttft_s", p.ttft_s}, {"tpot_s", tpot(p)}, {"output_tokens_per_s", p.output_tokens_per_s},
                        {"memory_bound", p.last.memory_bound()}});
       j["points"] = pts;
     }
