@@ -94,6 +94,20 @@ TEST_CASE("malformed files and flags: one line naming the file and line") {
                         "1048576 262144 float sum -1 1e-300 1e300 1.875e300 0 1e-300 1e300 1.875e300 0\n";
     CHECK_THROWS_WITH_AS(load_nccl_tests(f, Collective::all_reduce), doctest::Contains("fast.txt:2: a bandwidth of"), Error);
   }
+  // A size of 400 digits is all digits yet past a double (it had become 4.66e-310 bytes and changed
+  // the plan); a bandwidth of 0 beside a time that says 5 GB/s is not nccl-tests' output.
+  {
+    const napkin::test::TempDir tmp("nccl-odd");
+    const std::string big = (tmp.path / "digits.txt").string(), zero = (tmp.path / "zero.txt").string();
+    std::ofstream(big) << "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+                       << std::string(400, '9') << " 1 float sum -1 1 1 1 0 1 1 1 0\n";
+    CHECK_THROWS_WITH_AS(load_nccl_tests(big, Collective::all_reduce), doctest::Contains("digits.txt:2: size 999999999999999999999999…: not a number"),
+                         Error);
+    std::ofstream(zero) << "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+                           "1048576 1048576 float sum -1 203.2 0 0 0 203.2 0 0 0\n";
+    CHECK_THROWS_WITH_AS(load_nccl_tests(zero, Collective::send_recv),
+                         doctest::Contains("zero.txt:2: algbw 0 GB/s, but 1048576 bytes in 203.2 us is 5.16 GB/s"), Error);
+  }
   // Devices, folders and FIFOs are refused before a byte is read (/dev/zero used to be read without end).
   CHECK_THROWS_WITH_AS(load_nccl_tests("/dev/zero", Collective::all_reduce), doctest::Contains("--network: /dev/zero: is a character device"), Error);
   CHECK_THROWS_WITH_AS(load_nccl_tests(dir, Collective::all_reduce), doctest::Contains("is a folder"), Error);

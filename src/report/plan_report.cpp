@@ -316,11 +316,13 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
     if (ct.calls <= 0) return;
     const double busbw = bus_bandwidth_bytes_per_s(s.net, ct.group);
     const std::string what = &ct == &t.tp && l.sequence_parallel ? "reduce-scatter + all-gather" : std::string(collective_name(ct.collective));
+    // A --network file prices it from its measured curve: name the file, not the constant model's bandwidth.
+    const MeasuredCurve* measured = measured_curve(s.net, ct.collective, ct.group);
+    const std::string rate = measured ? "timed from the nccl-tests curve in " + measured->source : "bus bandwidth " + format_si(busbw, "B/s", 3);
     kv.add(name, secs(ct.total_s()),
-           fmt::format("{} × {} of {} over {} GPUs ({}), bus bandwidth {}: {} each{}", format_sig(ct.calls, 4), what,
-                       gb(ct.bytes), ct.group.size,
+           fmt::format("{} × {} of {} over {} GPUs ({}), {}: {} each{}", format_sig(ct.calls, 4), what, gb(ct.bytes), ct.group.size,
                        ct.group.crosses_domains() ? fmt::format("{} per scale-up domain", ct.group.per_domain) : "inside one scale-up domain",
-                       format_si(busbw, "B/s", 3), secs(ct.time_per_call_s), note));
+                       rate, secs(ct.time_per_call_s), note));
   };
   comm("tensor parallel", t.tp, "");
   comm("context parallel", t.cp, fmt::format("; exposed after overlap {}", secs(t.cp_exposed_s)));

@@ -1,6 +1,7 @@
 #include "spec/nccl_tests.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -21,6 +22,13 @@ std::vector<std::string> words(const std::string& line) {
   std::vector<std::string> out;
   for (std::string w; in >> w;) out.push_back(w);
   return out;
+}
+
+// %g: a corrupt row's 1e+300 must print as a number, never as "inf" or 300 digits.
+std::string format_gb_per_s(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
 }
 
 bool all_digits(const std::string& w) { return !w.empty() && w.find_first_not_of("0123456789") == std::string::npos; }
@@ -83,6 +91,8 @@ MeasuredCurve parse_nccl_tests(std::string_view text, const std::string& file, C
                   " columns; nccl-tests prints size, count, type, redop, root and eight figures (out-of-place and in-place time, algbw, busbw, #wrong)");
     const std::size_t o = w.size() - 8;  // the out-of-place time
     std::optional<double> size = number(w[0]), time_us = number(w[o]), algbw = number(w[o + 1]), busbw = number(w[o + 2]);
+    // All digits, yet past a double (309 digits and more): a corrupt row, not a size.
+    if (!size) throw Error(where() + "size " + w[0].substr(0, 24) + (w[0].size() > 24 ? "…" : "") + ": not a number of bytes napkin can hold");
     for (std::size_t k : {o, o + 1, o + 2, o + 4, o + 5, o + 6})
       if (!number(w[k])) throw Error(where() + "'" + w[k] + "' where nccl-tests prints a time (us) or a bandwidth (GB/s)");
     if (*size == 0) continue;  // nccl-tests' zero-byte rows time nothing
@@ -94,7 +104,13 @@ MeasuredCurve parse_nccl_tests(std::string_view text, const std::string& file, C
     // row past these is a corrupt file, not a measurement to extrapolate from.
     if (*size > 1e13) throw Error(where() + "size " + w[0] + " bytes: above 10 TB, no nccl-tests sweep goes there");
     for (const double bw : {*size / (*time_us * 1e-6), *busbw * 1e9})
-      if (bw > 1e14) throw Error(where() + "a bandwidth of " + std::to_string(bw / 1e12) + " TB/s: above 100 TB/s, no link is that fast");
+      if (!(bw <= 1e14)) throw Error(where() + "a bandwidth of " + format_gb_per_s(bw / 1e9) + " GB/s: above 100 TB/s, no link is that fast");
+    // nccl-tests prints algbw = size / time (GB/s, two decimals): a row where they disagree (a
+    // bandwidth of 0 beside a time that says 5 GB/s) is not its output.
+    const double implied_gb_per_s = *size / (*time_us * 1e3);
+    if (implied_gb_per_s >= 0.1 && std::fabs(*algbw - implied_gb_per_s) > 0.1 * implied_gb_per_s + 0.01)
+      throw Error(where() + "algbw " + w[o + 1] + " GB/s, but " + w[0] + " bytes in " + w[o] + " us is " + format_gb_per_s(implied_gb_per_s) +
+                  " GB/s: nccl-tests prints algbw = size / time");
     curve.size_bytes.push_back(*size);
     curve.time_s.push_back(*time_us * 1e-6);
     if (*algbw > 0 && *size > best_ratio_size) best_ratio_size = *size, ratio = *busbw / *algbw;
