@@ -341,13 +341,8 @@ std::string nothing_fits_message(const Model& m, const Hardware& hw, const PlanS
                                                          "micro-batch {} recompute {} ZeRO {},",
                                                          m.key, l.gpus(), hw.key, s.valid, l.tp, l.cp, l.pp, l.dp, l.micro_batch, recompute_name(l.recompute), l.zero);
   const std::string share = c.memory.available_bytes > 0 ? " (" + format_sig(100 * over / c.memory.available_bytes, 3) + "%)" : "";
-  // So far past the card that the reserve, which grows with the peak, leaves nothing: say so
-  // against the card, not "over the 0 B available".
-  const std::string against = c.memory.available_bytes > 0
-                                  ? fmt::format("over the {} available", format_si(c.memory.available_bytes, "B", 3))
-                                  : fmt::format("over the {} card with the {} reserve that peak needs", format_si(c.memory.total_bytes + c.memory.headroom_bytes + c.memory.reserve_bytes, "B", 3),
-                                                format_si(c.memory.reserve_bytes, "B", 3));
-  return fmt::format("{} needs {} per GPU, {}{} {}; {}", what, format_si(c.memory.total_bytes, "B", 3), format_si(over, "B", 3), share, against,
+  return fmt::format("{} needs {} per GPU, {}{} over the {} available; {}", what, format_si(c.memory.total_bytes, "B", 3), format_si(over, "B", 3), share,
+                     format_si(c.memory.available_bytes, "B", 3),
                      s.single_layout ? "search the other dimensions (leave out --zero, --recompute, --pp ...) or give more --gpus"
                                      : "give more --gpus, a smaller --seq, or fewer fixed dimensions");
 }

@@ -261,6 +261,7 @@ StageMemory stage_memory(const Model& m, const Layout& l, const MemorySetup& s, 
     rs.communicators = communicators_for(l.tp, l.cp, l.pp, l.dp, l.ep);
     rs.cross_entropy = s.cross_entropy;
     rs.allocated_bytes = g.total_bytes;  // the loss copies are in it already: rs.logits stays 0
+    rs.capacity_bytes = s.memory_bytes;
     g.runtime = runtime_memory(rs);
     g.reserve_bytes = g.runtime.total_bytes;
   }

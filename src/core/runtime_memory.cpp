@@ -1,5 +1,7 @@
 #include "core/runtime_memory.hpp"
 
+#include <algorithm>
+
 #include <string>
 
 #include "core/error.hpp"
@@ -41,7 +43,8 @@ RuntimeMemory runtime_memory(const RuntimeSetup& s) {
   RuntimeMemory r;
   const double nccl = static_cast<double>(s.communicators) * nccl_channels * nccl_ring_peers * nccl_buffer_bytes_per_channel_peer;
   r.loss_copies_bytes = s.logits * cross_entropy_extra_bytes_per_logit(s.cross_entropy);
-  r.allocator_overhead_bytes = allocator_overhead_fraction * (s.allocated_bytes + r.loss_copies_bytes);
+  const double allocated = s.allocated_bytes + r.loss_copies_bytes;
+  r.allocator_overhead_bytes = allocator_overhead_fraction * (s.capacity_bytes > 0 ? std::min(allocated, s.capacity_bytes) : allocated);
   r.outside_allocator_bytes = cuda_context_bytes + nccl + library_workspace_bytes;
   r.terms = {
       {"CUDA context", cuda_context_bytes, "~400 MB with lazy loading (pytorch/pytorch#109888)"},

@@ -60,6 +60,9 @@ struct RuntimeSetup {
   double logits = 0;            // s·b·v/t logits of one micro-batch on this GPU (last stage), 0 if none
   CrossEntropy cross_entropy = CrossEntropy::fused;
   double allocated_bytes = 0;   // what the allocator hands out at the peak (states + activations + the loss copies)
+  // The card's memory, if known: the allocator cannot fragment more than it holds, so its overhead
+  // is a share of at most this (a layout far past the card is short by its excess, not by 9.8% of it).
+  double capacity_bytes = 0;
 };
 
 struct RuntimeTerm {
