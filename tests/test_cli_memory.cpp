@@ -308,3 +308,15 @@ TEST_CASE("the 'activations excluded' hint asks only for what is missing") {
   const auto with_params = run_napkin("memory --hardware h100-sxm --params 7B");
   CHECK(with_params.out.find("activations EXCLUDED: model states only (give --model and --seq to include them)") != std::string::npos);
 }
+
+TEST_CASE("--offload params: the GPU sets no largest model, never '0 (nothing fits)' beside a model that fits") {
+  // ZeRO-3 with parameters, gradients and optimizer states on the host: no GPU byte grows with the
+  // parameter count (only the gathered layer does), so the largest model is the host's to say.
+  const auto r = run_napkin("memory --model llama3.1-405b --offload params --zero 3 --gpus 8 --node-gpus 8 --hardware h100-sxm");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("0 (nothing fits)") == std::string::npos);
+  CHECK(r.out.find("no GPU limit") != std::string::npos);
+  const auto j = json_of("--model llama3.1-405b --offload params --zero 3 --gpus 8 --node-gpus 8 --hardware h100-sxm");
+  CHECK(j["max_params"].is_null());
+  CHECK(j["max_params_single_gpu"].get<double>() > 1e9);
+}

@@ -307,6 +307,7 @@ void finish(LayoutMemory& r, const Layout& l, const MemorySetup& s) {
     const double for_states = std::max(0.0, r.available_bytes - fixed);
     const double per_param = r.dense_bytes_per_param.total();
     r.max_params = per_param > 0 ? for_states / per_param * static_cast<double>(l.tp * l.pp) : 0;
+    r.max_params_unbounded_on_gpu = per_param <= 0 && !r.lora && r.fits;
     r.max_params_single_gpu = for_states / r.bytes_per_param.total();
     if (r.lora) {
       // LoRA: the model's own states per parameter (base + adapters at this shape), scaled.

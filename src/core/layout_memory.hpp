@@ -129,6 +129,9 @@ struct LayoutMemory {
   // buffer, spread evenly over tp·pp: under this layout, and on one GPU with nothing sharded.
   double max_params = 0;
   double max_params_single_gpu = 0;
+  // Every state offloaded (ZeRO-3 + --offload params): no GPU bytes grow with the parameter count,
+  // so the GPU sets no largest model (CPU memory does); max_params stays 0 and means nothing then.
+  bool max_params_unbounded_on_gpu = false;
 };
 
 // Throws Error (bad input) for an invalid layout (layout_problem), setup or model.

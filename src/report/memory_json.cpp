@@ -109,7 +109,8 @@ nlohmann::json memory_json(const MemoryReport& r) {
   j["per_gpu_bytes_per_param_breakdown"] = bpp_json(mem.dense_bytes_per_param);
   j["dtypes"] = {{"weights", r.setup.recipe.weight_dtype}, {"grads", r.setup.recipe.grad_dtype},
                  {"master", r.setup.recipe.master_dtype}, {"optimizer", r.setup.recipe.state_dtype}};
-  j["max_params"] = count(mem.max_params);
+  // null: every state offloaded, the GPU sets no limit (CPU memory does).
+  j["max_params"] = mem.max_params_unbounded_on_gpu ? nlohmann::json(nullptr) : count(mem.max_params);
   j["max_params_single_gpu"] = count(mem.max_params_single_gpu);
   j["max_params_includes_activations"] = mem.activations_counted;
   if (r.lever)

@@ -399,7 +399,11 @@ std::string totals_section(const MemoryReport& r, bool explain, std::size_t w) {
   big.max_width = w;
   const long long mp = l.tp * l.pp;
   const auto arithmetic = largest_arithmetic(r);
-  big.add(fmt::format("{}, ZeRO-{}", gpus_text(l.gpus()), l.zero), count_or_dash(mem.max_params), explain ? arithmetic[0] : "");
+  big.add(fmt::format("{}, ZeRO-{}", gpus_text(l.gpus()), l.zero),
+          mem.max_params_unbounded_on_gpu ? "no GPU limit" : count_or_dash(mem.max_params),
+          mem.max_params_unbounded_on_gpu ? "every state is in CPU memory (--offload params): the host's memory sets the largest model"
+          : explain                       ? arithmetic[0]
+                                          : "");
   if (arithmetic.size() > 1) big.add("one GPU alone", count_or_dash(mem.max_params_single_gpu), explain ? arithmetic[1] : "");
   if (r.lever)
     big.add("with " + r.lever->flags, count_or_dash(r.lever->max_params),
