@@ -258,6 +258,11 @@ TEST_CASE("bad input: one line naming the flag") {
             "--global-batch 100 is not divisible by dp × micro-batch = 128 × 1");
   // Expert parallelism on a dense model.
   check_bad(llama70 + " --ep 2", "--ep 2 needs a mixture-of-experts model; llama3-70b has no experts");
+  // A GEMM figure no accelerator runs at (0.007 for 0.7 priced 11-year steps), and days past
+  // train's bound (--tokens 1e30 printed 1.7e19 days).
+  check_bad("plan --model llama3-8b --gpus 8 --global-batch 8 --top 1 --gemm-efficiency 0.007", "below 0.01 of peak");
+  check_bad("plan --model llama3-8b --gpus 8 --global-batch 8 --top 1 --gemm-efficiency 0.007", "did you mean 0.700?");
+  check_bad("plan --model llama3-8b --gpus 64 --global-batch 64 --top 1 --tokens 1e30", "days, more than 1e9");
   // Units: Gb/s and GB/s differ by 8, so a bare number is refused.
   check_bad(llama70 + " --scale-out-bw 400", "--scale-out-bw: '400' has no unit");
   check_bad(llama70 + " --zero 4", "--zero must be 0, 1, 2 or 3");

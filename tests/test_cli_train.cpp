@@ -104,7 +104,12 @@ TEST_CASE("bad input: one line, exit 2") {
   check_bad_input("train --params 70B --tokens 15T", "give three of");
   check_bad_input("train --params 70B --tokens 15T --gpus 8 --days 3 --mfu 0.4", "leave one out");
   // all four and no --mfu solve for the MFU, which cannot exceed the peak
-  check_bad_input("train --params 70B --tokens 15T --gpus 8 --days 3", "solving for MFU gives 3070, not in (0, 1]");
+  check_bad_input("train --params 70B --tokens 15T --gpus 8 --days 3", "solving for MFU gives 3070, not between 1e-09 and 1");
+  // The other side: a tiny job over a day leaves the GPUs idle; the message says that, not "above 1".
+  check_bad_input("train --params 1 --tokens 1 --gpus 1 --days 1e-9", "so far below 1 the accelerators would sit idle");
+  // A power cap no GPU takes: above the TDP, or below a quarter of it.
+  check_bad_input("train --params 7B --tokens 1T --gpus 8 --power-limit 5000", "--power-limit 5000 W is above h100-sxm's 700 W TDP");
+  check_bad_input("train --params 7B --tokens 1T --gpus 8 --power-limit 1", "--power-limit 1 W is below a quarter of h100-sxm's 700 W TDP");
   check_bad_input("train --model llama3-8b --params 8B --tokens 1T --gpus 8", "--model and --params");
   check_bad_input("train --params 70B --tokens 15T --gpus 8 --hardware a100-sxm-80gb --dtype fp8", "has no fp8");
   check_bad_input("train --params 70B --tokens 15T --gpus 8 --dtype fp9", "--dtype");

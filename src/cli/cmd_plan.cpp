@@ -68,7 +68,13 @@ void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
   for (const Plan& p : r.search.plans) {
     checked_result(p.time.step_time_s, "the step time", inputs);
     checked_result(p.time.tokens_per_s, "the throughput", inputs);
-    if (r.tokens) checked_result(plan_duration(p, r.gpus, *r.tokens).days, "the training time in days", "--tokens " + o.tokens);
+    if (r.tokens) {
+      const double days = checked_result(plan_duration(p, r.gpus, *r.tokens).days, "the training time in days", "--tokens " + o.tokens);
+      // train's bound: past 1e9 days (2.7 million years) no run exists to plan.
+      if (days > days_range.hi)
+        throw Error(fmt::format("--tokens {}: the best plan would train for {} days, more than {}; check --tokens and --gpus", o.tokens,
+                                format_sig(days, 4), "1e9"));
+    }
   }
 
   const bool nothing_fits = r.search.plans.empty();

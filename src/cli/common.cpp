@@ -118,12 +118,22 @@ PowerCap power_cap(const Hardware& hw, const std::string& flag_text) {
   else return c;
   if (!hw.tdp_watts)
     throw Error(fmt::format("--power-limit: {}'s spec gives no tdp_watts, so napkin cannot tell what the limit takes away", hw.key));
+  // A GPU takes a cap between its minimum and its TDP (nvidia-smi -q -d POWER: "Min Power Limit"
+  // 200 W and "Max Power Limit" 700 W on an H100 SXM; 100 W and 400 W on an A100 SXM): below a
+  // quarter of the TDP or above it, no part can be set so.
+  if (given && c.limit_w > *hw.tdp_watts * (1 + 1e-9))
+    throw Error(fmt::format("--power-limit {} W is above {}'s {} W TDP: no GPU can be set to draw more than its TDP", format_sig(c.limit_w, 4), hw.key,
+                            format_sig(*hw.tdp_watts, 4)));
+  if (given && c.limit_w < 0.25 * *hw.tdp_watts)
+    throw Error(fmt::format("--power-limit {} W is below a quarter of {}'s {} W TDP: no GPU takes a cap that low (an H100 SXM's minimum is 200 W of 700)",
+                            format_sig(c.limit_w, 4), hw.key, format_sig(*hw.tdp_watts, 4)));
   c.compute_fraction = power_capped_compute_fraction(c.limit_w, *hw.tdp_watts);
   c.assumption = c.compute_fraction < 1
                      ? fmt::format("power limit {} W of the {} W TDP ({}): products and attention at {} of the datasheet rate, (P/TDP)^{} from "
                                    "MLPerf Inference v4.0's capped DGX-H100 runs; bandwidths unchanged",
                                    format_sig(c.limit_w, 4), format_sig(*hw.tdp_watts, 4), given ? "--power-limit" : "the spec's power_limit_watts",
-                                   format_sig(c.compute_fraction, 3), power_cap_exponent)
+                                   format_sig(c.compute_fraction, 3), power_cap_exponent) +
+                           (c.limit_w < 0.5 * *hw.tdp_watts ? " (extrapolated: the runs it comes from were capped at 0.5-0.64 of the TDP)" : "")
                      : fmt::format("power limit {} W: at or above the {} W TDP, no effect", format_sig(c.limit_w, 4), format_sig(*hw.tdp_watts, 4));
   return c;
 }

@@ -200,6 +200,11 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
       is_fraction = false;
     }
     if (is_fraction) {
+      // Below 1% of peak no accelerator runs a training-sized product (MAMF tables: 0.3 to 0.9 of
+      // peak); such a figure is a typo (0.007 for 0.7), and it priced 11-year steps.
+      if (fraction < 0.01)
+        throw Error(fmt::format("--gemm-efficiency {}: below 0.01 of peak no accelerator runs a large product (measured: 0.3 to 0.9){}",
+                                f.gemm_efficiency, fraction * 100 >= 0.01 ? fmt::format("; did you mean {}?", format_sig(fraction * 100, 3)) : ""));
       q.step.gemm.kind = GemmTimeModel::Kind::fraction;
       q.step.gemm.fraction = fraction;
       q.step.gemm.source = fmt::format("--gemm-efficiency {}: every product at {} of peak", f.gemm_efficiency, format_sig(fraction, 3));

@@ -97,7 +97,9 @@ TrainingRun solve_training(const TrainingQuery& q) {
     const double compute_s = r.time_s - o * r.tokens / r.gpus;  // the time left for the model FLOPs
     if (!(compute_s > 0)) throw Error("the dequantisation overhead alone takes longer than the days given");
     r.mfu = r.total_flops / (r.gpus * q.peak_flops_per_s * compute_s);
-    check_solved(r.mfu, min_mfu, 1, "MFU", "in (0, 1]", "the inputs: above 1 the run needs more than the accelerators' peak (dtype? GPUs? days?)");
+    check_solved(r.mfu, min_mfu, 1, "MFU", "between " + g(min_mfu) + " and 1",
+                 r.mfu > 1 ? "the inputs: above 1 the run needs more than the accelerators' peak (dtype? GPUs? days?)"
+                           : "the inputs: so far below 1 the accelerators would sit idle (far more GPUs or days than this work needs)");
     r.cluster_flops_per_s = r.gpus * q.peak_flops_per_s * r.mfu;
   } else if (!q.days) {
     r.solved_for = Unknown::days;

@@ -119,7 +119,8 @@ std::string train_text(const TrainReport& r, std::size_t max_width) {
   kv.add("GPU-hours", format_count(run.gpu_hours()), fmt::format("{} GPU-days", format_count(run.gpu_hours() / 24)));
   if (r.costs.cost_usd)
     kv.add("cost", fmt::format("${}", format_count(*r.costs.cost_usd)), fmt::format("at ${:.4g}/GPU-hour", *r.cost_inputs.price_usd_per_gpu_hour));
-  if (r.costs.energy_mwh) kv.add("energy", format_sig(*r.costs.energy_mwh, 4) + " MWh", "GPU-hours × TDP × PUE");
+  if (r.costs.energy_mwh)
+    kv.add("energy", format_sig(*r.costs.energy_mwh, 4) + " MWh", r.cost_inputs.at_power_limit ? "GPU-hours × power limit × PUE" : "GPU-hours × TDP × PUE");
   if (r.costs.co2_tonnes)
     kv.add("CO2", format_sig(*r.costs.co2_tonnes, 4) + " t", fmt::format("at {} g/kWh", format_sig(*r.cost_inputs.grid_g_per_kwh, 4)));
   std::string out = kv.render();
