@@ -70,6 +70,9 @@ TEST_CASE("train --lora: a rank above a targeted matrix's smaller side is counte
   CHECK(r.err.find("10240000 against 4194304") != std::string::npos);
   const auto ok = run_napkin("train --model llama3-8b --tokens 1B --gpus 8 --hardware h100-sxm --lora 1024");
   CHECK(ok.err.find("exceeds") == std::string::npos);
+  // Past every targeted matrix (q_proj's 4096 is the widest of q, v) no adapter can have the rank.
+  refused("train --model llama3-8b --tokens 1B --gpus 8 --hardware h100-sxm --lora 4097",
+          "--lora 4097 exceeds min(in, out) of every targeted matrix of llama3-8b (at most 4096)");
 }
 
 TEST_CASE("memory --lora: the largest model fine-tunable on the card, from this setup's bytes per parameter") {

@@ -161,11 +161,20 @@ LoraParams lora_params(const Model& m, long long rank, LoraTargets targets) {
   // A rank above min(in, out) is no longer low-rank: B·A cannot reach it, and the adapter holds
   // more parameters than the matrix it adapts. Counted as asked, but said.
   std::optional<Projection> over;
+  double widest = 0;  // the largest min(in, out) among the targeted matrices
   for (bool moe_layer : {false, true}) {
     if (moe_layer ? moe_layers == 0 : dense_layers == 0) continue;
-    for (const Projection& p : lora_projections(m, moe_layer))
-      if ((p.targets & targets.mask) != 0 && R > std::min(p.in, p.out) && (!over || std::min(p.in, p.out) < std::min(over->in, over->out))) over = p;
+    for (const Projection& p : lora_projections(m, moe_layer)) {
+      if ((p.targets & targets.mask) == 0) continue;
+      widest = std::max(widest, std::min(p.in, p.out));
+      if (R > std::min(p.in, p.out) && (!over || std::min(p.in, p.out) < std::min(over->in, over->out))) over = p;
+    }
   }
+  // Past every targeted matrix's smaller side no adapter is low-rank anywhere: a typo (16000 for
+  // 16), not a fine-tune anyone runs; it had priced a 997-year run.
+  if (R > widest)
+    throw Error("--lora " + std::to_string(rank) + " exceeds min(in, out) of every targeted matrix of " + m.key + " (at most " +
+                std::to_string(static_cast<long long>(widest)) + "): no adapter can have that rank");
   if (over)
     r.notes.push_back("--lora " + std::to_string(rank) + " exceeds min(in, out) = " + std::to_string(static_cast<long long>(std::min(over->in, over->out))) +
                       " of " + std::string(over->module) + ": no adapter there can have that rank, and it holds more parameters than the matrix (" +
