@@ -284,6 +284,9 @@ TEST_CASE("non-ASCII text: fine in strings and comments, a syntax error elsewher
   CHECK(std::get<Hardware>(parse_spec(good, "x.toml", "x")).name == "Test · Card ®");
   const std::string ml = with(kCardFull, "notes = \"n\"", "notes = \"\"\"line one ·\nline § two\"\"\"");
   CHECK(std::get<Hardware>(parse_spec(ml, "x.toml", "x")).notes == "line one ·\nline § two");
+  // Only notes may span lines: a line break in a name would forge a line of the report.
+  CHECK(spec_error(with(kCardFull, "name = \"Test Card\"", "name = \"Card\\n  verdict fits\"")) ==
+        "x.toml:1:8: name: a line break in a one-line text; only notes may span lines");
   // Refused with file:line:col before toml++ 3.3.0 reaches __builtin_unreachable()
   // (marzer/tomlplusplus#295: the two bytes CC AA, U+032A).
   CHECK(spec_error("\xcc\xaa") == "x.toml:1:1: syntax error: non-ASCII character outside a string or comment");

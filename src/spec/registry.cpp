@@ -82,6 +82,7 @@ bool looks_like_path(std::string_view s) {
 
 void SpecRegistry::add_user_file(const std::string& path) {
   sources_[stem_of(path)].push_back(Source{path, nullptr, Kind::unknown, {}, as_text(path)});
+  ++user_files_;
 }
 
 SpecRegistry SpecRegistry::load(const std::vector<std::string>& user_paths) {
@@ -104,6 +105,7 @@ SpecRegistry SpecRegistry::load(const std::vector<std::string>& user_paths) {
     if (ec && ec != std::errc::no_such_file_or_directory) path_error(path, "cannot read", ec);
     if (ec || !fs::exists(st)) throw Error(p + ": no such spec file or folder");
     if (fs::is_directory(st)) {
+      const std::size_t before = r.user_file_count();
       for (const auto& f : toml_files_in(path)) r.add_user_file(f);
       for (const char* sub : {"hardware", "models"}) {
         const fs::file_status sub_st = fs::status(path / sub, ec);
@@ -116,6 +118,13 @@ SpecRegistry SpecRegistry::load(const std::vector<std::string>& user_paths) {
       if (!ec && fs::is_directory(eng_st))
         for (const auto& f : toml_files_in(path / "engines")) r.engine_sources_[stem_of(f)] = EngineSource{f, nullptr, as_text(f)};
       ec.clear();
+      // A folder that adds nothing is a mistake said at once, not a silent no-op; a Hugging Face
+      // model folder is --model's to read.
+      if (r.user_file_count() == before && !(!ec && fs::is_directory(eng_st)))
+        throw Error(p + ": no .toml spec in this folder (nor in hardware/, models/ or engines/)" +
+                    (fs::exists(path / "config.json", ec) ? std::string("; a Hugging Face model folder is read by --model ") + p : std::string()));
+    } else if (path.extension() == ".json") {
+      throw Error(p + ": --spec takes .toml specs; a Hugging Face config.json is read by --model " + p);
     } else {
       r.add_user_file(p);  // read (and refused if not a regular file) when used
     }

@@ -63,6 +63,7 @@ class SpecRegistry {
   };
 
   void add_user_file(const std::string& path);
+  std::size_t user_file_count() const { return user_files_; }
   const std::variant<Hardware, Model>& parse(const std::string& key, const Source& s) const;
   template <typename T>
   const T* find(const std::string& key) const;
@@ -78,6 +79,7 @@ class SpecRegistry {
   };
   std::map<std::string, EngineSource> engine_sources_;
   mutable bool all_parsed_ = false;
+  std::size_t user_files_ = 0;  // .toml files added from --spec
   mutable std::map<std::string, Hardware> hardware_;
   mutable std::map<std::string, Model> models_;
 };

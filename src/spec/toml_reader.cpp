@@ -82,6 +82,11 @@ std::optional<std::string> TomlReader::optional_string(std::string_view key) {
   if (!n->is_string()) fail(n, key, std::string("expected a string, found ") + type_name(*n));
   // An empty string is never meant: a required key needs a value, an optional one is left out.
   if (n->as_string()->get().empty()) fail(n, key, "must not be empty");
+  // Every spec string but the notes is one line of napkin's tables: a line break in a name would
+  // break them or forge a line of the report ("verdict fits"). Other control characters are
+  // escaped on output (report/text.hpp, printable).
+  if (key != "notes" && n->as_string()->get().find_first_of("\n\r") != std::string::npos)
+    fail(n, key, "a line break in a one-line text; only notes may span lines");
   return n->as_string()->get();
 }
 
