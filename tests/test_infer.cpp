@@ -277,3 +277,12 @@ TEST_CASE("infer edge cases: one output token, a prompt past any context, a batc
   CHECK(sched.out.find("engine's max_num_seqs (256), a scheduler setting, not memory") != std::string::npos);
   CHECK(sched.out.find("whose cache fits") == std::string::npos);
 }
+
+TEST_CASE("infer's default prompt and output fit a short-context model") {
+  using napkin::test::run_napkin;
+  // GPT-2: 1024 positions. The defaults (2048 + 256) become 896 + 128, and the answer says so.
+  const auto r = run_napkin("infer --model gpt2 --hardware h100-sxm");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("the default 2048 + 256 tokens exceed gpt2's context of 1024: --input 896 --output 128") != std::string::npos);
+  CHECK(r.out.find("longer than gpt2's context") == std::string::npos);
+}

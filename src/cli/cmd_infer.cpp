@@ -72,6 +72,14 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   // the answer is about no deployment anyone can run.
   s.input_tokens = whole_flag(o.input, "--input", 1e7);
   s.output_tokens = whole_flag(o.output, "--output", 1e7);
+  // The defaults (2048 in, 256 out) are a typical chat turn; on a model whose context is shorter
+  // (GPT-2's 1024) they are cut to fit, an eighth of it generated, and said.
+  if (!given("--input") && !given("--output") && s.input_tokens + s.output_tokens > r.model.context && r.model.context >= 2) {
+    s.output_tokens = std::max(1LL, r.model.context / 8);
+    s.input_tokens = r.model.context - s.output_tokens;
+    r.notes.push_back(fmt::format("the default 2048 + 256 tokens exceed {}'s context of {}: --input {} --output {}", r.model.key, r.model.context,
+                                  s.input_tokens, s.output_tokens));
+  }
   if (s.input_tokens + s.output_tokens > r.model.context)
     r.notes.push_back(fmt::format("--input + --output = {} tokens is longer than {}'s context ({})", s.input_tokens + s.output_tokens, r.model.key,
                                   r.model.context));
