@@ -89,6 +89,8 @@ TEST_CASE("reserve: a size with its unit or a percent, never a bare number") {
   auto gb = json_of("--hardware h100-sxm --precision fp32 --reserve 2GB");
   CHECK(gb["per_gpu"]["available_bytes"] == 78000000000LL);
   check_bad("--hardware h100-sxm --reserve 2", "a bare number is ambiguous");
+  // --selective without --recompute selective changed nothing, silently.
+  check_bad("--hardware h100-sxm --model llama3-8b --selective every-other-matmul", "add --recompute selective or drop --selective");
   check_bad("--hardware h100-sxm --reserve 0.1", "give a unit or a percent");
   check_bad("--hardware h100-sxm --reserve abc", "--reserve");
   check_bad("--hardware h100-sxm --reserve -5GB", "--reserve");

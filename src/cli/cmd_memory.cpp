@@ -50,6 +50,8 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   if (given("--node-gpus") && s.offload == Offload::none)
     throw Error("--node-gpus only applies with --offload (it sizes one host's memory); add --offload optimizer|params or drop it");
   s.selective = selective_policy_from_name(o.selective);
+  if (given("--selective") && o.recompute != "selective")
+    throw Error("--selective says what --recompute selective replays; add --recompute selective or drop --selective");
   if (given("--node-gpus")) s.node_gpus = whole_flag(o.node_gpus, "--node-gpus", 1e6);
   s.memory_bytes = gpu_memory_bytes(r.hardware, r.basis);
   r.reserve_text = given("--reserve") ? o.reserve : "";
