@@ -142,6 +142,18 @@ TEST_CASE("tensor parallelism: four all-reduces of b·s·h per layer, six with f
   CHECK(term(t, "tp_comm_s") == near(2 * 8 * t.tp.time_per_call_s));
   l.recompute = Recompute::full;
   CHECK(step_time(toy(), l, setup()).tp.calls == 12);
+  // torchtitan's op-level selective policy saves reduce-scatter outputs but not all-gathers or
+  // all-reduces: the backward replays the layer's two all-reduces (2 layers × (4 + 2) = 12) ...
+  StepSetup titan = setup();
+  titan.selective = SelectiveRecompute::every_other_matmul;
+  l.recompute = Recompute::selective;
+  CHECK(step_time(toy(), l, titan).tp.calls == 12);
+  // ... or, with sequence parallelism, its two all-gathers: about one pair more (2 × (4 + 1) = 10).
+  l.sequence_parallel = true;
+  CHECK(step_time(toy(), l, titan).tp.calls == 10);
+  // Megatron's selective (the attention core) replays no collective.
+  CHECK(step_time(toy(), l, setup()).tp.calls == 8);
+  l.sequence_parallel = false;
   // Sequence parallelism: a reduce-scatter and an all-gather instead of each all-reduce; latency
   // 2·(8.4 + 3.4) µs, the same bytes on the wire.
   l.recompute = Recompute::none;

@@ -285,6 +285,15 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
 
   // Communication per micro-batch.
   const double recompute_full = l.recompute == Recompute::full ? 1 : 0;
+  // torchtitan's op-level selective recomputation saves the output of every op in its save list
+  // (torchtitan/distributed/activation_checkpoint.py, _save_list: mm, the SDPA kernels,
+  // _c10d_functional.reduce_scatter_tensor) and replays every other op in the backward. The
+  // tensor-parallel all-gather (sequence parallelism) or all-reduce (without it) is not in the
+  // list, so the backward replays the layer's two of them: with sequence parallelism two all-gathers,
+  // about one reduce-scatter + all-gather pair of the same bytes; without it two all-reduces.
+  const double tp_replayed = l.recompute == Recompute::selective && s.selective == SelectiveRecompute::every_other_matmul
+                                 ? (l.sequence_parallel ? 1 : 2)
+                                 : 0;
   // The slowest stage: Megatron's split (stage_layers) gives the first stages of an uneven split
   // one layer more; the last stage also runs the LM head.
   const StageLayers first = stage_layers(m, l, 0), last = stage_layers(m, l, l.pp - 1);
@@ -307,7 +316,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
     r.tp.time_per_call_s = l.sequence_parallel ? collective_time_s(Collective::reduce_scatter, r.tp.bytes, r.tp.group, net) +
                                                      collective_time_s(Collective::all_gather, r.tp.bytes, r.tp.group, net)
                                                : collective_time_s(Collective::all_reduce, r.tp.bytes, r.tp.group, net);
-    r.tp.calls = layers * (4 + 2 * recompute_full);
+    r.tp.calls = layers * (4 + 2 * recompute_full + tp_replayed);
   }
   r.tp_exposed_s = tp_exposed_s(r.tp, layers * ((1 + recompute_full) * c.gemm_fwd_s + c.gemm_bwd_s), l.tp,
                                 s.tp_comm_overlap && l.sequence_parallel);
