@@ -184,14 +184,19 @@ BenchRun run_bench(Backend& backend, const SpecRegistry& registry, const BenchCo
 
   // Clocks ramp and settle in the first seconds of load; warm up for a fixed time, the
   // device never idle, before anything is timed (on the first shape's product).
-  backend.prepare(shapes.front(), cfg.dtype, opts);
+  // Said before the operands are written: a batch of millions of small products takes seconds
+  // to fill, and nothing may be silent that long.
   report(0, 0, 0);
+  backend.prepare(shapes.front(), cfg.dtype, opts);
   backend.warm_up(cfg.warmup_s.value_or(backend.default_warmup_s()), [&] { return stopped(control); });
   run.peak = resolve_peak(backend, registry, cfg);  // after the warm-up: a measured peak sees the same clocks
 
   for (std::size_t i = 0; i < shapes.size() && !stopped(control); ++i) {
     const Shape& s = shapes[i];
-    if (i > 0) backend.prepare(s, cfg.dtype, opts);
+    if (i > 0) {
+      report(i, 0, 0);
+      backend.prepare(s, cfg.dtype, opts);
+    }
     auto t0 = Clock::now();
     const auto probe = backend.time_iterations(0, 1, cfg.flush_cache);
     int chunk = chunk_count(seconds_since(t0));
