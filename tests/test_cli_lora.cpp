@@ -59,6 +59,7 @@ TEST_CASE("LoRA flags: bad input is one line naming the flag") {
   refused("train --model llama3-8b --tokens 1B --gpus 1 --micro-batch 2", "--micro-batch only matters with --lora");
   // all-linear already names every projection: in a list it is a mistake, not an unknown name.
   refused("memory --model llama3-8b --lora 8 --lora-targets all-linear,q", "all-linear stands alone");
+  refused("memory --model llama3-8b --lora 8 --lora-targets q,q", "'q' is listed twice");
 }
 
 TEST_CASE("train --lora: a rank above a targeted matrix's smaller side is counted but said") {

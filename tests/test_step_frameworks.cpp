@@ -126,6 +126,10 @@ zero_stages = [0, 4]
   const std::string bad_stage = message([&] { parse_framework(text, "my.toml", "my"); });
   CHECK(bad_stage.find("my.toml:3") == 0);
   CHECK(bad_stage.find("zero_stages") != std::string::npos);
+  // A stage listed twice is a typo ([0, 0] for [0, 1]), not the stage once.
+  const std::string twice = message([] { parse_framework("description = \"x\"\nsources = [\"y\"]\nzero_stages = [0, 0]\n", "t.toml", "t"); });
+  CHECK(twice.find("t.toml:3") == 0);
+  CHECK(twice.find("stage 0 is listed twice") != std::string::npos);
   const std::string bad_choice = message([] {
     parse_framework(
         "description = \"x\"\nsources = [\"y\"]\nzero_stages = [3]\ntp_comm_overlap = false\noverlap_grad_reduce = true\n"

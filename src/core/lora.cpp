@@ -72,7 +72,11 @@ LoraTargets lora_targets_from_names(std::string_view csv) {
     const std::string_view name = csv.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     bool found = false;
     for (const auto& n : target_names)
-      if (n.name == name) t.mask |= bit(n.target), found = true;
+      if (n.name == name) {
+        // q,q is a typo for another letter (q,k?), not a way to say q.
+        if ((t.mask & bit(n.target)) != 0) throw Error("--lora-targets " + std::string(csv) + ": '" + std::string(name) + "' is listed twice");
+        t.mask |= bit(n.target), found = true;
+      }
     if (!found)
       throw Error("--lora-targets: unknown target '" + std::string(name) + "'" + did_you_mean(name, known) +
                   " (expected a comma list of q, k, v, o, gate, up, down, router, or all-linear)");

@@ -1,5 +1,7 @@
 #include "spec/framework_spec.hpp"
 
+#include <algorithm>
+
 #include <cstring>
 #include <filesystem>
 
@@ -30,6 +32,9 @@ Framework parse_framework(std::string_view text, const std::string& display_path
   f.zero_stages.clear();
   for (long long z : r.optional_int_array("zero_stages", IntRange{0, 3})) f.zero_stages.push_back(static_cast<int>(z));
   if (f.zero_stages.empty()) r.fail(t.get("zero_stages"), "zero_stages", "list the ZeRO stages the framework runs, e.g. [0, 1]");
+  for (std::size_t i = 1; i < f.zero_stages.size(); ++i)
+    if (std::find(f.zero_stages.begin(), f.zero_stages.begin() + static_cast<std::ptrdiff_t>(i), f.zero_stages[i]) != f.zero_stages.begin() + static_cast<std::ptrdiff_t>(i))
+      r.fail(t.get("zero_stages"), "zero_stages", "stage " + std::to_string(f.zero_stages[i]) + " is listed twice");
   f.tp_comm_overlap = r.required_bool("tp_comm_overlap");
   f.overlap_grad_reduce = r.required_bool("overlap_grad_reduce");
   f.overlap_param_gather = r.required_bool("overlap_param_gather");
