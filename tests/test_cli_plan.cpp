@@ -263,6 +263,8 @@ TEST_CASE("bad input: one line naming the flag") {
   check_bad("plan --model llama3-8b --gpus 8 --global-batch 8 --top 1 --gemm-efficiency 0.007", "below 0.01 of peak");
   check_bad("plan --model llama3-8b --gpus 8 --global-batch 8 --top 1 --gemm-efficiency 0.007", "did you mean 0.700?");
   check_bad("plan --model llama3-8b --gpus 64 --global-batch 64 --top 1 --tokens 1e30", "days, more than 1e9");
+  // Training products in int8 were priced at the int8 peak of a bf16 run.
+  check_bad("plan --model llama3-8b --gpus 64 --global-batch 64 --top 1 --dtype int8", "--dtype int8: no training framework");
   // Units: Gb/s and GB/s differ by 8, so a bare number is refused.
   check_bad(llama70 + " --scale-out-bw 400", "--scale-out-bw: '400' has no unit");
   check_bad(llama70 + " --zero 4", "--zero must be 0, 1, 2 or 3");

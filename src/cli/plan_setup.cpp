@@ -150,6 +150,10 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
 
   // Compute and memory.
   ps.dtype = dtype_flag(f.dtype);
+  // Training runs its products in a float format; int8 tensor cores serve quantised weights.
+  if (ps.dtype == Dtype::int8)
+    throw Error("--dtype int8: no training framework napkin prices runs its products in int8 (bf16, fp16, fp8 do); int8 serves quantised "
+                "weights: napkin infer --weights int8");
   const auto peak = hw.dense_peak(ps.dtype);
   if (!peak) throw Error(fmt::format("--dtype: {} has no {} peak in its spec", hw.key, f.dtype));
   q.step.peak_flops_per_s = *peak;
