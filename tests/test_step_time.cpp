@@ -483,3 +483,20 @@ TEST_CASE("fp8 products: each linear product's input and output gradient are cas
   CHECK(fp8.memory_bwd_s - bf16.memory_bwd_s == near(147456.0 / 0.83e12).epsilon(1e-9));
   CHECK(fp8.memory_fwd_bytes == near(bf16.memory_fwd_bytes));  // the elementwise work alone
 }
+
+TEST_CASE("FSDP2's buffer copies: parameters out of both gathers, gradients into the reduce-scatter") {
+  Layout l;
+  l.dp = 2, l.micro_batch = 1, l.zero = 3;  // 4 sequences over dp 2: two micro-batches
+  StepSetup s = setup();
+  CHECK(term(step_time(toy(), l, s), "zero3_copy_s") == 0);  // FSDP1, DeepSpeed, Megatron: none
+  s.zero3_copies = true;
+  s.grad_reduce_bytes = 4;  // torchtitan reduces in fp32
+  // The toy's 116,736 parameters, unsharded on this GPU: each micro-batch copies the bf16 weights
+  // out of two gathers (read 2 + write 2 bytes, twice) and the bf16 gradients into the fp32
+  // reduce-scatter buffer (read 2 + write 4): 14 bytes a parameter = 1,634,304 bytes at 0.83 TB/s,
+  // × 2 micro-batches = 3.938082e-6 s.
+  CHECK(term(step_time(toy(), l, s), "zero3_copy_s") == near(2 * 1634304 / 0.83e12).epsilon(1e-6));
+  // Not under ZeRO 1: nothing is gathered per micro-batch.
+  l.zero = 1;
+  CHECK(term(step_time(toy(), l, s), "zero3_copy_s") == 0);
+}

@@ -42,6 +42,11 @@ struct Framework {
   // prefetch and backward prefetch; DeepSpeed's stage3_prefetch_bucket_size). Off: each layer
   // waits for its own gather.
   bool zero3_prefetch = true;
+  // FSDP2 copies every gathered parameter out of the all-gather buffer into its own tensor, on the
+  // compute stream (foreach_all_gather_copy_out: split_with_sizes_copy), and every gradient into
+  // the reduce-scatter buffer in the reduce dtype (foreach_reduce: chunk_cat). FSDP1 and DeepSpeed
+  // gather into and reduce from flat buffers the parameters view.
+  bool zero3_copies = false;
   SelectiveRecompute selective = SelectiveRecompute::attention_core;
   AttentionKernel attention_kernel = AttentionKernel::fa3;
   // GPU kernels one transformer layer launches in its forward pass (the backward launches about

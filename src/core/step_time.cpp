@@ -112,6 +112,7 @@ void apply_framework(const Framework& f, StepSetup& s) {
   s.overlap_param_gather = f.overlap_param_gather;
   s.fused_grad_accumulation = f.fused_grad_accumulation;
   s.zero3_prefetch = f.zero3_prefetch;
+  s.zero3_copies = f.zero3_copies;
   s.selective = f.selective;
   s.kernels_per_layer = f.kernels_per_layer;
   if (f.grad_reduce_bytes > 0) s.grad_reduce_bytes = f.grad_reduce_bytes;
@@ -406,6 +407,15 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
     const double rs = r.dp_grads.time_per_call_s + r.expert_grads.time_per_call_s;
     r.zero3_exposed_s = zero3_exposed_s(ag, rs, units, fwd_compute, bwd_compute, s.zero3_prefetch);
     r.dp_total_s = r.dp_params.total_s() + r.dp_grads.total_s() + r.expert_params.total_s() + r.expert_grads.total_s();
+    // FSDP2 (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py): each of the two gathers a
+    // micro-batch is copied out of the gather buffer into the parameters, on the compute stream
+    // once the gather is done (foreach_all_gather_copy_out: read and write the weight bytes), and
+    // the backward's gradients are copied into the reduce-scatter buffer in the reduce dtype
+    // (foreach_reduce: chunk_cat, read the unsharded gradient, in the compute dtype, write the
+    // reduce dtype). Memory-bound, on this GPU's unsharded parameters of the stage.
+    if (s.zero3_copies && !lora)
+      r.zero3_copy_s = (2 * 2 * bpp.weights + bpp.weights + grad_value_bytes) * (dense_here + expert_here) /
+                       (s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
     const double per_mb = units * (2 * ag + rs);
     if (per_mb > 0)
       hidden_wire_bytes += (r.dp_params.wire_bytes() + r.dp_grads.wire_bytes() + r.expert_params.wire_bytes() + r.expert_grads.wire_bytes()) *
@@ -485,7 +495,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
                   (s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
   if (!s.compiled) r.eager_s = (eager_elementwise_bytes_factor - 1) * (r.memory_bound_s - r.grad_accumulation_s);
   r.microbatch_s = r.matmul_s + r.attention_s + r.memory_bound_s + r.recompute_s + r.tp_exposed_s + r.cp_exposed_s +
-                   r.ep.total_s() + r.pp.total_s() + r.zero3_exposed_s + r.launch_s + r.eager_s + r.dequant_s;
+                   r.ep.total_s() + r.pp.total_s() + r.zero3_exposed_s + r.zero3_copy_s + r.launch_s + r.eager_s + r.dequant_s;
 
   // Per step. 1F1B idles p−1 micro-batch times in the warm-up and cool-down (Narayanan et al.
   // 2021 §2.2.1): (p−1)·(t_f + t_b). The interleaved schedule pipelines model chunks instead of
@@ -519,6 +529,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
       {"ep_comm_s", "expert all-to-all", mb * r.ep.total_s()},
       {"pp_comm_s", "pipeline send/recv", mb * r.pp.total_s()},
       {"zero3_comm_s", "ZeRO-3 gathers (exposed)", mb * r.zero3_exposed_s},
+      {"zero3_copy_s", "ZeRO-3 buffer copies (FSDP2)", mb * r.zero3_copy_s},
       {"bubble_s", "pipeline bubble", r.bubble_s},
       {"dp_comm_s", "data-parallel communication (exposed)", r.dp_exposed_s},
       {"overlap_s", "HBM traffic of hidden communication", r.overlap_contention_s},

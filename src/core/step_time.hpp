@@ -100,6 +100,7 @@ struct StepSetup {
   bool tp_comm_overlap = false;   // tensor-parallel collectives hidden behind the layer's products
   bool compiled = true;           // fused elementwise kernels; false: eager PyTorch, one op a kernel
   bool zero3_prefetch = true;     // ZeRO-3 gathers the next layer's weights during this layer's compute
+  bool zero3_copies = false;      // FSDP2's copies out of the gather and into the reduce-scatter buffers
   SelectiveRecompute selective = SelectiveRecompute::attention_core;
   long long kernels_per_layer = 0;  // forward kernels a layer launches; 0: no launch floor
   FlashRate flash_rate;  // the flash kernels' fraction of the dense peak (flash_rate_for)
@@ -183,6 +184,7 @@ struct StepTime {
   CommTerm tp, cp, ep, pp;      // per micro-batch (cp: before overlap)
   double cp_exposed_s = 0;      // cp after hiding behind the attention kernels
   double zero3_exposed_s = 0;   // ZeRO-3 gathers not hidden behind the micro-batch's compute
+  double zero3_copy_s = 0;      // FSDP2's buffer copies per micro-batch (StepSetup::zero3_copies)
   double grad_accumulation_s = 0;  // of memory_bound_s: unfused gradient accumulation
   double dequant_s = 0;            // per micro-batch: LoRA on a quantized base, its dequantisation passes
   double overlap_contention_s = 0; // per step: HBM traffic of the communication hidden behind compute

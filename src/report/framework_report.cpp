@@ -40,6 +40,7 @@ std::string framework_show_text(const Framework& f) {
   line("elementwise kernels", f.compiled ? "fused" : "eager (one per op)");
   line("gradient reduction", reduce(f));
   line("ZeRO-3 prefetch", f.zero3_prefetch ? "yes" : "no");
+  line("ZeRO-3 buffer copies", f.zero3_copies ? "yes (FSDP2: parameters out of the gather, gradients into the reduce-scatter)" : "no");
   line("selective recompute", std::string(selective_recompute_name(f.selective)));
   line("kernels per layer", std::to_string(f.kernels_per_layer));
   line("attention kernel", std::string(attention_kernel_name(f.attention_kernel)));
@@ -59,6 +60,7 @@ nlohmann::json framework_json(const Framework& f) {
           {"compiled", f.compiled},
           {"grad_reduce", reduce(f)},
           {"zero3_prefetch", f.zero3_prefetch},
+          {"zero3_copies", f.zero3_copies},
           {"selective_recompute", std::string(selective_recompute_name(f.selective))},
           {"kernels_per_layer", f.kernels_per_layer},
           {"attention_kernel", std::string(attention_kernel_name(f.attention_kernel))},

@@ -43,6 +43,7 @@ Framework parse_framework(std::string_view text, const std::string& display_path
   const std::string reduce = r.required_choice("grad_reduce", {"recipe", "fp32", "bf16"});
   f.grad_reduce_bytes = reduce == "fp32" ? 4 : reduce == "bf16" ? 2 : 0;
   f.zero3_prefetch = r.required_bool("zero3_prefetch");
+  f.zero3_copies = r.optional_bool("zero3_copies").value_or(false);
   f.selective = r.required_choice("selective_recompute", {"attention-core", "every-other-matmul"}) == "attention-core"
                     ? SelectiveRecompute::attention_core
                     : SelectiveRecompute::every_other_matmul;
