@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 
 #include <sys/stat.h>
@@ -487,4 +488,27 @@ TEST_CASE("a model far past the card: short by its excess over what the card lea
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("over the 0 B available") == std::string::npos);
   CHECK_MESSAGE(r.err.find("over the 70.9 GB available") != std::string::npos, r.err);
+}
+
+TEST_CASE("--explain's attention line divides out to the time it prints, power cap included") {
+  const auto r = run_napkin("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 8192 --tp 1 --pp 1 --cp 1 --zero 1 "
+                            "--micro-batch 1 --recompute full --power-limit 500 --explain");
+  REQUIRE(r.exit_code == 0);
+  const std::size_t at = r.out.find("attention (flash)");
+  REQUIRE(at != std::string::npos);
+  const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+  CAPTURE(line);
+  double flops = 0, peak_tflops = 0, cap = 0, eff = 0, shown = 0;
+  REQUIRE(std::sscanf(line.c_str(), "attention (flash)  %lf useful FLOP forward / (%lf TFLOP/s × %lf (power limit) × %lf) = %lf", &flops,
+                      &peak_tflops, &cap, &eff, &shown) == 5);
+  const double shown_s = shown * (line.find(" µs;") != std::string::npos ? 1e-6 : 1e-3);
+  // (500/700)^0.47 = 0.854; the printed factors reproduce the printed time to their rounding.
+  CHECK(cap == doctest::Approx(0.854));
+  CHECK(flops / (peak_tflops * 1e12 * cap * eff) == doctest::Approx(shown_s).epsilon(0.01));
+}
+
+TEST_CASE("--tp-overlap at --tp 1 says it changes nothing") {
+  const auto r = run_napkin("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 8 --tp-overlap --tp 1 --top 1");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("--tp-overlap: at --tp 1 there is no tensor-parallel communication to overlap") != std::string::npos);
 }

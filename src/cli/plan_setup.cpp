@@ -52,6 +52,8 @@ void take_framework(PlanSetup& ps, const PlanFlags& f) {
   apply_framework(fw, s);
   s.flash_rate = flash_rate_for(fw.attention_kernel, ps.query.gpu_generation);
   s.tp_comm_overlap = f.tp_overlap.value_or(fw.tp_comm_overlap);
+  if (f.tp_overlap && *f.tp_overlap && ps.query.tp && *ps.query.tp == 1)
+    ps.warnings.push_back("--tp-overlap: at --tp 1 there is no tensor-parallel communication to overlap; it changes nothing");
   s.compiled = f.compiled.value_or(fw.compiled);
   if (!f.grad_reduce.empty() && f.lora)
     throw Error("--grad-reduce: with --lora the adapters' gradients are reduced in their own dtype (--finetune-lib sets it)");
