@@ -42,7 +42,7 @@ std::string bars_line(const std::vector<Plan>& plans) {
     out += fmt::format("{} plan {} {}–{}%", i ? "," : "", i + 1, format_sig(100 * plans[i].mfu_bar.low, 2), format_sig(100 * plans[i].mfu_bar.high, 2));
   bool starred = false;
   for (const Plan& p : plans) starred = starred || !p.mfu_bar.unvalidated.empty();
-  return out + (starred ? "; * a dimension no measured run used\n" : "\n");
+  return out + (starred ? "; * a dimension beyond every measured run (none used it, or none as wide)\n" : "\n");
 }
 
 std::string gb(double bytes) { return format_si(bytes, "B", 3); }
@@ -221,7 +221,7 @@ std::string why_best(const std::vector<Plan>& plans) {
   if (fastest > 1) {
     const Plan& f = plans[fastest];
     const std::string why =
-        f.mfu_bar.unvalidated.empty() ? "fewer similar measured runs" : "a dimension no measured run used (" + f.mfu_bar.unvalidated.front() + ")";
+        f.mfu_bar.unvalidated.empty() ? "fewer similar measured runs" : "a dimension beyond every measured run (" + f.mfu_bar.unvalidated.front() + ")";
     out += fmt::format(". Plan {} is the fastest on napkin's figures ({} per step), ranked lower because its MFU error bar overlaps and it rests on {}",
                        fastest + 1, secs(f.time.step_time_s), why);
   }
