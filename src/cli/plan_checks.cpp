@@ -130,8 +130,7 @@ std::vector<std::string> validation_caveats(const Model& m, const std::string& h
   // 96 GB H100s; context parallelism only at cp 2 (NeMo's Llama 3.1 rows), expert parallelism only at
   // ep 8 on one MoE model (NeMo's Grok-1 rows).
   static const std::set<std::string> validated_hardware = {"a100-sxm-80gb", "h100-sxm", "h100-sxm-96gb"};
-  long long validated_cp = 1, validated_ep = 1;  // the widest the measured runs used
-  for (const MeasuredRun& r : measured_runs()) validated_cp = std::max(validated_cp, r.cp), validated_ep = std::max(validated_ep, r.ep);
+  const long long validated_cp = widest_measured().cp, validated_ep = widest_measured().ep;
   std::vector<std::string> out;
   const Layout& l = best.layout;
   if (l.cp > validated_cp)

@@ -16,8 +16,8 @@ inline constexpr double flash_attention_efficiency = 0.6;
 inline constexpr double flash_backward_over_forward = 2.5;
 // FlashAttention-2 on an H100 uses none of Hopper's new instructions (wgmma, TMA) and reaches 35%
 // of its peak at best (Shah et al. 2024, "FlashAttention-3", abstract: "FlashAttention-2 achieves
-// only 35% utilization on H100 GPUs"); by length, hopper_fa2_efficiency. The flat figure is what
-// `--explain` names as the kernel's ceiling.
+// only 35% utilization on H100 GPUs"); priced by length with hopper_fa2_efficiency, which stays
+// under this figure (test_attention_rate checks it).
 inline constexpr double flash_attention2_hopper_efficiency = 0.35;
 
 // Which measurement prices a kernel: one flat fraction, or a measured curve by direction, mask and

@@ -28,6 +28,16 @@ double similarity(const MeasuredRun& r, const PredictionTraits& t) {
 
 std::span<const MeasuredRun> measured_runs() { return {kRuns, sizeof(kRuns) / sizeof(kRuns[0])}; }
 
+WidestMeasured widest_measured(std::string_view exclude_source) {
+  WidestMeasured w;
+  for (const MeasuredRun& r : measured_runs()) {
+    if (!exclude_source.empty() && r.source == exclude_source) continue;
+    w.cp = std::max(w.cp, r.cp);
+    w.ep = std::max(w.ep, r.ep);
+  }
+  return w;
+}
+
 std::string gpu_generation(std::string_view key) {
   if (key.substr(0, 4) == "a100") return "a100";
   if (key.substr(0, 4) == "h100" || key.substr(0, 4) == "h200" || key.substr(0, 4) == "h800") return "h100";
@@ -42,13 +52,10 @@ ErrorBar error_bar(const PredictionTraits& t, double predicted, std::string_view
   };
   std::vector<Scored> scored;
   bool gpu = false;
-  long long widest_cp = 1, widest_ep = 1;
   for (const MeasuredRun& r : measured_runs()) {
     if (!exclude_source.empty() && r.source == exclude_source) continue;
     scored.push_back({similarity(r, t), t.params > 0 ? std::fabs(std::log(r.params / t.params)) : 0, &r});
     gpu = gpu || r.gpu == t.gpu;
-    widest_cp = std::max(widest_cp, r.cp);
-    widest_ep = std::max(widest_ep, r.ep);
   }
   if (!gpu) bar.unvalidated.push_back("hardware " + t.gpu + ", no measured run on it");
   // A degree wider than any measured run's is as unchecked as none: cp 4 splits attention into
@@ -59,8 +66,9 @@ ErrorBar error_bar(const PredictionTraits& t, double predicted, std::string_view
                                           : std::string(dim) + " " + std::to_string(v) + ", wider than any measured run (" + dim + " " +
                                                 std::to_string(widest) + ")");
   };
-  wider("cp", t.layout.cp, widest_cp);
-  wider("ep", t.layout.ep, widest_ep);
+  const WidestMeasured widest = widest_measured(exclude_source);
+  wider("cp", t.layout.cp, widest.cp);
+  wider("ep", t.layout.ep, widest.ep);
   std::sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
     return a.score != b.score ? a.score > b.score : a.size_gap != b.size_gap ? a.size_gap < b.size_gap : a.run < b.run;
   });

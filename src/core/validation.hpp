@@ -26,6 +26,13 @@ struct MeasuredRun {
 
 std::span<const MeasuredRun> measured_runs();
 
+// The widest context- and expert-parallel degrees the measured runs used (leaving out one
+// source's rows when it is named): a plan past them rests on no measured run.
+struct WidestMeasured {
+  long long cp = 1, ep = 1;
+};
+WidestMeasured widest_measured(std::string_view exclude_source = {});
+
 // "a100" for every A100, "h100" for H100, H800 and H200 (Hopper), else the key itself.
 std::string gpu_generation(std::string_view hardware_key);
 
