@@ -46,8 +46,8 @@ TEST_CASE("flash attention time: one causal call, and ring attention's calls und
   // log2(2896/2048) = 0.5 of the way, 652 TFLOP/s.
   CHECK(flash_attention_s(hopper, false, flops, peak, 8192, 2) == doctest::Approx(0.5 / 591 + 0.5 / 652));
   // A flat kernel ignores length and cp.
-  const FlashRate a100 = flash_rate_for(AttentionKernel::fa2, "a100");
-  CHECK(flash_attention_s(a100, true, flops, 312e12, 2048, 4) == doctest::Approx(2.5e12 / (312e12 * 0.6)));
+  const FlashRate flat = flash_rate_for(AttentionKernel::fa2, "b200");
+  CHECK(flash_attention_s(flat, true, flops, 2250e12, 2048, 4) == doctest::Approx(2.5e12 / (2250e12 * 0.6)));
 }
 
 TEST_CASE("FlashAttention-2 on Hopper: the FlashAttention-3 paper's bars, and the causal backward inferred from them") {
@@ -64,4 +64,29 @@ TEST_CASE("FlashAttention-2 on Hopper: the FlashAttention-3 paper's bars, and th
     CHECK(hopper_fa2_efficiency(true, true, len) < hopper_fused_attention_efficiency(true, true, len));
   // The rate a framework calling FA2 gets on Hopper is this curve.
   CHECK(flash_rate_for(AttentionKernel::fa2, "h100").efficiency(false, true, 8192) == doctest::Approx(333.0 / 989.5));
+}
+
+TEST_CASE("FlashAttention-2 on A100 and FlashAttention-1: the FlashAttention-2 paper's forward + backward bars") {
+  // Fig. 4(d), A100, causal, head dim 128: 155 TFLOP/s at 2k, 189 at 16k, of 312; both directions
+  // at the pair's rate. Fig. 4(b), unmasked: 196 at 4k.
+  CHECK(ampere_fa2_efficiency(false, true, 2048) == doctest::Approx(155.0 / 312));
+  CHECK(ampere_fa2_efficiency(true, true, 2048) == doctest::Approx(155.0 / 312));
+  CHECK(ampere_fa2_efficiency(true, true, 16384) == doctest::Approx(189.0 / 312));
+  CHECK(ampere_fa2_efficiency(false, false, 4096) == doctest::Approx(196.0 / 312));
+  // FlashAttention-1, causal, head dim 128: A100 (Fig. 4(d)) 76 at 4k; H100 (Fig. 7(d)) 135 at 8k.
+  CHECK(fa1_efficiency(false, false, true, 4096) == doctest::Approx(76.0 / 312));
+  CHECK(fa1_efficiency(true, true, true, 8192) == doctest::Approx(135.0 / 989.5));
+  // A forward + backward pair at 8k on an A100 takes the pair's FLOPs over the measured rate:
+  // 3.5e12 FLOP / 182e12 = 19.2 ms, worked by hand.
+  const FlashRate a100 = flash_rate_for(AttentionKernel::fa2, "a100");
+  CHECK(flash_attention_s(a100, false, 1e12, 312e12, 8192, 1) + flash_attention_s(a100, true, 1e12, 312e12, 8192, 1) ==
+        doctest::Approx(3.5 / 182));
+  // FlashAttention-1 on an H100 runs at well under half of FlashAttention-2's rate at every length
+  // the paper measured (Fig. 7(d): 98-137 against 163-328 TFLOP/s), and under FA2 on an A100 in
+  // fraction of its own peak.
+  for (double len : {512.0, 2048.0, 8192.0, 16384.0}) {
+    CHECK(fa1_efficiency(true, true, true, len) < 0.5 * hopper_fa2_efficiency(true, true, len) + 0.05);
+    CHECK(fa1_efficiency(true, false, true, len) < fa1_efficiency(false, false, true, len) + 0.01);
+  }
+  CHECK(flash_rate_for(AttentionKernel::fa1, "a100").efficiency(false, true, 1024) == doctest::Approx(62.0 / 312));
 }

@@ -12,6 +12,7 @@
 #include "core/plan_search.hpp"
 #include "core/step_time.hpp"
 #include "spec/framework_spec.hpp"
+#include "spec/registry.hpp"
 #include "validation_support.hpp"
 
 using namespace napkin;
@@ -214,6 +215,7 @@ PlanQuery h100_query(long long gpus, long long tp, long long pp, long long batch
   q.step.memory_bandwidth_bytes_per_s = q.step.gemm.memory_bandwidth_bytes_per_s = 3.35e12;
   q.step.gemm.peak_efficiency = gemm_peak_efficiency("h100-sxm", Dtype::bf16);
   q.step.net.domain_gpus = 8;
+  q.step.sm_count = 132;                    // h100-sxm's sm_count
   q.step.net.scale_up_bytes_per_s = 450e9;  // h100-sxm's [interconnect]
   q.step.net.scale_out_bytes_per_s = 50e9;
   q.step.net.scale_out_latency_s = 14e-6;
@@ -232,7 +234,11 @@ Row megatron_core_row(const MegatronCoreRow& x) {
   Model m = gpt(x.layers, x.h, x.heads, 131072);
   m.tied_embeddings = false;
   m.context = 4096;
-  const PlanQuery q = h100_query(x.tp * x.pp * 48, x.tp, x.pp, x.batch, 4096, "bf16-mixed-fp32-grads");  // Megatron's bf16 default
+  PlanQuery q = h100_query(x.tp * x.pp * 48, x.tp, x.pp, x.batch, 4096, "bf16-mixed-fp32-grads");  // Megatron's bf16 default
+  // The README's runs overlap tensor-parallel communication too ("We perform fine-grained
+  // overlapping of data-parallel (--overlap-grad-reduce --overlap-param-gather), tensor-parallel
+  // (--tp-comm-overlap) and pipeline-parallel communication"), which Megatron leaves off by default.
+  q.step.tp_comm_overlap = true;
   const PlanSearch found = search_plans(m, q);
   REQUIRE(!found.plans.empty());
   const StepTime& t = found.plans.front().time;
@@ -249,6 +255,37 @@ Row megatron_core_row(const MegatronCoreRow& x) {
   row.measured = x.mfu;
   row.predicted = flops / (static_cast<double>(q.gpus) * 989.5e12 * t.step_time_s);
   row.gpu = "h100", row.params = count_params(m).total, row.tp = x.tp, row.pp = x.pp, row.dp = 48, row.zero = lay.zero;
+  return row;
+}
+
+// Nemotron-4 15B pre-training (Parmar et al. 2024, arXiv:2402.16819v2, §2 and Table 2): 384 DGX
+// H100 nodes, "8-way tensor parallelism and data parallelism ... a distributed optimizer", sequence
+// 4096, the batch ramped with the data-parallel size: dp 96 / 192 / 288 (768 / 1,536 / 2,304 GPUs),
+// batch 384 / 768 / 1,152 sequences, 0.57 / 0.58 / 0.64 s an iteration (MFU 34.3 / 33.3 / 30.5%).
+// The report names neither the micro-batch nor tensor-parallel overlap; NVIDIA's recorded
+// pre-training config of its sibling, Nemotron-4 340B (NeMo-Framework-Launcher @ 7c842fcd,
+// launcher_scripts/conf/training/nemotron/nemotron_340b.yaml: "actual GPU/GBS numbers used in
+// pretraining"), runs sequence parallel, ub_tp_comm_overlap False and bf16 gradient reduction, so
+// Megatron without TP overlap and the bf16-mixed recipe; napkin's search picks the micro-batch,
+// recomputation and ZeRO stage, as for the Megatron-Core rows. Model: models/nemotron4-15b.toml.
+Row nemotron4_15b_row(long long dp, long long batch, double seconds) {
+  const Model m = SpecRegistry::builtin_only().model("nemotron4-15b");
+  const PlanQuery q = h100_query(dp * 8, 8, 1, batch, 4096, "bf16-mixed");
+  const PlanSearch found = search_plans(m, q);
+  REQUIRE(!found.plans.empty());
+  const Plan& p = found.plans.front();
+  Row row;
+  row.name = "Nemotron-4 15B on " + std::to_string(dp * 8) + " H100";
+  row.source = "Parmar et al. 2024 (Nemotron-4 15B), Table 2";
+  row.layout = "t 8, p 1, d " + std::to_string(dp) + ", B " + std::to_string(batch) + " × 4096; napkin picked b " +
+               std::to_string(p.layout.micro_batch) + ", recompute " + std::string(recompute_name(p.layout.recompute)) + ", ZeRO " +
+               std::to_string(p.layout.zero);
+  // Throughput from the table's iteration time: B · 4096 tokens over the step, per GPU.
+  const double tokens_per_gpu = static_cast<double>(batch) * 4096 / static_cast<double>(dp * 8);
+  row.unit = "tokens/s per GPU";
+  row.measured = tokens_per_gpu / seconds;
+  row.predicted = tokens_per_gpu / p.time.step_time_s;
+  row.gpu = "h100", row.params = count_params(m).total, row.tp = 8, row.pp = 1, row.dp = dp, row.zero = p.layout.zero;
   return row;
 }
 
@@ -297,6 +334,20 @@ TEST_CASE("H100, layouts partly published (Megatron-Core): large models within 2
     else
       CHECK(std::fabs(r.error()) <= 0.20);
   }
+  test::print_rows(all);
+  test::check_recorded(all);
+}
+
+TEST_CASE("Nemotron-4 15B, tp 8 as data parallelism grows 96 → 288: napkin reads it fast and flat") {
+  const std::vector<Row> all = {nemotron4_15b_row(96, 384, 0.57), nemotron4_15b_row(192, 768, 0.58), nemotron4_15b_row(288, 1152, 0.64)};
+  for (const Row& r : all) {
+    INFO(r.name << ": predicted " << r.predicted << " vs measured " << r.measured << " tokens/s per GPU (" << r.layout << ")");
+    // napkin's fastest layout beats the run (docs/validation: the micro-batch is not published, and
+    // the measured step grows with dp while napkin's stays within 3%): the direction is recorded.
+    CHECK(r.error() > 0);
+    CHECK(r.error() <= 0.40);
+  }
+  CHECK(all[2].predicted > 0.97 * all[0].predicted);
   test::print_rows(all);
   test::check_recorded(all);
 }

@@ -500,3 +500,32 @@ TEST_CASE("FSDP2's buffer copies: parameters out of both gathers, gradients into
   l.zero = 1;
   CHECK(term(step_time(toy(), l, s), "zero3_copy_s") == 0);
 }
+
+TEST_CASE("Transformer Engine's TP overlap: products on the SMs the communication leaves, and cut into chunks") {
+  Layout l;
+  l.tp = 2, l.micro_batch = 1, l.sequence_parallel = true;  // 4 sequences: four micro-batches of 32 tokens
+  StepSetup s = setup();
+  s.tp_comm_overlap = true;
+  s.tp_overlap_comm_sms = 10, s.sm_count = 100;
+  // At tp 2 a toy layer's products on 32 tokens, at the toy's 50 TFLOP/s: the products TE runs
+  // beside a pipelined or bulk transfer are o_proj (32×64×32) and down (32×64×128) forward,
+  // 655,360 FLOP; the input and weight gradients of q, k, v (2·32·64·32 FLOP each) and up
+  // (2·32·64·128) backward, 2 · (3 · 131,072 + 524,288) = 1,835,008 FLOP. Together 2,490,368 FLOP =
+  // 4.980736e-8 s a layer; on 90 of 100 SMs they take 10/90 longer: 2 layers × 4 micro-batches ×
+  // 4.980736e-8 / 9 = 4.427321e-8 s. The fixed-fraction products carry no per-product cost, so
+  // cutting them into chunks adds nothing here.
+  CHECK(term(step_time(toy(), l, s), "tp_overlap_sm_s") == near(8 * 4.980736e-8 / 9).epsilon(1e-6));
+  // Nothing without overlap, at tp 1, or without the GPU's SM count.
+  s.tp_comm_overlap = false;
+  CHECK(term(step_time(toy(), l, s), "tp_overlap_sm_s") == 0);
+  s.tp_comm_overlap = true, s.sm_count = 0;
+  CHECK(term(step_time(toy(), l, s), "tp_overlap_sm_s") == 0);
+  // On the GEMM curve each extra chunk pays the 8 µs a product: at tp 2, qkv and fc1 forward and
+  // proj and fc2 input gradients are cut in 2 (one more product each) and proj and fc2 forward in
+  // 4 (three more each): 10 more products a layer, 2 layers × 4 micro-batches × 10 × 8 µs =
+  // 640 µs, with the SMs held made negligible (1 of a million).
+  s.gemm.kind = GemmTimeModel::Kind::curve;
+  s.gemm.peak_efficiency = 0.5;
+  s.sm_count = 1000000, s.tp_overlap_comm_sms = 1;
+  CHECK(term(step_time(toy(), l, s), "tp_overlap_sm_s") == near(8 * 10 * 8e-6).epsilon(1e-4));
+}

@@ -36,6 +36,7 @@ StepSetup card(const char* hardware_key, double peak, double hbm, double scale_o
   s.net.domain_gpus = 8;
   s.net.scale_up_bytes_per_s = std::string(hardware_key).substr(0, 4) == "a100" ? 300e9 : 450e9;
   s.net.scale_out_bytes_per_s = scale_out;
+  s.sm_count = std::string(hardware_key).substr(0, 4) == "a100" ? 108 : 132;  // A100 / H100 whitepapers
   const Framework f = load_framework(framework);
   apply_framework(f, s);
   s.flash_rate = flash_rate_for(f.attention_kernel, std::string(hardware_key).substr(0, 4) == "a100" ? "a100" : "h100");
@@ -79,14 +80,25 @@ Layout layout(long long tp, long long dp, long long b, int zero, Recompute rc) {
   return l;
 }
 
-// MosaicML's MPT (llm-foundry scripts/train/yamls/pretrain/mpt-*.yaml): GeLU MLP of 4h, ALiBi, no
-// biases, LayerNorm, tied embeddings, vocabulary 50,368.
-Model mpt(const char* key, long long layers, long long h, long long heads, long long context) {
+// MosaicML's MPT as the benchmarks ran it (llm-foundry scripts/train/yamls/pretrain/mpt-*.yaml at
+// v0.3.0, the branch submit_benchmarks.py installed when the H100 tables were published, b2a43a14):
+// GeLU MLP of 4h, no biases, LayerNorm, tied embeddings, vocabulary 50,368. The yamls set no ALiBi,
+// so MPTConfig's defaults apply (llmfoundry/models/mpt/configuration_mpt.py: attn_config alibi
+// False, learned_pos_emb True): a learned position table of max_seq_len rows, which the script sets
+// to the run's sequence length. The README's NumParams grow by exactly (s − 2048) · d with s (MPT 1B:
+// 1,315,950,592 at 2048, 1,328,533,504 at 8192).
+Model mpt(const char* key, long long layers, long long h, long long heads) {
   Model m;
   m.key = key;
   m.layers = layers, m.d_model = h, m.heads = heads, m.kv_heads = heads, m.head_dim = h / heads, m.d_ff = 4 * h;
-  m.mlp = MlpKind::gelu, m.vocab = 50368, m.context = context, m.tied_embeddings = true;
-  m.positions = Positions::alibi, m.bias = BiasKind::none, m.norm = NormKind::layernorm;
+  m.mlp = MlpKind::gelu, m.vocab = 50368, m.tied_embeddings = true;
+  m.positions = Positions::learned, m.bias = BiasKind::none, m.norm = NormKind::layernorm;
+  return m;
+}
+
+// The same model with its position table sized for one run's sequence length.
+Model at_seq(Model m, long long seq) {
+  m.context = seq;
   return m;
 }
 
@@ -152,34 +164,39 @@ std::vector<Row> torchtitan_a100() {
 
 std::vector<Row> llm_foundry() {
   // mosaicml/llm-foundry scripts/train/benchmarking/README.md, one 8-GPU node: MPT models, amp_bf16
-  // with FSDP mixed precision DEFAULT (gradients reduced in fp32), FULL_SHARD (ZeRO-3), flash
-  // attention, activation checkpointing = full recomputation; micro-batch and gradient accumulation
-  // as published; Throughput (T/s/GPU).
+  // with FSDP mixed precision DEFAULT (gradients reduced in fp32), FULL_SHARD (ZeRO-3),
+  // activation checkpointing = full recomputation; micro-batch and gradient accumulation as
+  // published; Throughput (T/s/GPU). Attention: llm-foundry's Triton kernel of FlashAttention-1's
+  // algorithm (attn_impl: triton, submit_benchmarks.py's default when these tables were published,
+  // b2a43a14 for H100 and 1ef7b4d2 for A100; compiled by the pre-MLIR Triton fork, which emits
+  // Ampere mma.sync even on sm90), priced as FlashAttention-1 (core/attention_rate.hpp).
   const char* src = "llm-foundry scripts/train/benchmarking/README.md";
   StepSetup h100 = card("h100-sxm", 989.5e12, 3.35e12, 0, "fsdp");
   StepSetup a100 = card("a100-sxm-80gb", 312e12, 2.039e12, 0, "fsdp");
   h100.grad_reduce_bytes = a100.grad_reduce_bytes = 4;
+  h100.flash_rate = flash_rate_for(AttentionKernel::fa1, "h100");
+  a100.flash_rate = flash_rate_for(AttentionKernel::fa1, "a100");
   const Recompute full = Recompute::full, none = Recompute::none;
-  const Model m760 = mpt("mpt-760m", 24, 1536, 12, 2048), m1 = mpt("mpt-1b", 24, 2048, 16, 8192), m3 = mpt("mpt-3b", 32, 2560, 20, 8192);
-  const Model m7 = mpt("mpt-7b", 32, 4096, 32, 8192), m13 = mpt("mpt-13b", 40, 5120, 40, 4096), m30 = mpt("mpt-30b", 48, 7168, 56, 2048);
+  const Model m760 = mpt("mpt-760m", 24, 1536, 12), m1 = mpt("mpt-1b", 24, 2048, 16), m3 = mpt("mpt-3b", 32, 2560, 20);
+  const Model m7 = mpt("mpt-7b", 32, 4096, 32), m13 = mpt("mpt-13b", 40, 5120, 40), m30 = mpt("mpt-30b", 48, 7168, 56);
   std::vector<Row> out;
-  for (const Run& x : {Run{"MPT 760M on 8 H100, seq 2048", m760, h100, layout(1, 8, 24, 3, none), 384, 2048, 63147},
-                       Run{"MPT 1B on 8 H100, seq 2048", m1, h100, layout(1, 8, 14, 3, none), 112, 2048, 45455},
-                       Run{"MPT 1B on 8 H100, seq 8192", m1, h100, layout(1, 8, 3, 3, none), 96, 8192, 29157},
-                       Run{"MPT 3B on 8 H100, seq 4096", m3, h100, layout(1, 8, 5, 3, none), 240, 4096, 20964},
-                       Run{"MPT 3B on 8 H100, seq 8192", m3, h100, layout(1, 8, 3, 3, none), 144, 8192, 16578},
-                       Run{"MPT 7B on 8 H100, seq 2048", m7, h100, layout(1, 8, 6, 3, none), 48, 2048, 10643},
-                       Run{"MPT 7B on 8 H100, seq 4096, recompute", m7, h100, layout(1, 8, 16, 3, full), 256, 4096, 8611},
-                       Run{"MPT 7B on 8 H100, seq 8192, recompute", m7, h100, layout(1, 8, 8, 3, full), 128, 8192, 6935},
-                       Run{"MPT 13B on 8 H100, seq 2048", m13, h100, layout(1, 8, 2, 3, none), 16, 2048, 4792},
-                       Run{"MPT 13B on 8 H100, seq 4096, recompute", m13, h100, layout(1, 8, 10, 3, full), 240, 4096, 4717},
-                       Run{"MPT 30B on 8 H100, seq 2048, recompute", m30, h100, layout(1, 8, 3, 3, full), 504, 2048, 2002}})
+  for (const Run& x : {Run{"MPT 760M on 8 H100, seq 2048", at_seq(m760, 2048), h100, layout(1, 8, 24, 3, none), 384, 2048, 63147},
+                       Run{"MPT 1B on 8 H100, seq 2048", at_seq(m1, 2048), h100, layout(1, 8, 14, 3, none), 112, 2048, 45455},
+                       Run{"MPT 1B on 8 H100, seq 8192", at_seq(m1, 8192), h100, layout(1, 8, 3, 3, none), 96, 8192, 29157},
+                       Run{"MPT 3B on 8 H100, seq 4096", at_seq(m3, 4096), h100, layout(1, 8, 5, 3, none), 240, 4096, 20964},
+                       Run{"MPT 3B on 8 H100, seq 8192", at_seq(m3, 8192), h100, layout(1, 8, 3, 3, none), 144, 8192, 16578},
+                       Run{"MPT 7B on 8 H100, seq 2048", at_seq(m7, 2048), h100, layout(1, 8, 6, 3, none), 48, 2048, 10643},
+                       Run{"MPT 7B on 8 H100, seq 4096, recompute", at_seq(m7, 4096), h100, layout(1, 8, 16, 3, full), 256, 4096, 8611},
+                       Run{"MPT 7B on 8 H100, seq 8192, recompute", at_seq(m7, 8192), h100, layout(1, 8, 8, 3, full), 128, 8192, 6935},
+                       Run{"MPT 13B on 8 H100, seq 2048", at_seq(m13, 2048), h100, layout(1, 8, 2, 3, none), 16, 2048, 4792},
+                       Run{"MPT 13B on 8 H100, seq 4096, recompute", at_seq(m13, 4096), h100, layout(1, 8, 10, 3, full), 240, 4096, 4717},
+                       Run{"MPT 30B on 8 H100, seq 2048, recompute", at_seq(m30, 2048), h100, layout(1, 8, 3, 3, full), 504, 2048, 2002}})
     out.push_back(priced(x, src, "h100", "fsdp"));
-  for (const Run& x : {Run{"MPT 3B on 8 A100, seq 2048", m3, a100, layout(1, 8, 10, 3, none), 160, 2048, 10811},
-                       Run{"MPT 7B on 8 A100, seq 2048", m7, a100, layout(1, 8, 6, 3, none), 96, 2048, 4641},
-                       Run{"MPT 7B on 8 A100, seq 8192, recompute", m7, a100, layout(1, 8, 8, 3, full), 128, 8192, 3206},
-                       Run{"MPT 13B on 8 A100, seq 2048", m13, a100, layout(1, 8, 2, 3, none), 48, 2048, 2262},
-                       Run{"MPT 30B on 8 A100, seq 2048, recompute", m30, a100, layout(1, 8, 3, 3, full), 504, 2048, 916}})
+  for (const Run& x : {Run{"MPT 3B on 8 A100, seq 2048", at_seq(m3, 2048), a100, layout(1, 8, 10, 3, none), 160, 2048, 10811},
+                       Run{"MPT 7B on 8 A100, seq 2048", at_seq(m7, 2048), a100, layout(1, 8, 6, 3, none), 96, 2048, 4641},
+                       Run{"MPT 7B on 8 A100, seq 8192, recompute", at_seq(m7, 8192), a100, layout(1, 8, 8, 3, full), 128, 8192, 3206},
+                       Run{"MPT 13B on 8 A100, seq 2048", at_seq(m13, 2048), a100, layout(1, 8, 2, 3, none), 48, 2048, 2262},
+                       Run{"MPT 30B on 8 A100, seq 2048, recompute", at_seq(m30, 2048), a100, layout(1, 8, 3, 3, full), 504, 2048, 916}})
     out.push_back(priced(x, src, "a100", "fsdp"));
   return out;
 }

@@ -164,6 +164,7 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   const PowerCap cap = power_cap(hw, f.power_limit);
   q.step.compute_fraction = cap.compute_fraction;
   q.step.memory_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
+  q.step.sm_count = hw.sm_count.value_or(0);
   q.gpu_generation = gpu_generation(hw.key);
   const Optimizer& opt = find_optimizer(f.optimizer);
   const PrecisionRecipe& recipe = find_recipe(f.precision);
@@ -279,9 +280,7 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
                                : fmt::format("attention: {}: causal "
                                              "{}-token calls at {:.2f} of peak forward, {:.2f} backward (backward {}× forward's FLOPs); "
                                              "shorter calls under --cp slower",
-                                             q.step.flash_rate.curve == FlashCurve::hopper_fa2
-                                                 ? "FlashAttention-2 on Hopper, as the FlashAttention-3 paper measured it"
-                                                 : "fused kernels (cuDNN / FlashAttention-3) as cuDNN 9.19 measured them on Hopper",
+                                             flash_curve_name(q.step.flash_rate.curve),
                                              q.step.seq, q.step.flash_rate.efficiency(false, true, static_cast<double>(q.step.seq)),
                                              q.step.flash_rate.efficiency(true, true, static_cast<double>(q.step.seq)), flash_backward_over_forward));
   if (q.gpus > 1) {

@@ -7,10 +7,13 @@
 namespace napkin {
 namespace {
 
-constexpr double hopper_dense_bf16_flops_per_s = 989.5e12;  // H100 SXM / H200 datasheet, dense
+constexpr double hopper_dense_bf16_tflops = 989.5;  // H100 SXM / H200 datasheet, dense
+constexpr double ampere_dense_bf16_tflops = 312;    // A100 SXM datasheet, dense
 
-// A kernel measured at a few call lengths: TFLOP/s causal and unmasked, forward and backward.
+// A kernel measured at a few call lengths on a GPU of `peak_tflops`: TFLOP/s causal and
+// unmasked, forward and backward.
 struct MeasuredCurve {
+  double peak_tflops;
   std::span<const double> lengths;
   std::span<const double> causal_forward, causal_backward, unmasked_forward, unmasked_backward;
 };
@@ -21,7 +24,7 @@ constexpr double cudnn_causal_forward[] = {484, 591, 644, 673, 688};
 constexpr double cudnn_causal_backward[] = {370, 474, 541, 579, 581};
 constexpr double cudnn_unmasked_forward[] = {633, 671, 691, 702, 693};
 constexpr double cudnn_unmasked_backward[] = {504, 560, 594, 612, 572};
-constexpr MeasuredCurve cudnn_h200 = {cudnn_lengths, cudnn_causal_forward, cudnn_causal_backward, cudnn_unmasked_forward,
+constexpr MeasuredCurve cudnn_h200 = {hopper_dense_bf16_tflops, cudnn_lengths, cudnn_causal_forward, cudnn_causal_backward, cudnn_unmasked_forward,
                                       cudnn_unmasked_backward};
 
 // FlashAttention-2 on an H100 SXM5 (see the header): 512, 1k, 2k, 4k, 8k, 16k tokens. The causal
@@ -33,12 +36,30 @@ constexpr double fa2_unmasked_forward[] = {309, 350, 362, 368, 370, 370};
 constexpr double fa2_unmasked_backward[] = {214, 260, 291, 310, 318, 322};
 constexpr double fa2_causal_backward[] = {214.0 * 191 / 309, 260.0 * 260 / 350, 291.0 * 298 / 362,
                                           310.0 * 319 / 368, 318.0 * 333 / 370, 322.0 * 335 / 370};
-constexpr MeasuredCurve fa2_h100 = {fa2_lengths, fa2_causal_forward, fa2_causal_backward, fa2_unmasked_forward, fa2_unmasked_backward};
+constexpr MeasuredCurve fa2_h100 = {hopper_dense_bf16_tflops, fa2_lengths, fa2_causal_forward, fa2_causal_backward, fa2_unmasked_forward, fa2_unmasked_backward};
+
+// FlashAttention-2 and FlashAttention-1 forward + backward (see the header), one rate for both
+// directions: the FlashAttention-2 paper's Fig. 4 (A100) and Fig. 7 (H100), head dim 128. The
+// A100 FlashAttention-2 bars at 512 tokens are hidden behind the legend, so that curve starts at 1k.
+constexpr double fa2_a100_lengths[] = {1024, 2048, 4096, 8192, 16384};
+constexpr double fa2_a100_causal[] = {133, 155, 173, 182, 189};
+constexpr double fa2_a100_unmasked[] = {173, 187, 196, 201, 203};
+constexpr MeasuredCurve fa2_a100 = {ampere_dense_bf16_tflops, fa2_a100_lengths, fa2_a100_causal, fa2_a100_causal, fa2_a100_unmasked,
+                                    fa2_a100_unmasked};
+constexpr double fa1_lengths[] = {512, 1024, 2048, 4096, 8192, 16384};
+constexpr double fa1_a100_causal[] = {55, 62, 69, 76, 80, 83};
+constexpr double fa1_a100_unmasked[] = {76, 72, 76, 80, 82, 83};
+constexpr MeasuredCurve fa1_a100 = {ampere_dense_bf16_tflops, fa1_lengths, fa1_a100_causal, fa1_a100_causal, fa1_a100_unmasked,
+                                    fa1_a100_unmasked};
+constexpr double fa1_h100_causal[] = {98, 109, 108, 126, 135, 137};
+constexpr double fa1_h100_unmasked[] = {127, 127, 128, 131, 137, 139};
+constexpr MeasuredCurve fa1_h100 = {hopper_dense_bf16_tflops, fa1_lengths, fa1_h100_causal, fa1_h100_causal, fa1_h100_unmasked,
+                                    fa1_h100_unmasked};
 
 double d(long long v) { return static_cast<double>(v); }
 
-double interpolate(std::span<const double> lengths, std::span<const double> tflops, double length) {
-  const auto frac = [&](std::size_t i) { return tflops[i] * 1e12 / hopper_dense_bf16_flops_per_s; };
+double interpolate(double peak_tflops, std::span<const double> lengths, std::span<const double> tflops, double length) {
+  const auto frac = [&](std::size_t i) { return tflops[i] / peak_tflops; };
   const std::size_t n = lengths.size();
   if (length >= lengths[n - 1]) return frac(n - 1);
   if (length < lengths[0]) {
@@ -55,8 +76,8 @@ double interpolate(std::span<const double> lengths, std::span<const double> tflo
 }
 
 double efficiency_on(const MeasuredCurve& c, bool backward, bool causal, double length) {
-  if (causal) return interpolate(c.lengths, backward ? c.causal_backward : c.causal_forward, length);
-  return interpolate(c.lengths, backward ? c.unmasked_backward : c.unmasked_forward, length);
+  if (causal) return interpolate(c.peak_tflops, c.lengths, backward ? c.causal_backward : c.causal_forward, length);
+  return interpolate(c.peak_tflops, c.lengths, backward ? c.unmasked_backward : c.unmasked_forward, length);
 }
 
 }  // namespace
@@ -67,19 +88,47 @@ double hopper_fused_attention_efficiency(bool backward, bool causal, double leng
 
 double hopper_fa2_efficiency(bool backward, bool causal, double length) { return efficiency_on(fa2_h100, backward, causal, length); }
 
+double ampere_fa2_efficiency(bool backward, bool causal, double length) { return efficiency_on(fa2_a100, backward, causal, length); }
+
+double fa1_efficiency(bool hopper, bool backward, bool causal, double length) {
+  return efficiency_on(hopper ? fa1_h100 : fa1_a100, backward, causal, length);
+}
+
+std::string_view flash_curve_name(FlashCurve c) {
+  switch (c) {
+    case FlashCurve::hopper_fused: return "fused kernels (cuDNN / FlashAttention-3) as cuDNN 9.19 measured them on Hopper";
+    case FlashCurve::hopper_fa2: return "FlashAttention-2 on Hopper, as the FlashAttention-3 paper measured it";
+    case FlashCurve::ampere_fa2: return "FlashAttention-2 on A100, forward + backward as its paper measured them";
+    case FlashCurve::hopper_fa1: return "FlashAttention-1 (or a Triton kernel of its algorithm) on Hopper, as the FlashAttention-2 paper measured it";
+    case FlashCurve::ampere_fa1: return "FlashAttention-1 (or a Triton kernel of its algorithm) on A100, as the FlashAttention-2 paper measured it";
+    case FlashCurve::flat: break;
+  }
+  return "flash kernels at a flat fraction of peak";
+}
+
 double FlashRate::efficiency(bool backward, bool causal, double length) const {
   switch (curve) {
     case FlashCurve::hopper_fused: return hopper_fused_attention_efficiency(backward, causal, length);
     case FlashCurve::hopper_fa2: return hopper_fa2_efficiency(backward, causal, length);
+    case FlashCurve::ampere_fa2: return ampere_fa2_efficiency(backward, causal, length);
+    case FlashCurve::hopper_fa1: return fa1_efficiency(true, backward, causal, length);
+    case FlashCurve::ampere_fa1: return fa1_efficiency(false, backward, causal, length);
     case FlashCurve::flat: break;
   }
   return flat_efficiency;
 }
 
 FlashRate flash_rate_for(AttentionKernel k, std::string_view gpu_generation) {
-  if (gpu_generation != "h100") return {FlashCurve::flat, flash_attention_efficiency};
-  if (k == AttentionKernel::fa2) return {FlashCurve::hopper_fa2, flash_attention2_hopper_efficiency};
-  return {FlashCurve::hopper_fused, flash_attention_efficiency};
+  if (gpu_generation == "h100") {
+    if (k == AttentionKernel::fa1) return {FlashCurve::hopper_fa1, flash_attention_efficiency};
+    if (k == AttentionKernel::fa2) return {FlashCurve::hopper_fa2, flash_attention2_hopper_efficiency};
+    return {FlashCurve::hopper_fused, flash_attention_efficiency};
+  }
+  if (gpu_generation == "a100") {
+    if (k == AttentionKernel::fa1) return {FlashCurve::ampere_fa1, flash_attention_efficiency};
+    return {FlashCurve::ampere_fa2, flash_attention_efficiency};
+  }
+  return {FlashCurve::flat, flash_attention_efficiency};
 }
 
 double flash_attention_s(const FlashRate& rate, bool backward, double fwd_flops, double rate_flops_per_s, double seq, long long cp) {

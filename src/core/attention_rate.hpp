@@ -10,8 +10,9 @@
 namespace napkin {
 
 // FlashAttention-2 forward + backward on A100 reaches about 0.6 of the dense peak at head size
-// 128 (Dao 2023, "FlashAttention-2", §4.1 Figure 5: 176-203 TFLOP/s of 312, causal and not, seq
-// 2k-16k). Used flat wherever no measured curve by length exists.
+// 128 and long calls (Dao 2023, "FlashAttention-2", Fig. 4(b),(d): 182-203 TFLOP/s of 312 at
+// 8k-16k, causal and not). Used flat wherever no measured curve by length exists (GPUs other than
+// A100 and H100, and serving's prefill).
 inline constexpr double flash_attention_efficiency = 0.6;
 inline constexpr double flash_backward_over_forward = 2.5;
 // FlashAttention-2 on an H100 uses none of Hopper's new instructions (wgmma, TMA) and reaches 35%
@@ -21,9 +22,13 @@ inline constexpr double flash_backward_over_forward = 2.5;
 inline constexpr double flash_attention2_hopper_efficiency = 0.35;
 
 // Which measurement prices a kernel: one flat fraction, or a measured curve by direction, mask and
-// length: Hopper's fused attention (cuDNN, FlashAttention-3; hopper_fused_attention_efficiency) or
-// FlashAttention-2 on Hopper (hopper_fa2_efficiency).
-enum class FlashCurve { flat, hopper_fused, hopper_fa2 };
+// length: Hopper's fused attention (cuDNN, FlashAttention-3; hopper_fused_attention_efficiency),
+// FlashAttention-2 on Hopper (hopper_fa2_efficiency) or on Ampere (ampere_fa2_efficiency), and
+// FlashAttention-1 on either (fa1_efficiency).
+enum class FlashCurve { flat, hopper_fused, hopper_fa2, ampere_fa2, hopper_fa1, ampere_fa1 };
+
+// Which measurement a curve is, in a few words, for the answer's assumptions.
+std::string_view flash_curve_name(FlashCurve c);
 
 struct FlashRate {
   FlashCurve curve = FlashCurve::flat;
@@ -50,8 +55,27 @@ double hopper_fused_attention_efficiency(bool backward, bool causal, double leng
 // same kernel at that length. Interpolated and extrapolated like the curve above.
 double hopper_fa2_efficiency(bool backward, bool causal, double length);
 
-// The rate of a framework's kernel on a GPU generation: on Hopper the measured curve of
-// FlashAttention-2 or of the fused kernels (FlashAttention-3, cuDNN); elsewhere flat at 0.6.
+// FlashAttention-2 on an A100 80GB SXM4, fp16, head dim 128, forward + backward together (the only
+// split the paper plots on A100 at every length), as the FlashAttention-2 paper measured it (Dao
+// 2023, arXiv 2307.08691, Fig. 4(b) unmasked and 4(d) causal; the bars' labels, read from
+// Dao-AILab/flash-attention @ 4f285b35 assets/flash2_a100_fwd_bwd_benchmark.png): causal 133-189
+// TFLOP/s of 312 at 1k-16k tokens, unmasked 173-203. Forward and backward are priced at the same
+// combined rate, which gives the measured time of the pair (3.5 × the forward's FLOPs).
+double ampere_fa2_efficiency(bool backward, bool causal, double length);
+
+// FlashAttention-1 (flash-attn 1.x, CUDA), head dim 128, forward + backward together, from the
+// same paper's bars for it: A100 (Fig. 4(b),(d)) causal 55-83 TFLOP/s of 312 at 512-16k tokens;
+// H100 SXM5 (Fig. 7(b),(d), assets/flash2_h100_fwd_bwd_benchmark.png) causal 98-137 of 989.5,
+// under 0.14 of the peak: it predates Hopper's instructions. It also prices the Triton kernels of
+// the same algorithm (llm-foundry's attn_impl: triton, flash_attn_triton.py), for which no
+// measurement is published; llm-foundry's TUTORIAL.md calls triton "slightly faster than flash"
+// (flash-attn 1.0.x) in MosaicML's use.
+double fa1_efficiency(bool hopper, bool backward, bool causal, double length);
+
+// The rate of a framework's kernel on a GPU generation: on Hopper and Ampere the measured curve of
+// the kernel (Transformer Engine's fused attention falls back to FlashAttention-2 below Hopper:
+// transformer_engine/pytorch/attention/dot_product_attention/utils.py, get_attention_backend,
+// prefers FusedAttention over FlashAttention only on sm90 and later); elsewhere flat at 0.6.
 FlashRate flash_rate_for(AttentionKernel k, std::string_view gpu_generation);
 
 // The attention core of one micro-batch, forward or backward, in seconds: `fwd_flops` useful

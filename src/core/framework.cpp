@@ -6,6 +6,13 @@ std::string_view selective_recompute_name(SelectiveRecompute s) {
   return s == SelectiveRecompute::attention_core ? "attention-core" : "every-other-matmul";
 }
 
-std::string_view attention_kernel_name(AttentionKernel k) { return k == AttentionKernel::fa2 ? "fa2" : "fa3"; }
+std::string_view attention_kernel_name(AttentionKernel k) {
+  switch (k) {
+    case AttentionKernel::fa1: return "fa1";
+    case AttentionKernel::fa2: return "fa2";
+    case AttentionKernel::fa3: break;
+  }
+  return "fa3";
+}
 
 }  // namespace napkin

@@ -11,10 +11,12 @@
 namespace napkin {
 
 // What --recompute selective replays in the backward pass.
-// The flash-attention kernel the framework calls: FlashAttention-2 (PyTorch SDPA's flash backend,
-// the flash-attn 2 package) or a Hopper-native one (FlashAttention-3, cuDNN's fused attention in
-// Transformer Engine). They differ on H100 only.
-enum class AttentionKernel { fa2, fa3 };
+// The flash-attention kernel the framework calls: FlashAttention-1 (the flash-attn 1.x package, and
+// the Triton kernels of its algorithm such as llm-foundry's attn_impl: triton), FlashAttention-2
+// (PyTorch SDPA's flash backend, the flash-attn 2 package) or a Hopper-native one
+// (FlashAttention-3, cuDNN's fused attention in Transformer Engine, which on Ampere falls back to
+// FlashAttention-2: core/attention_rate.hpp).
+enum class AttentionKernel { fa1, fa2, fa3 };
 
 // What --recompute selective replays: the activation model's policy (core/activations.hpp), so
 // that the memory it keeps and the time it replays are one setting.
@@ -30,6 +32,10 @@ struct Framework {
   // Tensor-parallel collectives overlapped with the layer's matrix products (Transformer
   // Engine userbuffers, PyTorch async TP).
   bool tp_comm_overlap = false;
+  // SMs the overlap's communication kernels hold while a pipelined or bulk-overlapped product
+  // runs (Transformer Engine userbuffers: the product is launched on the rest, set_sm_margin);
+  // 0: none held, or not known.
+  long long tp_overlap_comm_sms = 0;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   bool fused_grad_accumulation = true;

@@ -20,6 +20,9 @@ struct Hardware {
   std::string memory_type;
   double memory_bandwidth_bytes_per_s = 0;
   std::optional<double> tdp_watts;
+  // Streaming multiprocessors (NVIDIA): what a communication kernel that holds some of them leaves
+  // to the products (tensor-parallel overlap, core/step_time.hpp); unset where not given.
+  std::optional<long long> sm_count;
   // The power limit the part runs at as deployed, where it is below the TDP (Meta's Grand Teton
   // H100s: 500 W of 700). `--power-limit` replaces it (core/power.hpp).
   std::optional<double> power_limit_watts;

@@ -43,6 +43,26 @@ long long moe_layer_count(const Model& m) { return m.moe ? m.layers - m.moe->den
 // (Wang et al. 2023, "Overlap communication with dependent computation via decomposition",
 // ASPLOS, §4). What cannot hide: the last chunk of each reduce-scatter, 1/tp of it, with no product
 // left beside it; and whatever exceeds the time of the products.
+// The products Transformer Engine's default userbuffers overlap pipelines with a reduce-scatter
+// (proj_fprop, fc2_fprop) or runs beside a bulk transfer (qkv_dgrad, qkv_wgrad, fc1_dgrad,
+// fc1_wgrad), on the SMs the communication leaves (transformer_engine/pytorch/module/base.py,
+// initialize_ub: methods "pipeline" and "bulk", set_sm_margin). napkin's names: the output
+// projection and the MLP's down product forward; the q/k/v and gate/up products backward.
+bool te_overlap_margin_product(std::string_view name) {
+  if (name == "attn.o_proj" || name == "mlp.down") return true;
+  for (std::string_view base : {"attn.q_proj", "attn.k_proj", "attn.v_proj", "mlp.gate", "mlp.up"})
+    if (name.substr(0, base.size()) == base && name.size() > base.size() && name[base.size()] == '.') return true;
+  return false;
+}
+
+// Products TE's overlap launches per layer beyond the unsplit layer's (get_default_config:
+// num_splits = tp for the four ring-exchange products, qkv_fprop, fc1_fprop, proj_dgrad,
+// fc2_dgrad; 4 for the two pipelined ones, proj_fprop and fc2_fprop), each paying the GEMM
+// curve's fixed cost per product.
+double te_overlap_extra_products(long long tp, double forward_passes) {
+  return forward_passes * (2.0 * d(tp - 1) + 2.0 * 3.0) + 2.0 * d(tp - 1);
+}
+
 double tp_exposed_s(const CommTerm& tp, double products_s, long long tp_size, bool overlap) {
   if (!overlap || tp.calls == 0) return tp.total_s();
   const double tail_s = tp.total_s() / (2.0 * d(tp_size));  // half the traffic is reduce-scatter
@@ -107,6 +127,7 @@ double CommTerm::wire_bytes() const {
 
 void apply_framework(const Framework& f, StepSetup& s) {
   s.tp_comm_overlap = f.tp_comm_overlap;
+  s.tp_overlap_comm_sms = f.tp_overlap_comm_sms;
   s.compiled = f.compiled;
   s.overlap_grad_reduce = f.overlap_grad_reduce;
   s.overlap_param_gather = f.overlap_param_gather;
@@ -175,6 +196,7 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
       (backward ? c.head_bwd_s : c.head_fwd_s) += t;
     } else {
       (backward ? c.gemm_bwd_s : c.gemm_fwd_s) += t;
+      if (tp > 1 && te_overlap_margin_product(g.name)) (backward ? c.tp_margin_bwd_s : c.tp_margin_fwd_s) += t;
       if (!backward) c.gemm_fwd_flops += g.flops * (calls / (d(g.count) * d(g.batch)));
       // fp8 products: the activation going in is cast (with a transposed copy for the weight
       // gradient) in the forward, the gradient coming out in the backward (fp8_casts_bytes_per_value).
@@ -210,6 +232,8 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   c.gemm_fwd_s /= L;
   c.gemm_bwd_s /= L;
   c.gemm_fwd_flops /= L;
+  c.tp_margin_fwd_s /= L;
+  c.tp_margin_bwd_s /= L;
 
   const double bw = s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency;
   // Attention core: useful (causal) forward FLOPs of s/cp queries against all s keys.
@@ -486,6 +510,16 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   if (selective && s.selective == SelectiveRecompute::attention_core && !s.flash_attention) r.recompute_s = layers * c.attention_fwd_s;
   if (selective && s.selective == SelectiveRecompute::every_other_matmul) r.recompute_s = layers * (c.gemm_fwd_s / 2 + c.memory_fwd_s);
   r.launch_s = launch_floor_s(layers, s.kernels_per_layer, recompute_full > 0);
+  // Transformer Engine's TP overlap: its pipelined and bulk-overlapped products run on the SMs
+  // the communication leaves (StepSetup::tp_overlap_comm_sms of sm_count), so they take
+  // sm_count / (sm_count − held) as long; and it splits products into chunks, each a product of
+  // its own. Hidden communication's HBM traffic is priced apart (overlap_contention_s).
+  if (l.tp > 1 && s.tp_comm_overlap && s.tp_overlap_comm_sms > 0 && s.sm_count > s.tp_overlap_comm_sms) {
+    const double held = d(s.tp_overlap_comm_sms) / d(s.sm_count - s.tp_overlap_comm_sms);
+    const double per_product_s = s.gemm.kind == GemmTimeModel::Kind::fraction ? 0.0 : gemm_launch_s;  // the curve's fixed cost
+    r.tp_overlap_sm_s = layers * ((1 + recompute_full) * c.tp_margin_fwd_s + c.tp_margin_bwd_s) * held +
+                        layers * te_overlap_extra_products(l.tp, 1 + recompute_full) * per_product_s;
+  }
   // A quantized base is dequantized to bf16 for every product that reads it: the forward, the
   // backward's input gradient, and the forward again under full recomputation (bitsandbytes
   // MatMul4Bit.forward/backward: F.dequantize_4bit each time), memory-bound like the elementwise
@@ -495,7 +529,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
                   (s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
   if (!s.compiled) r.eager_s = (eager_elementwise_bytes_factor - 1) * (r.memory_bound_s - r.grad_accumulation_s);
   r.microbatch_s = r.matmul_s + r.attention_s + r.memory_bound_s + r.recompute_s + r.tp_exposed_s + r.cp_exposed_s +
-                   r.ep.total_s() + r.pp.total_s() + r.zero3_exposed_s + r.zero3_copy_s + r.launch_s + r.eager_s + r.dequant_s;
+                   r.ep.total_s() + r.pp.total_s() + r.zero3_exposed_s + r.zero3_copy_s + r.launch_s + r.eager_s + r.dequant_s + r.tp_overlap_sm_s;
 
   // Per step. 1F1B idles p−1 micro-batch times in the warm-up and cool-down (Narayanan et al.
   // 2021 §2.2.1): (p−1)·(t_f + t_b). The interleaved schedule pipelines model chunks instead of
@@ -530,6 +564,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
       {"pp_comm_s", "pipeline send/recv", mb * r.pp.total_s()},
       {"zero3_comm_s", "ZeRO-3 gathers (exposed)", mb * r.zero3_exposed_s},
       {"zero3_copy_s", "ZeRO-3 buffer copies (FSDP2)", mb * r.zero3_copy_s},
+      {"tp_overlap_sm_s", "SMs held by tensor-parallel overlap", mb * r.tp_overlap_sm_s},
       {"bubble_s", "pipeline bubble", r.bubble_s},
       {"dp_comm_s", "data-parallel communication (exposed)", r.dp_exposed_s},
       {"overlap_s", "HBM traffic of hidden communication", r.overlap_contention_s},

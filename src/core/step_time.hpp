@@ -98,6 +98,14 @@ struct StepSetup {
   bool fused_grad_accumulation = true;
   // Framework knobs (core/framework.hpp; set from --framework and its override flags).
   bool tp_comm_overlap = false;   // tensor-parallel collectives hidden behind the layer's products
+  // Transformer Engine's userbuffers overlap (transformer_engine/pytorch/module/base.py,
+  // initialize_ub, get_default_config): the products it pipelines with a reduce-scatter (proj and
+  // fc2 forward) or runs beside a bulk all-gather / reduce-scatter (qkv and fc1 input and weight
+  // gradients) are launched on the SMs the communication does not hold (set_sm_margin:
+  // comm_gemm_overlap.cpp, _math_sms = sm_count − num_comm_sm); the ring-exchange ones (qkv and
+  // fc1 forward, proj and fc2 input gradient) are cut into tp products, the pipelined ones into 4.
+  long long tp_overlap_comm_sms = 0;  // framework knob; 0: none held
+  long long sm_count = 0;             // the GPU's SMs (hardware spec); 0: unknown, the term is not priced
   bool compiled = true;           // fused elementwise kernels; false: eager PyTorch, one op a kernel
   bool zero3_prefetch = true;     // ZeRO-3 gathers the next layer's weights during this layer's compute
   bool zero3_copies = false;      // FSDP2's copies out of the gather and into the reduce-scatter buffers
@@ -143,6 +151,9 @@ struct LayerCost {
   // fp8 products (StepSetup::fp8_casts): bytes of the casts per layer, in memory_fwd_s / memory_bwd_s.
   double fp8_cast_fwd_bytes = 0, fp8_cast_bwd_bytes = 0;
   double gemm_fwd_flops = 0;                      // per layer, linear products
+  // Of gemm_fwd_s / gemm_bwd_s: the products Transformer Engine's TP overlap launches on fewer SMs
+  // (pipelined and bulk-overlapped; StepSetup::tp_overlap_comm_sms), per layer.
+  double tp_margin_fwd_s = 0, tp_margin_bwd_s = 0;
   double attention_fwd_flops = 0;                 // per layer, useful (causal) attention FLOPs
   // flash kernels: the fraction of the attention peak each direction reached (flash_attention_s)
   double attention_fwd_efficiency = 0, attention_bwd_efficiency = 0;
@@ -189,6 +200,7 @@ struct StepTime {
   double dequant_s = 0;            // per micro-batch: LoRA on a quantized base, its dequantisation passes
   double overlap_contention_s = 0; // per step: HBM traffic of the communication hidden behind compute
   double tp_exposed_s = 0;         // tp after hiding behind the layer's products (= tp.total_s() without overlap)
+  double tp_overlap_sm_s = 0;      // per micro-batch: products slowed by the SMs TP overlap holds, and cut into chunks
   double launch_s = 0;             // per micro-batch: kernel launch floor
   double eager_s = 0;              // per micro-batch: unfused elementwise and cross-entropy traffic (eager mode)
   CommTerm dp_grad_bucket;         // ZeRO 0-2: one gradient bucket (dp_grads.calls of them a step)

@@ -34,6 +34,7 @@ std::string framework_show_text(const Framework& f) {
   auto line = [&](const char* k, const std::string& v) { out += fmt::format("  {:<26} {}\n", k, v); };
   line("ZeRO stages searched", stages(f));
   line("tensor-parallel overlap", f.tp_comm_overlap ? "yes" : "no");
+  line("SMs held by TP overlap", f.tp_overlap_comm_sms > 0 ? std::to_string(f.tp_overlap_comm_sms) + " (while a pipelined or bulk-overlapped product runs)" : "none priced");
   line("overlap grad reduce", f.overlap_grad_reduce ? "yes" : "no");
   line("overlap param gather", f.overlap_param_gather ? "yes" : "no");
   line("fused grad accumulation", f.fused_grad_accumulation ? "yes" : "no");
@@ -54,6 +55,7 @@ nlohmann::json framework_json(const Framework& f) {
           {"description", f.description},
           {"zero_stages", f.zero_stages},
           {"tp_comm_overlap", f.tp_comm_overlap},
+          {"tp_overlap_comm_sms", f.tp_overlap_comm_sms},
           {"overlap_grad_reduce", f.overlap_grad_reduce},
           {"overlap_param_gather", f.overlap_param_gather},
           {"fused_grad_accumulation", f.fused_grad_accumulation},

@@ -36,6 +36,7 @@ Framework parse_framework(std::string_view text, const std::string& display_path
     if (std::find(f.zero_stages.begin(), f.zero_stages.begin() + static_cast<std::ptrdiff_t>(i), f.zero_stages[i]) != f.zero_stages.begin() + static_cast<std::ptrdiff_t>(i))
       r.fail(t.get("zero_stages"), "zero_stages", "stage " + std::to_string(f.zero_stages[i]) + " is listed twice");
   f.tp_comm_overlap = r.required_bool("tp_comm_overlap");
+  f.tp_overlap_comm_sms = r.optional_nonnegative_int("tp_overlap_comm_sms", 1024).value_or(0);
   f.overlap_grad_reduce = r.required_bool("overlap_grad_reduce");
   f.overlap_param_gather = r.required_bool("overlap_param_gather");
   f.fused_grad_accumulation = r.required_bool("fused_grad_accumulation");
@@ -48,7 +49,8 @@ Framework parse_framework(std::string_view text, const std::string& display_path
                     ? SelectiveRecompute::attention_core
                     : SelectiveRecompute::every_other_matmul;
   f.kernels_per_layer = r.required_positive_int("kernels_per_layer", 10000);
-  f.attention_kernel = r.required_choice("attention_kernel", {"fa2", "fa3"}) == "fa2" ? AttentionKernel::fa2 : AttentionKernel::fa3;
+  const std::string kernel = r.required_choice("attention_kernel", {"fa1", "fa2", "fa3"});
+  f.attention_kernel = kernel == "fa1" ? AttentionKernel::fa1 : kernel == "fa2" ? AttentionKernel::fa2 : AttentionKernel::fa3;
   r.finish();
   return f;
 }

@@ -78,6 +78,7 @@ Hardware read_hardware(const toml::table& root, const std::string& path, const s
   h.memory_type = r.optional_string("memory_type").value_or("");
   h.memory_bandwidth_bytes_per_s = r.required_quantity("memory_bandwidth_bytes_per_s", QuantityKind::bytes, bounds::kBandwidthBytesPerS);
   h.tdp_watts = r.optional_quantity("tdp_watts", QuantityKind::count, bounds::kWatts);
+  h.sm_count = r.optional_positive_int("sm_count", 100000);
   h.power_limit_watts = r.optional_quantity("power_limit_watts", QuantityKind::count, bounds::kWatts);
   h.tensor_figures_quoted_sparse = r.required_bool("tensor_figures_quoted_sparse");
   h.source = r.required_string("source");
