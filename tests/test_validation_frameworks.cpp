@@ -279,9 +279,44 @@ std::vector<Row> nemo_grok_h100() {
   return out;
 }
 
+// NVIDIA/cudnn-frontend benchmark/Llama-3.2-1B-Training (README and
+// artifacts/h200_training_timing.csv, commit 06ddf804): Llama 3.2 1B from Hugging Face
+// transformers, randomly initialised, eager PyTorch 2.7 (NGC 25.04, cuDNN 9.9), bf16 weights and
+// plain SGD (training_perf.py: torch.set_default_dtype(bfloat16), torch.optim.SGD), one H200 with
+// its clock locked at 1500 MHz (the README: "to match the H200's base clock"); one iteration is a
+// forward, a backward and the optimizer step on b sequences of s tokens (inputs_embeds given, so
+// no embedding lookup), through SDPA's cuDNN or flash backend. The lock scales the compute rates
+// by 1500/1830 (the 989.5 TFLOP/s peak is 1830 MHz × 528 tensor cores × 1024 FLOP); memory and
+// its bandwidth keep theirs. The efficient-attention backend has no napkin curve and is left out.
+std::vector<Row> cudnn_frontend_llama_1b() {
+  const char* src = "cudnn-frontend benchmark/Llama-3.2-1B-Training (H200 at 1500 MHz)";
+  const Model m = specs().model("llama3.2-1b");
+  struct Point {
+    long long b, s;
+    double cudnn_s, flash_s;  // seconds per iteration, the CSV's time column
+  };
+  constexpr Point points[] = {{24, 768, 0.32912, 0.33676}, {12, 1024, 0.22216, 0.22823}, {6, 2048, 0.22936, 0.23996},
+                              {3, 4096, 0.24294, 0.25990},  {2, 8192, 0.35720, 0.39713},  {1, 16384, 0.42355, 0.50018}};
+  std::vector<Row> out;
+  for (const AttentionKernel k : {AttentionKernel::fa3, AttentionKernel::fa2}) {
+    StepSetup s = card("h200-sxm", 989.5e12, 4.8e12, 0, "fsdp");
+    s.bytes_per_param = bytes_per_param(find_optimizer("sgd"), find_recipe("bf16"));
+    s.compute_fraction = 1500.0 / 1830.0;
+    s.flash_rate = flash_rate_for(k, "h100");
+    const std::string backend = k == AttentionKernel::fa3 ? "cuDNN" : "flash";
+    for (const Point& p : points) {
+      const double tokens = static_cast<double>(p.b * p.s);
+      out.push_back(priced(Run{"Llama 3.2 1B on 1 H200, " + backend + ", " + std::to_string(p.b) + " × " + std::to_string(p.s), m, s,
+                               layout(1, 1, p.b, 0, Recompute::none), p.b, p.s, tokens / (k == AttentionKernel::fa3 ? p.cudnn_s : p.flash_s)},
+                           src, "h100", "fsdp"));
+    }
+  }
+  return out;
+}
+
 std::vector<Row> all_new_rows() {
   std::vector<Row> out = torchtitan_h100();
-  for (auto* f : {&torchtitan_a100, &llm_foundry, &nemo_h100, &nemo_grok_h100})
+  for (auto* f : {&torchtitan_a100, &llm_foundry, &nemo_h100, &nemo_grok_h100, &cudnn_frontend_llama_1b})
     for (Row& r : (*f)()) out.push_back(std::move(r));
   return out;
 }
