@@ -173,6 +173,32 @@ TEST_CASE("a decode kernel that is not GQA-aware reads the KV cache once per que
   CHECK(decode_step(mha, s, infer_memory(mha, s), t, 1, 512).kv_bytes == doctest::Approx(decode_step(mha, v, infer_memory(mha, v), t, 1, 512).kv_bytes));
 }
 
+TEST_CASE("a static-batch engine's workspace is its batch's, so the largest batch fits caches and workspace together") {
+  // Llama 2 7B in bf16 on 80 GB, 128 in / 128 out, TensorRT-LLM's session (built for one batch,
+  // 0.9 of the free memory, 1 GiB reserve). Weights 6,738,415,616 × 2 B = 13,476,831,232; with
+  // the reserve 14,550,573,056. Per sequence: the cache of 256 tokens, 32 layers × 32 heads × 128
+  // × 2 × 2 B × 256 = 134,217,728 B, and its share of the context phase, 128 tokens × (2·4096 +
+  // 3·11008) values × 2 B + 32,000 fp32 logits = 10,679,296 B. B · 134,217,728 ≤ 0.9 · (80e9 −
+  // 14,550,573,056 − B · 10,679,296) gives B ≤ 409.5: 409 sequences, worked by hand.
+  const Model m = specs().model("llama2-7b");
+  InferSetup s;
+  s.engine = specs().engine("tensorrt-llm-mmha");
+  s.memory_bytes = 80e9;
+  s.input_tokens = 128, s.output_tokens = 128;
+  CHECK(s.engine.static_batch);
+  const InferMemory r = infer_memory(m, s);
+  CHECK(r.max_batch_memory == 409);
+  CHECK(r.workspace_sequences == 409);
+  CHECK(r.workspace_bytes == doctest::Approx(409 * 10679296.0));
+  CHECK(r.fits);
+  // A continuous-batching engine with the same knobs sizes its workspace for max_num_seqs (2048)
+  // sequences at once — 262,144 prompt tokens — and fits fewer.
+  s.engine.static_batch = false;
+  const InferMemory c = infer_memory(m, s);
+  CHECK(c.workspace_sequences == 2048);
+  CHECK(c.max_batch_memory < 300);
+}
+
 TEST_CASE("MoE: distinct experts a batch touches") {
   const Model mx = specs().model("mixtral-8x7b");
   // E · (1 − (1 − k/E)^b), E = 8, k = 2: b = 1 → 2; b = 4 → 8 · (1 − 0.75⁴) = 5.46875.

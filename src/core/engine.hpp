@@ -29,6 +29,10 @@ struct Engine {
   long long kv_block_tokens = 16;      // KV cache page: a sequence's cache is whole blocks
   long long max_num_seqs = 256;        // sequences scheduled together at most
   long long prefill_chunk_tokens = 8192;  // tokens of one prefill pass (max_num_batched_tokens); sizes the workspace
+  // Built for one batch size (TensorRT-LLM's C++ session, gptSessionBenchmark: the engine's
+  // max_batch_size is the benchmark's batch): its workspace is that batch's prompts and logits,
+  // not max_num_seqs' — so it grows with the batch, and the largest batch is what fits both.
+  bool static_batch = false;
   bool cuda_graphs = true;             // decode steps replayed as graphs: no per-kernel launch cost
   double runtime_reserve_bytes = 0;    // beyond weights, KV and workspace: CUDA graphs' pools, allocator, context
   double step_overhead_s = 0;          // per decode step on the host: scheduling, sampling, detokenising

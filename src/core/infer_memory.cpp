@@ -129,6 +129,47 @@ KvCache kv_cache(const Model& m, long long tp, long long pp, const StorageFormat
   return c;
 }
 
+namespace {
+
+// A static-batch engine (Engine::static_batch) holds, beside the weights and the reserve, one
+// context phase of its batch's prompts and their logits: a workspace that grows with the batch.
+// The largest batch is the one whose caches and workspace fit together: B·(kv + ws) ≤ budget −
+// weights − reserve when the engine takes a fraction of the total; B·kv ≤ f·(free − B·ws) when it
+// takes a fraction f of what is free once the rest is placed.
+InferMemory static_batch_memory(InferMemory r, const InferSetup& s, double activation_per_token, double logits_per_sequence) {
+  const Engine& e = s.engine;
+  const double workspace_per_sequence = d(s.input_tokens) * activation_per_token + logits_per_sequence;
+  const double fixed = r.weights_bytes + r.reserve_bytes;
+  const double f = e.memory_fraction;
+  double batch = 0;
+  bool base_fits = fixed <= s.memory_bytes;
+  if (e.memory_fraction_of == MemoryFractionOf::total) {
+    r.budget_bytes = s.memory_bytes * f;
+    base_fits = base_fits && fixed <= r.budget_bytes;
+    batch = (r.budget_bytes - fixed) / (r.bytes_per_sequence + workspace_per_sequence);
+  } else {
+    batch = f * (s.memory_bytes - fixed) / (r.bytes_per_sequence + f * workspace_per_sequence);
+  }
+  r.max_batch_memory = base_fits && r.bytes_per_sequence > 0 ? static_cast<long long>(std::floor(std::max(0.0, batch))) : 0;
+  r.max_batch = std::min(r.max_batch_memory, e.max_num_seqs);
+  r.capped_by_engine = r.max_batch_memory > e.max_num_seqs;
+  // The workspace shown is the largest batch's (one sequence's when none fits).
+  r.workspace_sequences = d(std::max(1LL, r.max_batch));
+  r.workspace_tokens = std::min(d(e.prefill_chunk_tokens), r.workspace_sequences * d(s.input_tokens));
+  r.workspace_bytes = r.workspace_tokens * activation_per_token + r.workspace_sequences * logits_per_sequence;
+  const double rest = fixed + r.workspace_bytes;
+  if (e.memory_fraction_of == MemoryFractionOf::total) {
+    r.kv_pool_bytes = std::max(0.0, r.budget_bytes - rest);
+  } else {
+    r.budget_bytes = rest + std::max(0.0, s.memory_bytes - rest) * f;
+    r.kv_pool_bytes = std::max(0.0, s.memory_bytes - rest) * f;
+  }
+  r.fits = base_fits && r.max_batch >= 1;
+  return r;
+}
+
+}  // namespace
+
 InferMemory infer_memory(const Model& m, const InferSetup& s) {
   if (s.input_tokens < 1 || s.output_tokens < 1) throw Error("--input and --output must be at least 1 token");
   Layout l;
@@ -172,10 +213,13 @@ InferMemory infer_memory(const Model& m, const InferSetup& s) {
   // Workspace: the engine profiles one prefill chunk of max_num_batched_tokens (or the whole
   // prompt batch, if smaller) and the logits of max_num_seqs sequences.
   const Engine& e = s.engine;
-  r.workspace_tokens = std::min(d(e.prefill_chunk_tokens), d(s.input_tokens) * d(e.max_num_seqs));
-  r.workspace_bytes = r.workspace_tokens * workspace_values_per_token(m, s.tp) * activation_bytes +
-                      d(e.max_num_seqs) * std::ceil(d(m.vocab) / d(s.tp)) * logits_bytes;
+  const double activation_per_token = workspace_values_per_token(m, s.tp) * activation_bytes;
+  const double logits_per_sequence = std::ceil(d(m.vocab) / d(s.tp)) * logits_bytes;
   r.reserve_bytes = e.runtime_reserve_bytes;
+  if (e.static_batch) return static_batch_memory(r, s, activation_per_token, logits_per_sequence);
+  r.workspace_sequences = d(e.max_num_seqs);
+  r.workspace_tokens = std::min(d(e.prefill_chunk_tokens), d(s.input_tokens) * d(e.max_num_seqs));
+  r.workspace_bytes = r.workspace_tokens * activation_per_token + d(e.max_num_seqs) * logits_per_sequence;
   const double fixed = r.weights_bytes + r.workspace_bytes + r.reserve_bytes;
   if (e.memory_fraction_of == MemoryFractionOf::total) {
     r.budget_bytes = s.memory_bytes * e.memory_fraction;

@@ -71,6 +71,7 @@ struct InferMemory {
   double scale_bytes = 0;         // of weights_bytes: the format's scales
   double workspace_tokens = 0;
   double workspace_bytes = 0;     // activations of one prefill chunk and its logits
+  double workspace_sequences = 0; // whose logits it holds: max_num_seqs, or a static engine's batch (max_batch)
   double reserve_bytes = 0;       // the engine's runtime reserve
   double budget_bytes = 0;        // what the engine lets itself use (fraction of total, or of free)
   double kv_pool_bytes = 0;       // budget − weights − workspace − reserve (≥ 0)

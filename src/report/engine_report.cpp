@@ -47,6 +47,7 @@ std::string engine_show_text(const Engine& e, std::size_t max_width) {
          "each at least the kernel floor");
   kv.add("decode attention", e.decode_attention_shares_kv ? "one KV read per KV head" : "one KV read per query head",
          "GQA-aware kernel or not");
+  kv.add("batch", e.static_batch ? "static: built for one batch, its workspace that batch's" : "continuous: workspace for max_num_seqs");
   kv.add("source", e.source);
   if (!e.notes.empty()) kv.add("notes", e.notes);
   kv.add("origin", e.origin);
@@ -69,6 +70,7 @@ nlohmann::json engine_json(const Engine& e) {
           {"int4_kernel_efficiency", e.int4_kernel_efficiency},
           {"allreduce_latency_s", e.allreduce_latency_s ? nlohmann::json(*e.allreduce_latency_s) : nlohmann::json(nullptr)},
           {"decode_attention_shares_kv", e.decode_attention_shares_kv},
+          {"static_batch", e.static_batch},
           {"decode_kernels_per_layer", e.decode_kernels_per_layer},
           {"decode_kernels_per_moe_layer", e.decode_kernels_per_moe_layer},
           {"decode_kernels_outside_layers", e.decode_kernels_outside_layers},

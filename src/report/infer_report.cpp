@@ -40,8 +40,9 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
                               r.model.layers, r.model.kv_heads, r.model.head_dim, format_sig(s.kv.bytes(), 3),
                               format_si(m.kv.bytes_per_token, "B", 6), format_si(m.kv.bytes_per_token_per_gpu, "B", 6),
                               format_sig(m.kv.kv_heads_per_gpu, 3)));
-  out.push_back(fmt::format("workspace = {} tokens × per-token activations + logits of {} sequences = {}", format_count(m.workspace_tokens),
-                            s.engine.max_num_seqs, bytes(m.workspace_bytes)));
+  out.push_back(fmt::format("workspace = {} tokens × per-token activations + logits of {} sequences = {}{}", format_count(m.workspace_tokens),
+                            format_count(m.workspace_sequences), bytes(m.workspace_bytes),
+                            s.engine.static_batch ? " (a static engine built for its largest batch: the workspace grows with it)" : ""));
   out.push_back(fmt::format("KV pool = {} − weights − workspace − reserve {} = {}", s.engine.memory_fraction_of == MemoryFractionOf::total
                                                                                    ? fmt::format("{} × {}", format_sig(s.engine.memory_fraction, 3), bytes(s.memory_bytes))
                                                                                    : fmt::format("{} × (memory {} − the rest)", format_sig(s.engine.memory_fraction, 3), bytes(s.memory_bytes)),
@@ -78,7 +79,9 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
   kv.add("weights", bytes(m.weights_bytes),
          fmt::format("{} params at {} ({}) + {} embedding/LM-head params at bf16", format_count(m.quantized_params), s.weights.name,
                      s.weights.scales, format_count(m.unquantized_params)));
-  kv.add("prefill workspace", bytes(m.workspace_bytes), fmt::format("a chunk of {} tokens and the logits of {} sequences", format_count(m.workspace_tokens), s.engine.max_num_seqs));
+  kv.add("prefill workspace", bytes(m.workspace_bytes),
+         fmt::format("a chunk of {} tokens and the logits of {} sequences{}", format_count(m.workspace_tokens), format_count(m.workspace_sequences),
+                     s.engine.static_batch ? " (static batch: the largest that fits)" : ""));
   kv.add("engine reserve", bytes(m.reserve_bytes), "CUDA graphs, NCCL and cuBLAS buffers");
   kv.add("KV cache pool", bytes(m.kv_pool_bytes),
          fmt::format("{} of {} {}", format_sig(s.engine.memory_fraction, 3), s.engine.memory_fraction_of == MemoryFractionOf::total ? "the" : "what is free of the",

@@ -43,6 +43,7 @@ Engine parse_engine(std::string_view text, const std::string& display_path, cons
     if (!(*e.allreduce_latency_s <= 0.1)) r.fail(root.get("allreduce_latency"), "allreduce_latency", "must lie between 0 and 0.1 s");
   }
   e.decode_attention_shares_kv = r.optional_bool("decode_attention_shares_kv").value_or(true);
+  e.static_batch = r.optional_bool("static_batch").value_or(false);
   e.decode_kernels_per_layer = r.optional_quantity("decode_kernels_per_layer", QuantityKind::count, {1, 1000, ""}).value_or(e.decode_kernels_per_layer);
   e.decode_kernels_per_moe_layer =
       r.optional_quantity("decode_kernels_per_moe_layer", QuantityKind::count, {1, 1000, ""}).value_or(e.decode_kernels_per_layer + moe_layer_extra_kernels);
