@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <sstream>
 #include <string>
 
 #include "cli_checks.hpp"
@@ -329,4 +331,54 @@ TEST_CASE("--spec takes .toml specs: a config.json, or a folder with none, is sa
   refused("--spec " + std::string(NAPKIN_SOURCE_DIR) + "/tests/data/hf/chocolatine-3b-phi3 models list",
           "no .toml spec in this folder (nor in hardware/, models/ or engines/); a Hugging Face model folder is read by --model");
   refused("--spec " + empty.path.string() + " models list", "no .toml spec in this folder");
+  // A frameworks/ folder is not skipped without a word: frameworks are given by --framework FILE.
+  const napkin::test::TempDir with_fw("napkin_spec_frameworks");
+  std::filesystem::create_directories(with_fw.path / "frameworks");
+  std::filesystem::copy_file(std::string(NAPKIN_SOURCE_DIR) + "/frameworks/megatron.toml", with_fw.path / "frameworks" / "megatron.toml");
+  refused("--spec " + with_fw.path.string() + " frameworks show megatron", "--spec does not read frameworks; give one with --framework");
+  refused("--spec " + with_fw.path.string() + " plan --model llama3-8b --gpus 8 --global-batch 64", "--spec does not read frameworks");
+}
+
+TEST_CASE("tensor-parallel overlap's SMs: a framework that holds them all is refused; a GPU without sm_count says so; --explain's lines add up") {
+  const napkin::test::TempDir dir("hostile-sm-count");
+  // An H100 spec with 16 SMs: Megatron's overlap holds all 16 (TE's default num_sm).
+  std::ifstream in(std::string(NAPKIN_SOURCE_DIR) + "/hardware/h100-sxm.toml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string spec = text.str();
+  const auto at = spec.find("sm_count = 132");
+  REQUIRE(at != std::string::npos);
+  const std::string few = (dir.path / "few.toml").string(), none = (dir.path / "none.toml").string();
+  std::ofstream(few) << std::string(spec).replace(at, 14, "sm_count = 16");
+  std::ofstream(none) << std::string(spec).replace(at, 14, "");
+  refused("plan --model llama3-70b --hardware " + few + " --gpus 64 --global-batch 64 --seq 4096 --tp 8 --tp-overlap",
+          "tp_overlap_comm_sms = 16 holds every one of few's 16 SMs");
+  const CliResult r = run_bounded("plan --model llama3-70b --hardware " + none + " --gpus 64 --global-batch 64 --seq 4096 --tp 8 --framework nemo");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("the SMs nemo holds for its communication are not priced (none gives no sm_count)") != std::string::npos);
+  // The per-micro-batch lines of --explain (values in ms or µs) add up to the printed sum: the
+  // tensor-parallel line is what stays exposed, and the SMs' and launch floor's lines are there.
+  const CliResult e = run_bounded("plan --model llama3-70b --hardware h100-sxm --gpus 64 --global-batch 64 --seq 4096 --tp 8 --pp 2 --micro-batch 2 "
+                                  "--interleave 5 --sequence-parallel --recompute none --zero 1 --tp-overlap --explain");
+  REQUIRE(e.exit_code == 0);
+  const auto start = e.out.find("per micro-batch on the slowest stage:");
+  const auto end = e.out.find("the sum", start);
+  REQUIRE(start != std::string::npos);
+  REQUIRE(end != std::string::npos);
+  std::istringstream block(e.out.substr(start, end - start));
+  std::string line;
+  double sum = 0, total = 0;
+  std::getline(block, line);
+  const std::regex value(R"(^  (\S.*?)\s{2,}([0-9.]+) (ms|µs|s)\b)");
+  while (std::getline(block, line)) {
+    std::smatch mt;
+    if (!std::regex_search(line, mt, value)) continue;
+    const double v = std::stod(mt[2]) * (mt[3] == "ms" ? 1e-3 : mt[3] == "µs" ? 1e-6 : 1.0);
+    if (mt[1] == "micro-batch") total = v;
+    else sum += v;
+  }
+  CHECK(e.out.find("TP overlap's SMs") != std::string::npos);
+  CHECK(e.out.find("exposed after overlap") != std::string::npos);
+  CHECK(total > 0);
+  CHECK(sum == doctest::Approx(total).epsilon(0.01));
 }

@@ -520,6 +520,15 @@ TEST_CASE("Transformer Engine's TP overlap: products on the SMs the communicatio
   CHECK(term(step_time(toy(), l, s), "tp_overlap_sm_s") == 0);
   s.tp_comm_overlap = true, s.sm_count = 0;
   CHECK(term(step_time(toy(), l, s), "tp_overlap_sm_s") == 0);
+  // Nor without sequence parallelism: the overlap needs it (Megatron's --tp-comm-overlap), and
+  // napkin hides nothing without it.
+  s.sm_count = 100, l.sequence_parallel = false;
+  CHECK(term(step_time(toy(), l, s), "tp_overlap_sm_s") == 0);
+  l.sequence_parallel = true;
+  // A framework that holds every SM leaves the products none: refused, not priced as free.
+  s.tp_overlap_comm_sms = 100;
+  CHECK_THROWS_AS(step_time(toy(), l, s), Error);
+  s.tp_overlap_comm_sms = 10;
   // On the GEMM curve each extra chunk pays the 8 µs a product: at tp 2, qkv and fc1 forward and
   // proj and fc2 input gradients are cut in 2 (one more product each) and proj and fc2 forward in
   // 4 (three more each): 10 more products a layer, 2 layers × 4 micro-batches × 10 × 8 µs =

@@ -64,6 +64,7 @@ void setup_frameworks(CLI::App& app, Context& ctx) {
   add_list_show(
       sub, ctx, "framework",
       [](Context& c, bool json) {
+        (void)c.registry();  // a --spec folder's frameworks/ is refused there, not skipped here
         const auto all = builtin_frameworks();
         if (json) {
           nlohmann::json arr = nlohmann::json::array();
@@ -73,7 +74,8 @@ void setup_frameworks(CLI::App& app, Context& ctx) {
           emit(frameworks_list_text(all, c.columns()));
         }
       },
-      [](Context&, const std::string& name, bool json) {
+      [](Context& c, const std::string& name, bool json) {
+        (void)c.registry();
         const Framework f = load_framework(name);
         emit(json ? framework_json(f).dump(2) + "\n" : framework_show_text(f));
       });

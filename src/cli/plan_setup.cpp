@@ -174,6 +174,14 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   q.step.bytes_per_param = bytes_per_param(opt, recipe, opt.factored_second_moment ? std::optional<double>(adafactor_state_values_per_param(m)) : std::nullopt);
   q.step.grad_reduce_bytes = recipe.grad_bytes;
   take_framework(ps, f);
+  if (q.step.sm_count > 0 && q.step.tp_overlap_comm_sms >= q.step.sm_count)
+    throw Error(fmt::format("--framework {}: tp_overlap_comm_sms = {} holds every one of {}'s {} SMs (its sm_count), leaving none for the products; "
+                            "give the framework fewer (Transformer Engine's default is 16)",
+                            ps.framework.key, q.step.tp_overlap_comm_sms, hw.key, q.step.sm_count));
+  // What the overlap's SMs cost needs the GPU's SM count: say so where the spec has none.
+  if (q.step.tp_overlap_comm_sms > 0 && q.step.sm_count == 0 && q.step.tp_comm_overlap)
+    ps.assumptions.push_back(fmt::format("tensor-parallel overlap: the SMs {} holds for its communication are not priced ({} gives no sm_count)",
+                                         ps.framework.key, hw.key));
   if (f.no_overlap) q.step.overlap_grad_reduce = q.step.overlap_param_gather = false;
   q.memory.optimizer = opt;
   q.memory.recipe = recipe;

@@ -315,31 +315,36 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
   kv.add("attention", secs(t.attention_s));
   kv.add("memory-bound", secs(t.memory_bound_s), t.grad_accumulation_s > 0 ? "incl. unfused gradient accumulation " + secs(t.grad_accumulation_s) : "");
   if (t.recompute_s > 0) kv.add("recomputation", secs(t.recompute_s), std::string(recompute_name(l.recompute)) + ": the forward again");
-  auto comm = [&](const char* name, const CommTerm& ct, const std::string& note) {
+  // The value is what the micro-batch pays (after overlap), so the lines add up to its sum.
+  auto comm = [&](const char* name, const CommTerm& ct, double paid_s) {
     if (ct.calls <= 0) return;
+    const std::string note =
+        paid_s < ct.total_s() * (1 - 1e-9) ? fmt::format("; {} in all, exposed after overlap {}", secs(ct.total_s()), secs(paid_s)) : "";
     const double busbw = bus_bandwidth_bytes_per_s(s.net, ct.group);
     const std::string what = &ct == &t.tp && l.sequence_parallel ? "reduce-scatter + all-gather" : std::string(collective_name(ct.collective));
     // A --network file prices it from its measured curve: name the file, not the constant model's bandwidth.
     const MeasuredCurve* measured = measured_curve(s.net, ct.collective, ct.group);
     const std::string rate = measured ? "timed from the nccl-tests curve in " + measured->source : "bus bandwidth " + format_si(busbw, "B/s", 3);
-    kv.add(name, secs(ct.total_s()),
+    kv.add(name, secs(paid_s),
            fmt::format("{} × {} of {} over {} GPUs ({}), {}: {} each{}", format_sig(ct.calls, 4), what, gb(ct.bytes), ct.group.size,
                        ct.group.crosses_domains() ? fmt::format("{} per scale-up domain", ct.group.per_domain) : "inside one scale-up domain",
                        rate, secs(ct.time_per_call_s), note));
   };
-  comm("tensor parallel", t.tp, "");
-  comm("context parallel", t.cp, fmt::format("; exposed after overlap {}", secs(t.cp_exposed_s)));
-  comm("expert all-to-all", t.ep, "");
-  comm("pipeline", t.pp, "");
+  comm("tensor parallel", t.tp, t.tp_exposed_s);
+  comm("context parallel", t.cp, t.cp_exposed_s);
+  comm("expert all-to-all", t.ep, t.ep.total_s());
+  comm("pipeline", t.pp, t.pp.total_s());
+  if (t.tp_overlap_sm_s > 0)
+    kv.add("TP overlap's SMs", secs(t.tp_overlap_sm_s),
+           fmt::format("its pipelined and bulk-overlapped products on {} of {} SMs, and cut into chunks", s.sm_count - s.tp_overlap_comm_sms, s.sm_count));
   if (t.zero3_exposed_s > 0) kv.add("ZeRO-3 gathers", secs(t.zero3_exposed_s), "exposed beyond the compute they overlap");
-  if (s.lora.on) {
-    if (t.launch_s > 0) kv.add("kernel launch floor", secs(t.launch_s));
-    if (t.eager_s > 0) kv.add("unfused elementwise", secs(t.eager_s), "eager: one kernel an op");
-    if (t.dequant_s > 0)
-      kv.add("dequantisation", secs(t.dequant_s),
-             fmt::format("{} passes × {} / ({} × {})", l.recompute == Recompute::full ? 3 : 2, gb(s.lora.dequant_bytes_per_pass),
-                         format_si(s.memory_bandwidth_bytes_per_s, "B/s"), memory_bandwidth_efficiency));
-  }
+  if (t.zero3_copy_s > 0) kv.add("ZeRO-3 buffer copies", secs(t.zero3_copy_s), "FSDP2: parameters out of the gathers, gradients into the reduce-scatter");
+  if (t.launch_s > 0) kv.add("kernel launch floor", secs(t.launch_s));
+  if (t.eager_s > 0) kv.add("unfused elementwise", secs(t.eager_s), "eager: one kernel an op");
+  if (t.dequant_s > 0)
+    kv.add("dequantisation", secs(t.dequant_s),
+           fmt::format("{} passes × {} / ({} × {})", l.recompute == Recompute::full ? 3 : 2, gb(s.lora.dequant_bytes_per_pass),
+                       format_si(s.memory_bandwidth_bytes_per_s, "B/s"), memory_bandwidth_efficiency));
   kv.add("micro-batch", secs(t.microbatch_s), "the sum");
   o += kv.render();
 

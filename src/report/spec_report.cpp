@@ -58,6 +58,7 @@ std::string hardware_show_text(const Hardware& h, std::size_t max_width) {
                                       : "domain size not in the spec (plan needs --node-gpus)");
   kv.add("scale-out", link(ic.scale_out, "--scale-out-bw"));
   kv.add("TDP", h.tdp_watts ? format_sig(*h.tdp_watts, 4) + " W" : "not published");
+  kv.add("SMs", h.sm_count ? std::to_string(*h.sm_count) : "not given", "what tensor-parallel overlap leaves to the products (plan)");
   if (h.power_limit_watts) kv.add("power limit", format_sig(*h.power_limit_watts, 4) + " W as deployed (--power-limit changes it)");
   kv.add("2:4 sparsity", h.tensor_figures_quoted_sparse ? "yes" : "no",
          h.tensor_figures_quoted_sparse ? "datasheet tensor figures are sparse; napkin stores the dense half" : "");
@@ -104,6 +105,7 @@ nlohmann::json hardware_json(const Hardware& h) {
           {"interconnect", interconnect},
           {"memory_bandwidth_bytes_per_s", h.memory_bandwidth_bytes_per_s},
           {"tdp_watts", h.tdp_watts ? nlohmann::json(*h.tdp_watts) : nlohmann::json(nullptr)},
+          {"sm_count", h.sm_count ? nlohmann::json(*h.sm_count) : nlohmann::json(nullptr)},
           {"power_limit_watts", h.power_limit_watts ? nlohmann::json(*h.power_limit_watts) : nlohmann::json(nullptr)},
           {"tensor_figures_quoted_sparse", h.tensor_figures_quoted_sparse},
           {"dense_peak_flops_per_s", peaks},

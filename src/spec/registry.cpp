@@ -113,6 +113,13 @@ SpecRegistry SpecRegistry::load(const std::vector<std::string>& user_paths) {
         if (!ec && fs::is_directory(sub_st))
           for (const auto& f : toml_files_in(path / sub)) r.add_user_file(f);
       }
+      // Frameworks are given one at a time by path (--framework FILE), not through --spec: a
+      // frameworks/ folder here would otherwise be skipped without a word.
+      const fs::file_status fw_st = fs::status(path / "frameworks", ec);
+      if (!ec && fs::is_directory(fw_st) && !toml_files_in(path / "frameworks").empty())
+        throw Error((path / "frameworks").string() + ": --spec does not read frameworks; give one with --framework " +
+                    (path / "frameworks" / "NAME.toml").string());
+      ec.clear();
       const fs::file_status eng_st = fs::status(path / "engines", ec);
       if (ec && ec != std::errc::no_such_file_or_directory) path_error(path / "engines", "cannot read", ec);
       if (!ec && fs::is_directory(eng_st))
