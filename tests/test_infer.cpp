@@ -311,4 +311,12 @@ TEST_CASE("infer's default prompt and output fit a short-context model") {
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("the default 2048 + 256 tokens exceed gpt2's context of 1024: --input 896 --output 128") != std::string::npos);
   CHECK(r.out.find("longer than gpt2's context") == std::string::npos);
+  // Asked past it: a learned position table has nothing beyond its 1024 rows, so that is refused;
+  // a rotary model past its context is priced with a note.
+  const auto past = run_napkin("infer --model gpt2 --hardware h100-sxm --input 5000");
+  CHECK(past.exit_code == 2);
+  CHECK(past.err.find("--input + --output = 5256 tokens: gpt2 has a learned position table of 1024 positions") != std::string::npos);
+  const auto rope = run_napkin("infer --model llama2-7b --hardware h100-sxm --input 8000 --output 100 --batch 1");
+  CHECK(rope.exit_code == 0);
+  CHECK(rope.out.find("--input + --output = 8100 tokens is longer than llama2-7b's context (4096)") != std::string::npos);
 }

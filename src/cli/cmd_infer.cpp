@@ -80,6 +80,12 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
     r.notes.push_back(fmt::format("the default 2048 + 256 tokens exceed {}'s context of {}: --input {} --output {}", r.model.key, r.model.context,
                                   s.input_tokens, s.output_tokens));
   }
+  // A learned position table has `context` rows and nothing past them (GPT-2's 1024): such a
+  // sequence cannot be run at all. Rotary and relative positions run past the trained context
+  // (degraded, or with scaling): priced, with a note.
+  if (s.input_tokens + s.output_tokens > r.model.context && r.model.positions == Positions::learned)
+    throw Error(fmt::format("--input + --output = {} tokens: {} has a learned position table of {} positions and none past it; give at most {} in all",
+                            s.input_tokens + s.output_tokens, r.model.key, r.model.context, r.model.context));
   if (s.input_tokens + s.output_tokens > r.model.context)
     r.notes.push_back(fmt::format("--input + --output = {} tokens is longer than {}'s context ({})", s.input_tokens + s.output_tokens, r.model.key,
                                   r.model.context));
