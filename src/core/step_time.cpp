@@ -36,13 +36,6 @@ double v_head_dim(const Model& m) { return m.mla ? d(m.mla->v_head_dim) : d(m.he
 
 long long moe_layer_count(const Model& m) { return m.moe ? m.layers - m.moe->dense_layers : 0; }
 
-// Tensor-parallel communication left on the critical path. Without overlap, all of it. With it
-// (Transformer Engine userbuffers, NeMo's tp_comm_overlap; PyTorch async TP, torchtitan's
-// enable_async_tensor_parallel; both need sequence parallelism), each all-gather → product and
-// product → reduce-scatter is split into tp chunks that run beside the previous chunk's product
-// (Wang et al. 2023, "Overlap communication with dependent computation via decomposition",
-// ASPLOS, §4). What cannot hide: the last chunk of each reduce-scatter, 1/tp of it, with no product
-// left beside it; and whatever exceeds the time of the products.
 // The products Transformer Engine's default userbuffers overlap pipelines with a reduce-scatter
 // (proj_fprop, fc2_fprop) or runs beside a bulk transfer (qkv_dgrad, qkv_wgrad, fc1_dgrad,
 // fc1_wgrad), on the SMs the communication leaves (transformer_engine/pytorch/module/base.py,
@@ -63,6 +56,13 @@ double te_overlap_extra_products(long long tp, double forward_passes) {
   return forward_passes * (2.0 * d(tp - 1) + 2.0 * 3.0) + 2.0 * d(tp - 1);
 }
 
+// Tensor-parallel communication left on the critical path. Without overlap, all of it. With it
+// (Transformer Engine userbuffers, NeMo's tp_comm_overlap; PyTorch async TP, torchtitan's
+// enable_async_tensor_parallel; both need sequence parallelism), each all-gather → product and
+// product → reduce-scatter is split into tp chunks that run beside the previous chunk's product
+// (Wang et al. 2023, "Overlap communication with dependent computation via decomposition",
+// ASPLOS, §4). What cannot hide: the last chunk of each reduce-scatter, 1/tp of it, with no product
+// left beside it; and whatever exceeds the time of the products.
 double tp_exposed_s(const CommTerm& tp, double products_s, long long tp_size, bool overlap) {
   if (!overlap || tp.calls == 0) return tp.total_s();
   const double tail_s = tp.total_s() / (2.0 * d(tp_size));  // half the traffic is reduce-scatter
