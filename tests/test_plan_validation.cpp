@@ -352,13 +352,15 @@ TEST_CASE("Nemotron-4 15B, tp 8 as data parallelism grows 96 → 288: napkin rea
   test::check_recorded(all);
 }
 
-TEST_CASE("Llama 3 405B (Meta, interleaved over 126 layers unevenly): within 20%, napkin below the measurement") {
+TEST_CASE("Llama 3 405B (Meta, interleaved over 126 layers unevenly): within 30%, napkin below the measurement") {
   const std::vector<Row> all = {llama3_405b_row(8192, 0.43), llama3_405b_row(16384, 0.41)};
   for (const Row& r : all) {
     INFO(r.name << ": predicted MFU " << r.predicted << " vs measured " << r.measured << " (" << r.layout << ")");
-    CHECK(std::fabs(r.error()) <= 0.20);
     // napkin's memory model needs recomputation for any interleaved layout here (docs/validation),
-    // which Meta's measured MFU does not show: the prediction stays below it.
+    // which Meta's measured MFU does not show: the prediction stays below it, by more since the
+    // Hopper products are priced at the rate they hold for minutes (21% and 26%); the full
+    // recomputation napkin's memory model asks for costs about a third more compute.
+    CHECK(std::fabs(r.error()) <= 0.30);
     CHECK(r.error() < 0);
     CHECK(r.layout.find("v 1,") == std::string::npos);  // an interleaved schedule, as Meta ran
   }

@@ -4,6 +4,8 @@
 #include <span>
 #include <cmath>
 
+#include "core/gemm_time.hpp"
+
 namespace napkin {
 namespace {
 
@@ -108,21 +110,22 @@ std::string_view flash_curve_name(FlashCurve c) {
 
 double FlashRate::efficiency(bool backward, bool causal, double length) const {
   switch (curve) {
-    case FlashCurve::hopper_fused: return hopper_fused_attention_efficiency(backward, causal, length);
-    case FlashCurve::hopper_fa2: return hopper_fa2_efficiency(backward, causal, length);
-    case FlashCurve::ampere_fa2: return ampere_fa2_efficiency(backward, causal, length);
-    case FlashCurve::hopper_fa1: return fa1_efficiency(true, backward, causal, length);
-    case FlashCurve::ampere_fa1: return fa1_efficiency(false, backward, causal, length);
+    case FlashCurve::hopper_fused: return sustained * hopper_fused_attention_efficiency(backward, causal, length);
+    case FlashCurve::hopper_fa2: return sustained * hopper_fa2_efficiency(backward, causal, length);
+    case FlashCurve::ampere_fa2: return sustained * ampere_fa2_efficiency(backward, causal, length);
+    case FlashCurve::hopper_fa1: return sustained * fa1_efficiency(true, backward, causal, length);
+    case FlashCurve::ampere_fa1: return sustained * fa1_efficiency(false, backward, causal, length);
     case FlashCurve::flat: break;
   }
-  return flat_efficiency;
+  return sustained * flat_efficiency;
 }
 
 FlashRate flash_rate_for(AttentionKernel k, std::string_view gpu_generation) {
   if (gpu_generation == "h100") {
-    if (k == AttentionKernel::fa1) return {FlashCurve::hopper_fa1, flash_attention_efficiency};
-    if (k == AttentionKernel::fa2) return {FlashCurve::hopper_fa2, flash_attention2_hopper_efficiency};
-    return {FlashCurve::hopper_fused, flash_attention_efficiency};
+    const double held = hopper_sxm_sustained_over_short;
+    if (k == AttentionKernel::fa1) return {FlashCurve::hopper_fa1, flash_attention_efficiency, held};
+    if (k == AttentionKernel::fa2) return {FlashCurve::hopper_fa2, flash_attention2_hopper_efficiency, held};
+    return {FlashCurve::hopper_fused, flash_attention_efficiency, held};
   }
   if (gpu_generation == "a100") {
     if (k == AttentionKernel::fa1) return {FlashCurve::ampere_fa1, flash_attention_efficiency};

@@ -33,6 +33,9 @@ std::string_view flash_curve_name(FlashCurve c);
 struct FlashRate {
   FlashCurve curve = FlashCurve::flat;
   double flat_efficiency = flash_attention_efficiency;
+  // What a curve measured in a short benchmark keeps over minutes of work: on Hopper SXM at 700 W,
+  // core/gemm_time.hpp's hopper_sxm_sustained_over_short (0.91, measured); 1 elsewhere.
+  double sustained = 1.0;
   // The fraction of the dense peak one call of `length` queries × keys (its geometric mean when
   // they differ) reaches.
   double efficiency(bool backward, bool causal, double length) const;
@@ -72,7 +75,8 @@ double ampere_fa2_efficiency(bool backward, bool causal, double length);
 // (flash-attn 1.0.x) in MosaicML's use.
 double fa1_efficiency(bool hopper, bool backward, bool causal, double length);
 
-// The rate of a framework's kernel on a GPU generation: on Hopper and Ampere the measured curve of
+// The rate of a framework's kernel on a GPU generation, held for minutes (FlashRate::sustained): on
+// Hopper and Ampere the measured curve of
 // the kernel (Transformer Engine's fused attention falls back to FlashAttention-2 below Hopper:
 // transformer_engine/pytorch/attention/dot_product_attention/utils.py, get_attention_backend,
 // prefers FusedAttention over FlashAttention only on sm90 and later); elsewhere flat at 0.6.

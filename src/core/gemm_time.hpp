@@ -27,11 +27,27 @@ std::optional<double> mamf_fraction(std::string_view hardware_key, Dtype dtype);
 // Large training-sized products reach a little less than the best shape: A100-SXM4-80GB fp16
 // cuBLASLt at 8192³, 16384³ and 6144×12288×12288 runs 253.7, 256.5 and 250.8 TFLOP/s (Azure ND A100
 // v4, samuel-bohman/AI-benchmarking-guide) against its MAMF of 271.2: 0.935, 0.946, 0.925; mean 0.935.
+// Those runs held the products for 10,000 warm-up iterations before timing: a sustained rate.
 inline constexpr double gemm_over_mamf = 0.935;
+// A Hopper SXM part at 700 W does not hold a short benchmark's rate through minutes of products:
+// its power cap pulls the SM clock down. napkin bench on an H200 (the H100 SXM's SMs, clock and
+// 700 W; docs/bench/NVIDIA_H200/sustained, tests/gpu/sustained_clock.sh), bf16 8192³ back to back
+// for a minute: 663.8 and 664.0 TFLOP/s in two runs, the SM clock settling at 1455 MHz against the
+// 1980 MHz boost (nvidia-smi clocks_event_reasons 0x4, software power cap, 690 W), where 50
+// products on an idle GPU run at 721.7-736.2. Over the part's bf16 MAMF (794.5 TFLOP/s): 0.836, in
+// place of the A100's 0.935 (which the 400 W part holds: the A100 validation rows).
+inline constexpr double hopper_sxm_sustained_over_mamf = 0.836;
+// The same runs' minute over their short runs, 663.9 / 729.6: what any short benchmark of a Hopper
+// SXM part's compute (cuDNN's attention timings, the FlashAttention papers' bars) keeps when the
+// work runs for minutes at 700 W (core/attention_rate.hpp).
+inline constexpr double hopper_sxm_sustained_over_short = 0.91;
 // For a part without a MAMF: the median MAMF fraction of the table's twelve BF16 rows (0.781) × 0.935.
 inline constexpr double gemm_peak_efficiency_unknown = 0.73;
 // The curve's compute-bound efficiency for a part: MAMF × gemm_over_mamf (A100 SXM: 0.869 × 0.935 =
-// 0.81; H100 SXM: 0.803 × 0.935 = 0.75), or gemm_peak_efficiency_unknown.
+// 0.81), for Hopper SXM in bf16/fp16 MAMF × hopper_sxm_sustained_over_mamf (0.803 × 0.836 = 0.671,
+// the measured minute's 663.8 of 989.5 TFLOP/s), or gemm_peak_efficiency_unknown. Hopper's fp8
+// keeps gemm_over_mamf: no sustained fp8 run was timed (a one-second run on the hot H200 gave
+// 1219 TFLOP/s, 0.87 of the H100's fp8 MAMF, against napkin's 0.935).
 double gemm_peak_efficiency(std::string_view hardware_key, Dtype dtype);
 
 // Fraction of the datasheet memory bandwidth a streaming copy reaches: A100-SXM4-80GB 1.61 of

@@ -1,0 +1,1 @@
++ build-gpu/src/napkin bench --device cuda --dtype bf16 --shape 8192x8192x8192 --no-flush --json

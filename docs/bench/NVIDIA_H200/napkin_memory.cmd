@@ -1,0 +1,1 @@
++ build-gpu/src/napkin bench --memory --device cuda --json

@@ -1,0 +1,1 @@
++ python3 tests/gpu/torch_mm_bench.py --dtype fp64 --shape 8192x8192x8192
