@@ -250,6 +250,8 @@ TEST_CASE("the default GEMM curve: roofline, a flat product's exposed time and a
   CHECK(gemm_peak_efficiency("a100-sxm-80gb", Dtype::bf16) == near(0.812515));
   CHECK(gemm_peak_efficiency("h100-sxm", Dtype::bf16) == near(0.671308));
   CHECK(gemm_peak_efficiency("h200-sxm", Dtype::fp16) == near(0.671308));
+  CHECK(gemm_peak_efficiency("h800", Dtype::bf16) == near(0.671308));  // the H100 SXM's die
+  CHECK(gemm_peak_efficiency("h100-sxm-96gb", Dtype::fp8) == near(0.662915));
   CHECK(gemm_peak_efficiency("h100-sxm", Dtype::bf16) * 989.5 == doctest::Approx(664.0).epsilon(0.001));
   CHECK(gemm_peak_efficiency("h100-sxm", Dtype::fp8) == near(0.662915));
   CHECK(gemm_peak_efficiency("rtx-4090", Dtype::bf16) == near(0.73));

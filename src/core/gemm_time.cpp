@@ -27,6 +27,8 @@ std::optional<double> mamf_fraction(std::string_view key, Dtype dtype) {
 }
 
 double gemm_peak_efficiency(std::string_view hardware_key, Dtype dtype) {
+  // The H800 and the 96 GB H100 SXM are the H100 SXM's die, SMs and 700 W: its MAMF row.
+  if (hardware_key == "h800" || hardware_key == "h100-sxm-96gb") hardware_key = "h100-sxm";
   const bool hopper_sxm = hardware_key == "h100-sxm" || hardware_key == "h200-sxm";
   if (auto f = mamf_fraction(hardware_key, dtype))
     return *f * (hopper_sxm && (dtype == Dtype::bf16 || dtype == Dtype::fp16) ? hopper_sxm_sustained_over_mamf : gemm_over_mamf);
