@@ -98,4 +98,17 @@ TEST_CASE("correctness check: reference matches a naive product and rejects a wr
   std::vector<double> nan = right;
   nan[3] = std::nan("");
   CHECK_FALSE(check_samples(Dtype::fp32, s, samples, nan).ok);
+  // A bf16 output off by 3% of the sample's scale — what a split-K product reducing its partial
+  // sums in bf16 can give (an H200 gave 2.0% on a 50,257-long K) — passes; a wrong entry does not.
+  std::vector<Entry> bsamples;
+  std::vector<double> near_right;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const Reference ref = reference_entry(Dtype::bf16, s, samples[i]);
+    bsamples.push_back(samples[i]);
+    near_right.push_back(static_cast<double>(ref.value + 0.03L * ref.scale));
+  }
+  CHECK(check_samples(Dtype::bf16, s, bsamples, near_right).ok);
+  std::vector<double> off = near_right;
+  off[2] = static_cast<double>(reference_entry(Dtype::bf16, s, bsamples[2]).value + reference_entry(Dtype::bf16, s, bsamples[2]).scale);
+  CHECK_FALSE(check_samples(Dtype::bf16, s, bsamples, off).ok);
 }

@@ -184,7 +184,10 @@ Reference reference_entry(Dtype dtype, const Shape& s, const Entry& e) {
 // (half an ulp: 2^-9 bf16, 2^-12 fp16) times |D|/scale (< ~4 over the samples), plus fp32
 // accumulation (~2^-24 sqrt(K)), plus for tf32 the GPU's rounding of each input to 10
 // mantissa bits (~2^-11 per product, random signs). A wrong product (a transposed or
-// unwritten output) errs by O(1), so these bounds separate the two by 50x or more.
+// unwritten output) errs by O(1), so these bounds separate the two by 50x or more. A bf16
+// output gets more room: on an H200, cuBLASLt's pick for 2048×768×50257 (a long-K, split-K shape)
+// was off by 0.020063 (docs/bench/NVIDIA_H200/calibrate_gpt2.err) — partial sums reduced in the
+// output type, each rounded to bf16 — so 5e-2, still 20x below a wrong product's error.
 double tolerance(Dtype dtype) {
   switch (dtype) {
     case Dtype::int8: return 0;  // integers in int32: exact
@@ -192,7 +195,7 @@ double tolerance(Dtype dtype) {
     case Dtype::fp32: return 1e-4;
     case Dtype::tf32: return 1e-2;
     case Dtype::fp16: return 5e-3;
-    default: return 2e-2;  // bf16 output (bf16, and fp8 whose D is bf16)
+    default: return 5e-2;  // bf16 output (bf16, and fp8 whose D is bf16)
   }
 }
 
