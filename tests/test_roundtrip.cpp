@@ -79,6 +79,31 @@ TEST_CASE("calibrate --json, then plan --gemm-efficiency reads that very file") 
   CHECK(d.err.find("has no timed products (run 'napkin calibrate' without --dry-run)") != std::string::npos);
 }
 
+TEST_CASE("a calibration a real GPU wrote (the lent H200's llama3-8b) prices plan's products") {
+  // docs/bench/NVIDIA_H200/calibrate_llama3-8b.json: napkin calibrate on an H200, micro-batch 1 ×
+  // 2048 tokens. Its 2048×4096×4096 product took 99.36 µs (691.6 TFLOP/s, worked from the shape);
+  // plan reads the file through the real binary and prices the step's products with it.
+  const std::string cal = std::string(NAPKIN_SOURCE_DIR) + "/docs/bench/NVIDIA_H200/calibrate_llama3-8b.json";
+  const auto j = nlohmann::json::parse(slurp(cal));
+  REQUIRE(j["device"]["name"] == "NVIDIA H200");
+  bool found = false;
+  for (const auto& p : j["products"])
+    if (p["m"] == 2048 && p["n"] == 4096 && p["k"] == 4096) {
+      found = true;
+      CHECK(p["time_per_product_s"].get<double>() == doctest::Approx(2.0 * 2048 * 4096 * 4096 / 691.6e12).epsilon(1e-3));
+    }
+  CHECK(found);
+  const std::string base = "plan --model llama3-8b --hardware h200-sxm --gpus 8 --global-batch 128 --seq 2048 --tp 1 --cp 1 --pp 1 --micro-batch 1 --json";
+  const auto measured = run_napkin(base + " --gemm-efficiency " + q(cal));
+  const auto curve = run_napkin(base);
+  REQUIRE_MESSAGE(measured.exit_code == 0, measured.err);
+  REQUIRE(curve.exit_code == 0);
+  const auto m = nlohmann::json::parse(measured.out), c = nlohmann::json::parse(curve.out);
+  // The hot H200 ran these shapes faster than napkin's sustained curve (a minute of 8192³): the
+  // measured plan's products take less time.
+  CHECK(m["plans"][0]["breakdown"]["matmul_s"].get<double>() < c["plans"][0]["breakdown"]["matmul_s"].get<double>());
+}
+
 TEST_CASE("a calibration stopped by Ctrl-C is refused by plan, saying why") {
   const TempDir tmp("napkin_roundtrip_interrupted");
   // --iters 1e9 cannot finish: the run is stopped while it times its first product.
