@@ -289,30 +289,49 @@ Row nemotron4_15b_row(long long dp, long long batch, double seconds) {
   return row;
 }
 
-// Llama 3 405B pre-training (Dubey et al. 2024, "The Llama 3 Herd of Models", Table 4): 8,192
-// H100s at t 8, p 16, d 64 and 16,384 at d 128, cp 1, sequences of 8,192 tokens, 16M tokens a
-// step (2,048 sequences), BF16 MFU 43% and 41%. Meta ran an interleaved pipeline (§3.3.2) whose
-// number of virtual stages is not published, so napkin's plan search picks it with the
-// micro-batch, recomputation and ZeRO stage, as for the Megatron-Core rows; the 126 layers split
-// unevenly over the 16·v chunks. Model: meta-llama/Llama-3.1-405B config.json. Recipe: napkin's
-// default (bf16-mixed, AdamW); Meta's is not in the table.
+// Llama 3 405B pre-training (Dubey et al. 2024, "The Llama 3 Herd of Models", arXiv 2407.21783v3):
+// Table 4, 8,192 H100s at t 8, p 16, d 64 and 16,384 at d 128, cp 1, sequences of 8,192 tokens,
+// 16M tokens a step (2,048 sequences), BF16 MFU 43% and 41%. §3.3.2 says how it ran, and the row
+// runs it so: "we could pre-train Llama 3 on sequences of 8K tokens without activation
+// checkpointing" (recompute none); FSDP "shards optimizer states and gradients, but for model
+// shards we do not reshard after forward", and "we use FP32 gradient accumulation during backward
+// computation over multiple micro-batches and also reduce-scatter gradients in FP32": the
+// micro-batches accumulate into a full fp32 buffer reduced once a step and the weights stay
+// gathered through it, which is napkin's ZeRO 1 (Megatron's distributed optimizer) with the
+// fp32-grads recipe. The pipeline is interleaved, its number of virtual stages not
+// published, so napkin picks it and the micro-batch as for the Megatron-Core rows. Meta fitted the
+// run in 80 GB by taking one layer off the first and the last stages and freeing each stage's
+// input and output early (§3.3.2); napkin's memory model, which splits 126 layers 8 per stage on the
+// first stages, asks more than 80 GB for it, so the plan is chosen on time alone and napkin's
+// memory for it is printed with the row (docs/validation/README.md reports the miss). Model:
+// meta-llama/Llama-3.1-405B config.json; the framework's kernels are Megatron-Core's.
 Row llama3_405b_row(long long gpus, double mfu) {
   Model m;
   m.key = "llama3.1-405b";
   m.layers = 126, m.d_model = 16384, m.heads = 128, m.kv_heads = 8, m.head_dim = 128, m.d_ff = 53248;
   m.mlp = MlpKind::swiglu, m.vocab = 128256, m.context = 8192, m.tied_embeddings = false;
   m.positions = Positions::rotary, m.norm = NormKind::rmsnorm, m.bias = BiasKind::none;
-  PlanQuery q = h100_query(gpus, 8, 16, 2048, 8192, "bf16-mixed");
+  PlanQuery q = h100_query(gpus, 8, 16, 2048, 8192, "bf16-mixed-fp32-grads");
   q.step.net.scale_up_latency_s = 3.4e-6;
+  q.recompute = Recompute::none;
+  q.zero = 1;
+  const double capacity_bytes = q.memory.memory_bytes;
+  q.memory.memory_bytes = 0;  // chosen on time alone (see above)
   const PlanSearch found = search_plans(m, q);
   REQUIRE(!found.plans.empty());
   const Plan& p = found.plans.front();
+  MemorySetup at_80gb = q.memory;
+  at_80gb.memory_bytes = capacity_bytes;
+  const PlanMemory mem = plan_memory(m, p.layout, at_80gb, 2048 / (p.layout.dp * p.layout.micro_batch));
+  // The miss this row documents (docs/validation/README.md): napkin's memory for a layout Meta ran
+  // in 80 GB. When the memory model learns Meta's first-stage savings this fails: update the page.
+  CHECK(mem.total_bytes > capacity_bytes);
   Row row;
   row.name = "Llama 3 405B on " + std::to_string(gpus) + " H100";
-  row.source = "Dubey et al. 2024 (Llama 3), Table 4";
-  row.layout = "t 8, p 16, d " + std::to_string(gpus / 128) + ", B 2048 × 8192; napkin picked b " + std::to_string(p.layout.micro_batch) +
-               ", v " + std::to_string(p.layout.interleave) + ", recompute " + std::string(recompute_name(p.layout.recompute)) +
-               ", ZeRO " + std::to_string(p.layout.zero);
+  row.source = "Dubey et al. 2024 (Llama 3), Table 4 and §3.3.2";
+  row.layout = "t 8, p 16, d " + std::to_string(gpus / 128) + ", B 2048 × 8192, recompute none, ZeRO 1, fp32 reduce; napkin picked b " +
+               std::to_string(p.layout.micro_batch) + ", v " + std::to_string(p.layout.interleave) + " (napkin's memory for it " +
+               std::to_string(std::lround(mem.total_bytes / 1e9)) + " GB of " + std::to_string(std::lround(mem.available_bytes / 1e9)) + " GB)";
   row.unit = "MFU";
   row.measured = mfu;
   row.predicted = p.time.mfu;
@@ -352,17 +371,14 @@ TEST_CASE("Nemotron-4 15B, tp 8 as data parallelism grows 96 → 288: napkin rea
   test::check_recorded(all);
 }
 
-TEST_CASE("Llama 3 405B (Meta, interleaved over 126 layers unevenly): within 30%, napkin below the measurement") {
+TEST_CASE("Llama 3 405B (Meta, interleaved, as §3.3.2 ran it): within 15%; napkin's memory model over 80 GB for it") {
   const std::vector<Row> all = {llama3_405b_row(8192, 0.43), llama3_405b_row(16384, 0.41)};
   for (const Row& r : all) {
     INFO(r.name << ": predicted MFU " << r.predicted << " vs measured " << r.measured << " (" << r.layout << ")");
-    // napkin's memory model needs recomputation for any interleaved layout here (docs/validation),
-    // which Meta's measured MFU does not show: the prediction stays below it, by more since the
-    // Hopper products are priced at the rate they hold for minutes (21% and 26%); the full
-    // recomputation napkin's memory model asks for costs about a third more compute.
-    CHECK(std::fabs(r.error()) <= 0.30);
-    CHECK(r.error() < 0);
-    CHECK(r.layout.find("v 1,") == std::string::npos);  // an interleaved schedule, as Meta ran
+    // Priced without recomputation, as Meta ran it, the rows read +3.6% and -3.8%; with the full
+    // recomputation napkin's memory model would ask for (v 4), 21% and 26% below.
+    CHECK(std::fabs(r.error()) <= 0.15);
+    CHECK(r.layout.find("v 1 ") == std::string::npos);  // an interleaved schedule, as Meta ran
   }
   test::print_rows(all);
   test::check_recorded(all);
