@@ -310,8 +310,8 @@ TEST_CASE("napkin infer against published serving measurements") {
   }
   for (const auto& [g, f] : {std::pair{decode1, validated_decode_batch1}, {ttft1, validated_ttft_batch1}, {fixed, validated_fixed_batch}}) {
     CHECK(g.n == f.rows);
-    CHECK(g.sum / g.n == doctest::Approx(f.mean_abs_error).epsilon(0.02));
-    CHECK(g.worst == doctest::Approx(f.worst_abs_error).epsilon(0.02));
+    CHECK(g.sum / g.n == doctest::Approx(f.mean_abs_error).epsilon(0.02).scale(0));  // 2% of the figure
+    CHECK(g.worst == doctest::Approx(f.worst_abs_error).epsilon(0.02).scale(0));
   }
   const Row& t14 = *std::find_if(rows.begin(), rows.end(), [](const Row& r) { return std::string(r.id) == "T14"; });
   Row shared = t14;

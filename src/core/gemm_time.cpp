@@ -31,7 +31,7 @@ double gemm_peak_efficiency(std::string_view hardware_key, Dtype dtype) {
   if (hardware_key == "h800" || hardware_key == "h100-sxm-96gb") hardware_key = "h100-sxm";
   const bool hopper_sxm = hardware_key == "h100-sxm" || hardware_key == "h200-sxm";
   if (auto f = mamf_fraction(hardware_key, dtype))
-    return *f * (hopper_sxm && (dtype == Dtype::bf16 || dtype == Dtype::fp16) ? hopper_sxm_sustained_over_mamf : gemm_over_mamf);
+    return *f * (hopper_sxm && (dtype == Dtype::bf16 || dtype == Dtype::fp16 || dtype == Dtype::fp8) ? hopper_sxm_sustained_over_mamf : gemm_over_mamf);
   return gemm_peak_efficiency_unknown;
 }
 

@@ -35,7 +35,10 @@ inline constexpr double gemm_over_mamf = 0.935;
 // for a minute: 663.8 and 664.0 TFLOP/s in two runs, the SM clock settling at 1455 MHz against the
 // 1980 MHz boost (nvidia-smi clocks_event_reasons 0x4, software power cap, 690 W), where 50
 // products on an idle GPU run at 721.7-736.2. Over the part's bf16 MAMF (794.5 TFLOP/s): 0.836, in
-// place of the A100's 0.935 (which the 400 W part holds: the A100 validation rows).
+// place of the A100's 0.935 (which the 400 W part holds: the A100 validation rows). fp8 holds the
+// same share: on the same H200, hot from that minute, fp8 8192³ ran at 1219 TFLOP/s for a second
+// and at a median of 1240.5 in gpu_check.sh (SM clock 1365 MHz), 0.84 and 0.85 of the H200's fp8
+// MAMF (0.734 × 1979 = 1452.6), where bf16 in that state ran at 673.9, 1.5% above its minute.
 inline constexpr double hopper_sxm_sustained_over_mamf = 0.836;
 // The same runs' minute over their short runs, 663.9 / 729.6: what any short benchmark of a Hopper
 // SXM part's compute (cuDNN's attention timings, the FlashAttention papers' bars) keeps when the
@@ -44,10 +47,9 @@ inline constexpr double hopper_sxm_sustained_over_short = 0.91;
 // For a part without a MAMF: the median MAMF fraction of the table's twelve BF16 rows (0.781) × 0.935.
 inline constexpr double gemm_peak_efficiency_unknown = 0.73;
 // The curve's compute-bound efficiency for a part: MAMF × gemm_over_mamf (A100 SXM: 0.869 × 0.935 =
-// 0.81), for Hopper SXM in bf16/fp16 MAMF × hopper_sxm_sustained_over_mamf (0.803 × 0.836 = 0.671,
-// the measured minute's 663.8 of 989.5 TFLOP/s), or gemm_peak_efficiency_unknown. Hopper's fp8
-// keeps gemm_over_mamf: no sustained fp8 run was timed (a one-second run on the hot H200 gave
-// 1219 TFLOP/s, 0.87 of the H100's fp8 MAMF, against napkin's 0.935).
+// 0.81), for Hopper SXM in bf16, fp16 and fp8 MAMF × hopper_sxm_sustained_over_mamf (0.803 × 0.836 = 0.671,
+// the measured minute's 663.8 of 989.5 TFLOP/s; in fp8 H100 0.709 × 0.836 = 0.593, H200 0.614),
+// or gemm_peak_efficiency_unknown.
 double gemm_peak_efficiency(std::string_view hardware_key, Dtype dtype);
 
 // Fraction of the datasheet memory bandwidth a streaming copy reaches: A100-SXM4-80GB 1.61 of
