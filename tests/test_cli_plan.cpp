@@ -513,3 +513,15 @@ TEST_CASE("--tp-overlap at --tp 1 says it changes nothing") {
   CHECK(r.exit_code == 0);
   CHECK(r.err.find("--tp-overlap: at --tp 1 there is no tensor-parallel communication to overlap") != std::string::npos);
 }
+
+TEST_CASE("the GEMM curve's assumption line names the factor it applied to the MAMF") {
+  // Hopper SXM: the sustained share of its MAMF (0.836), an A100 × 0.935; the H800 takes the H100
+  // SXM's MAMF row. The line once printed × 0.935 beside Hopper's 0.671 (0.803 × 0.935 = 0.751).
+  const std::string base = " --model llama3-8b --gpus 8 --global-batch 64 --seq 4096 --tp 1 --pp 1 --cp 1";
+  const auto h100 = run_napkin("plan --hardware h100-sxm" + base);
+  CHECK_MESSAGE(h100.out.find("roofline at 0.671 of peak (MAMF 0.803 × 0.836)") != std::string::npos, h100.out);
+  const auto h800 = run_napkin("plan --hardware h800" + base);
+  CHECK_MESSAGE(h800.out.find("(MAMF 0.803 × 0.836)") != std::string::npos, h800.out);
+  const auto a100 = run_napkin("plan --hardware a100-sxm-80gb" + base);
+  CHECK_MESSAGE(a100.out.find("roofline at 0.813 of peak (MAMF 0.869 × 0.935)") != std::string::npos, a100.out);
+}

@@ -200,11 +200,11 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   q.step.gemm.peak_flops_per_s = *peak;
   q.step.gemm.memory_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
   q.step.gemm.value_bytes = recipe.activation_bytes;
-  q.step.gemm.peak_efficiency = gemm_peak_efficiency(hw.key, ps.dtype);
-  const auto mamf = mamf_fraction(hw.key, ps.dtype);
+  const GemmPeakEfficiency eff = gemm_peak_efficiency_parts(hw.key, ps.dtype);
+  q.step.gemm.peak_efficiency = eff.efficiency;
   q.step.gemm.source = fmt::format("default curve: roofline at {} of peak ({}) and {} of memory bandwidth, the lesser exposed ÷ ⌈m/{}⌉, + {} µs a product",
                                    format_sig(q.step.gemm.peak_efficiency, 3),
-                                   mamf ? fmt::format("MAMF {} × {}", format_sig(*mamf, 3), gemm_over_mamf) : "no MAMF measured for this part: a median",
+                                   eff.mamf ? fmt::format("MAMF {} × {}", format_sig(*eff.mamf, 3), eff.over_mamf) : "no MAMF measured for this part: a median",
                                    memory_bandwidth_efficiency, gemm_tile_m, gemm_launch_s * 1e6);
   if (!f.gemm_efficiency.empty()) {
     double fraction = 0;

@@ -26,14 +26,19 @@ std::optional<double> mamf_fraction(std::string_view key, Dtype dtype) {
   return std::nullopt;
 }
 
-double gemm_peak_efficiency(std::string_view hardware_key, Dtype dtype) {
+GemmPeakEfficiency gemm_peak_efficiency_parts(std::string_view hardware_key, Dtype dtype) {
   // The H800 and the 96 GB H100 SXM are the H100 SXM's die, SMs and 700 W: its MAMF row.
   if (hardware_key == "h800" || hardware_key == "h100-sxm-96gb") hardware_key = "h100-sxm";
   const bool hopper_sxm = hardware_key == "h100-sxm" || hardware_key == "h200-sxm";
-  if (auto f = mamf_fraction(hardware_key, dtype))
-    return *f * (hopper_sxm && (dtype == Dtype::bf16 || dtype == Dtype::fp16 || dtype == Dtype::fp8) ? hopper_sxm_sustained_over_mamf : gemm_over_mamf);
-  return gemm_peak_efficiency_unknown;
+  if (auto f = mamf_fraction(hardware_key, dtype)) {
+    const bool sustained = hopper_sxm && (dtype == Dtype::bf16 || dtype == Dtype::fp16 || dtype == Dtype::fp8);
+    const double over = sustained ? hopper_sxm_sustained_over_mamf : gemm_over_mamf;
+    return {*f * over, f, over};
+  }
+  return {gemm_peak_efficiency_unknown, std::nullopt, 0};
 }
+
+double gemm_peak_efficiency(std::string_view hardware_key, Dtype dtype) { return gemm_peak_efficiency_parts(hardware_key, dtype).efficiency; }
 
 double flat_gemm_exposed_s(double compute_s, double memory_s, long long m) {
   const double rows = std::ceil(static_cast<double>(std::max(1LL, m)) / gemm_tile_m);

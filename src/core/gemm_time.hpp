@@ -51,6 +51,14 @@ inline constexpr double gemm_peak_efficiency_unknown = 0.73;
 // the measured minute's 663.8 of 989.5 TFLOP/s; in fp8 H100 0.709 × 0.836 = 0.593, H200 0.614),
 // or gemm_peak_efficiency_unknown.
 double gemm_peak_efficiency(std::string_view hardware_key, Dtype dtype);
+// The same, in its parts, for the reports: the MAMF fraction used (of the part's own row, or the
+// H100 SXM's for the parts sharing its die) and the factor applied to it; no MAMF for the median.
+struct GemmPeakEfficiency {
+  double efficiency = 0;
+  std::optional<double> mamf;
+  double over_mamf = 0;
+};
+GemmPeakEfficiency gemm_peak_efficiency_parts(std::string_view hardware_key, Dtype dtype);
 
 // Fraction of the datasheet memory bandwidth a streaming copy reaches: A100-SXM4-80GB 1.61 of
 // 2.039 TB/s (0.790), H100 SXM 2.90 of 3.35 TB/s (0.866) (STREAM copy, Azure ND A100 v4 / ND H100
