@@ -81,7 +81,7 @@ TEST_CASE("bench: bad input is one line and a non-zero exit") {
   expect_error("bench --device cpu --iters 1.5 --shape 32", "--iters must be a whole number");
   expect_error("bench --device cpu --iters '' --shape 32", "--iters: empty value; expected N");
   expect_error("bench --device cpu --algos 0 --shape 32", "--algos must be at least 1");
-  expect_error("bench --device cpu --warmup -1 --shape 32", "--warmup must be between 0 and 3600 seconds");
+  expect_error("bench --device cpu --warmup -1 --shape 32", "--warmup must be between 0 and 3600 seconds, found");
   expect_error("bench --device cpu --peak 0 --shape 32", "--peak must be a positive FLOP/s figure");
   // An MFU over a peak of 1e308 FLOP/s (1e-296%) or of 1 FLOP/s (6e10) means nothing.
   expect_error("bench --device cpu --peak 1e308 --shape 32", "between 1 MFLOP/s and 10 EFLOP/s");

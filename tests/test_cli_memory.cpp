@@ -91,7 +91,7 @@ TEST_CASE("reserve: a size with its unit or a percent, never a bare number") {
   check_bad("--hardware h100-sxm --reserve 2", "a bare number is ambiguous");
   // --selective without --recompute selective changed nothing, silently.
   check_bad("--hardware h100-sxm --model llama3-8b --selective every-other-matmul", "add --recompute selective or drop --selective");
-  check_bad("--hardware h100-sxm --reserve 0.1", "give a unit or a percent");
+  check_bad("--hardware h100-sxm --reserve 0.1", "give 0, a size with its unit (2GB, 2GiB) or a percent (10%)");
   check_bad("--hardware h100-sxm --reserve abc", "--reserve");
   check_bad("--hardware h100-sxm --reserve -5GB", "--reserve");
   check_bad("--hardware h100-sxm --reserve 150%", "--reserve");

@@ -277,7 +277,7 @@ TEST_CASE("bad input: one line naming the flag") {
 
 TEST_CASE("--reserve: a size with its unit or a percent, parsed as napkin memory parses it") {
   // A bare number is ambiguous (2 bytes? 2 GB? 0.5 = half?): refused, as by napkin memory.
-  check_bad(llama70 + " --reserve 2", "--reserve '2': give a unit or a percent (2GB, 2GiB, 10%); a bare number is ambiguous");
+  check_bad(llama70 + " --reserve 2", "--reserve '2': give 0, a size with its unit (2GB, 2GiB) or a percent (10%); a bare number is ambiguous");
   check_bad(llama70 + " --reserve 0.5", "a bare number is ambiguous");
   CHECK(run_napkin("memory --model llama3-70b --reserve 2").err == run_napkin(llama70 + " --reserve 2").err);
   // h100-sxm's datasheet memory is 80e9 bytes. 10% of it: 8e9 held back, 72e9 available.

@@ -71,15 +71,7 @@ bench::BenchConfig config(Context& ctx, const BenchOptions& o) {
   if (!o.sweep.empty())
     for (const auto& s : bench::parse_sweep(o.sweep)) cfg.shapes.push_back(s);
   if (!o.iters.empty()) cfg.iterations = whole_flag(o.iters, "--iters", static_cast<double>(bench::max_iterations));
-  if (!o.warmup.empty()) {
-    try {
-      std::size_t used = 0;
-      cfg.warmup_s = std::stod(o.warmup, &used);
-      if (used != o.warmup.size()) throw std::invalid_argument("trailing");
-    } catch (const std::exception&) {
-      throw Error("--warmup: '" + o.warmup + "' is not a number of seconds");
-    }
-  }
+  if (!o.warmup.empty()) cfg.warmup_s = seconds_flag(o.warmup, "--warmup", 3600);
   cfg.flush_cache = !o.no_flush;
   cfg.algos = o.algos;
   if (o.peak == "measured") cfg.peak_choice = bench::BenchConfig::PeakChoice::measured;

@@ -56,15 +56,7 @@ void run(Context& ctx, const CalibrateOptions& o, const CLI::App& sub) {
   std::optional<long long> iterations;
   if (!o.iters.empty()) iterations = whole_flag(o.iters, "--iters", static_cast<double>(bench::max_iterations));
   std::optional<double> warmup;
-  if (!o.warmup.empty()) {
-    try {
-      std::size_t used = 0;
-      warmup = std::stod(o.warmup, &used);
-      if (used != o.warmup.size() || !(*warmup >= 0 && *warmup <= 3600)) throw std::invalid_argument("range");
-    } catch (const std::exception&) {
-      throw Error("--warmup: '" + o.warmup + "' is not a number of seconds from 0 to 3600");
-    }
-  }
+  if (!o.warmup.empty()) warmup = seconds_flag(o.warmup, "--warmup", 3600);
   if (o.dry_run) {
     if (o.json) emit_json(calibrate_json(rep));
     else emit(calibrate_text(rep, ctx.columns()));

@@ -60,8 +60,21 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   if (!given("--hardware")) r.notes.push_back("no --hardware given: assuming h100-sxm");
   InferSetup& s = r.setup;
   s.engine = ctx.registry().engine(o.engine);
+  if (!s.engine.vendors.empty() && std::find(s.engine.vendors.begin(), s.engine.vendors.end(), r.hardware.vendor) == s.engine.vendors.end())
+    throw Error(fmt::format("--engine {}: {} runs on {} GPUs only ({}: vendors), and {} is {}'s; give --engine vllm or another from 'napkin engines list'",
+                            s.engine.key, s.engine.name, fmt::join(s.engine.vendors, ", "), s.engine.origin, r.hardware.key, r.hardware.vendor));
   s.weights = weight_format(o.weights);
   s.kv = kv_format(o.kv);
+  // A GPU without bf16 (V100, T4) serves a bf16 checkpoint in fp16, as vLLM does when the compute
+  // capability is below 8.0 (vllm/config.py, _get_and_verify_dtype): same bytes, fp16 products.
+  if (!r.hardware.dense_peak(Dtype::bf16) && r.hardware.dense_peak(Dtype::fp16)) {
+    if (o.weights == "bf16") {
+      s.weights = weight_format("fp16");
+      r.notes.push_back(fmt::format("{} has no bf16: the bf16 weights are served in fp16 (as vLLM casts them below compute capability 8.0)",
+                                    r.hardware.key));
+    }
+    if (o.kv == "bf16") s.kv = kv_format("fp16");
+  }
   s.tp = given("--tp") ? whole_flag(o.tp, "--tp", 1e6) : 1;
   s.pp = given("--pp") ? whole_flag(o.pp, "--pp", 1e6) : 1;
   const long long per_replica = s.tp * s.pp;

@@ -44,6 +44,7 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   MemorySetup& s = r.setup;
   s.optimizer = find_optimizer(o.optimizer);
   s.recipe = find_recipe(o.precision);
+  check_recipe_on_hardware(s.recipe, r.hardware, !given("--precision"));
   s.offload = offload_from_name(o.offload);
   s.flash_attention = o.flash_attention;
   s.dropout = o.dropout;

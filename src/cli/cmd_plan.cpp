@@ -109,7 +109,7 @@ void setup_plan(CLI::App& app, Context& ctx) {
   sub->add_option("--model", o->model, "Model: a name from 'napkin models list', a .toml spec, or a Hugging Face config.json (or a folder holding one)")->type_name("NAME|FILE");
   sub->add_option("--hardware", o->hardware, "Accelerator: a name from 'napkin hardware list' or a .toml spec [h100-sxm]")->type_name("NAME|FILE");
   sub->add_option("--gpus", f.gpus, "Number of accelerators")->type_name("N");
-  sub->add_option("--global-batch", f.global_batch, "Sequences per optimizer step, over all data-parallel replicas (or tokens with their unit: 4Mtok)")->type_name("B");
+  sub->add_option("--global-batch", f.global_batch, "Sequences per optimizer step, over all data-parallel replicas (or tokens with their unit: 4Mitok = 4 × 2^20)")->type_name("B");
   sub->add_option("--seq", f.seq, "Tokens per sequence [the model's pre-training seq_len, else its context]")->type_name("S");
   sub->add_option("--tokens", o->tokens, "Training tokens, for days and GPU-hours: 15T, 1.5e12")->type_name("D");
   sub->add_option("--tp", f.tp, "Tensor-parallel degree [searched]")->type_name("T");

@@ -122,7 +122,7 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
   } else if (!o.tokens.empty()) {
     q.tokens = whole_count(parse_count(o.tokens, "--tokens"), o.tokens, "--tokens");
   }
-  if (!o.gpus.empty()) q.gpus = static_cast<double>(whole_flag(o.gpus, "--gpus"));
+  if (!o.gpus.empty()) q.gpus = static_cast<double>(whole_flag(o.gpus, "--gpus", gpus_range.hi));
   if (!o.days.empty()) q.days = parse_count(o.days, "--days");
   // Their bounds (core/training.hpp) are checked once, in solve_training.
 
@@ -148,7 +148,7 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
     extra.power_limit = o.power_limit;
     extra.lora = lora;  // plan --lora: the frozen base, the adapters and the dequantisation priced per layout
     if (lora && !o.micro_batch.empty()) throw Error("--micro-batch: with --mfu predicted the plan picks the micro-batch");
-    predicted = predicted_rate(*model, hw, whole_flag(o.gpus, "--gpus"), batch.sequences, seq, r.dtype, extra);
+    predicted = predicted_rate(*model, hw, whole_flag(o.gpus, "--gpus", gpus_range.hi), batch.sequences, seq, r.dtype, extra);
   } else if (!o.global_batch.empty()) {
     throw Error("--global-batch only matters with --mfu predicted");
   } else if (!o.framework.empty()) {
@@ -263,7 +263,7 @@ void setup_train(CLI::App& app, Context& ctx) {
   sub->add_option("--gpus", o->gpus, "Number of accelerators")->type_name("N");
   sub->add_option("--days", o->days, "Wall-clock days (leave out params, tokens or gpus to solve for it; give all four to solve for the MFU)")->type_name("DAYS");
   sub->add_option("--mfu", o->mfu, "Model FLOPs utilisation: 0.45 or 45% [0.5], 'measured' (bench), 'calibrated' (the model's own products) or 'predicted' (napkin plan's best layout)")->type_name("F");
-  sub->add_option("--global-batch", o->global_batch, "Sequences per step (or tokens with their unit: 4Mtok), for --mfu predicted")->type_name("B");
+  sub->add_option("--global-batch", o->global_batch, "Sequences per step (or tokens with their unit: 4Mitok = 4 × 2^20), for --mfu predicted")->type_name("B");
   sub->add_option("--power-limit", o->power_limit,
                   "GPU power limit in watts: the energy at it, and with --mfu predicted products and attention slowed as (P/TDP)^0.47 [the spec's deployed limit]")
       ->type_name("W");

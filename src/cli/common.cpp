@@ -1,3 +1,4 @@
+#include <charconv>
 #include "cli/common.hpp"
 
 #include <fmt/format.h>
@@ -87,13 +88,24 @@ double reserve_flag(const std::string& text, double memory_bytes) {
     if (bytes < 1) throw Error(fmt::format("--reserve '{}' is less than one byte of the GPU's memory; give 0 or a size such as 2GB", text));
     return bytes;
   }
+  if (text == "0") return 0;  // no reserve: unambiguous without a unit
   const bool has_unit = !text.empty() && std::isalpha(static_cast<unsigned char>(text.back()));
   // A bare number is refused before its size is judged: "0.1" is ambiguous, not "less than a byte".
-  if (!has_unit && !text.empty() && std::isdigit(static_cast<unsigned char>(text.back())))
-    throw Error(fmt::format("--reserve '{}': give a unit or a percent (2GB, 2GiB, 10%); a bare number is ambiguous", text));
-  const double v = parse_bytes(text, "--reserve");
   if (!has_unit)
-    throw Error(fmt::format("--reserve '{}': give a unit or a percent (2GB, 2GiB, 10%); a bare number is ambiguous", text));
+    throw Error(fmt::format("--reserve '{}': give 0, a size with its unit (2GB, 2GiB) or a percent (10%); a bare number is ambiguous", text));
+  double v = 0;
+  try {
+    v = parse_bytes(text, "--reserve");
+  } catch (const Error&) {
+    throw Error(fmt::format("--reserve '{}': give 0, a size of at least a byte with its unit (2GB, 2GiB, 512MiB) or a percent (10%)", text));
+  }
+  // "70B" is 70 bytes to a size parser but 70 billion to --params: a reserve under a mebibyte,
+  // written in bytes, is that slip (what a run holds back is hundreds of MB at the least).
+  const bool in_bytes = text.size() >= 2 && text.back() == 'B' && std::isdigit(static_cast<unsigned char>(text[text.size() - 2]));
+  if (in_bytes && v < 1048576) {
+    const std::string n = text.substr(0, text.size() - 1);
+    throw Error(fmt::format("--reserve '{}' reads as {} bytes; give a size such as {}GB or {}GiB", text, n, n, n));
+  }
   return v;
 }
 
@@ -155,6 +167,32 @@ Dtype dtype_flag(const std::string& text, const char* flag) {
   std::vector<std::string> names;
   for (Dtype d : all_dtypes) names.emplace_back(dtype_name(d));
   throw Error(fmt::format("{}: unknown dtype '{}' (one of {}){}", flag, text, fmt::join(names, ", "), did_you_mean(text, names)));
+}
+
+double seconds_flag(const std::string& text, const char* flag, double max_s) {
+  double v = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v, std::chars_format::general);
+  if (text.empty() || ec != std::errc() || ptr != end) throw Error(fmt::format("{}: '{}' is not a number of seconds", flag, text));
+  if (!(v >= 0 && v <= max_s)) throw Error(fmt::format("{} must be between 0 and {} seconds, found '{}'", flag, format_sig(max_s, 6), text));
+  return v;
+}
+
+void check_recipe_on_hardware(const PrecisionRecipe& recipe, const Hardware& hw, bool defaulted) {
+  const std::string_view w = recipe.weight_dtype;
+  // The dtypes one of which the recipe's products need ("bf16/fp16": either).
+  std::vector<Dtype> needs;
+  if (w.find("fp8") != std::string_view::npos) needs = {Dtype::fp8};
+  else if (w == "bf16/fp16") needs = {Dtype::bf16, Dtype::fp16};
+  else if (auto d = dtype_from_name(w)) needs = {*d};
+  if (needs.empty()) return;
+  for (Dtype d : needs)
+    if (hw.dense_peak(d)) return;
+  std::vector<std::string> have;
+  for (const auto& [d, f] : hw.dense_peak_flops_per_s) have.emplace_back(dtype_name(d));
+  const char* instead = hw.dense_peak(Dtype::bf16) ? "bf16-mixed" : hw.dense_peak(Dtype::fp16) ? "fp16-mixed" : "fp32";
+  throw Error(fmt::format("--precision {}{}: {} has no {} peak in its spec (it lists: {}); give --precision {}", recipe.name,
+                          defaulted ? " (the default)" : "", hw.key, dtype_name(needs.front()), fmt::join(have, ", "), instead));
 }
 
 void emit_json(nlohmann::json j) {

@@ -10,6 +10,7 @@
 
 #include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "core/memory.hpp"
 #include "spec/registry.hpp"
 
 namespace napkin::cli {
@@ -44,6 +45,9 @@ long long whole_count(const std::string& text, const char* flag, long long min, 
 // --reserve of `napkin memory` and `napkin plan`: a size with its unit (4GiB, 2GB) or a percent of
 // `memory_bytes` (10%), in bytes. A bare number is refused (2 bytes? half the memory?).
 double reserve_flag(const std::string& text, double memory_bytes);
+// --warmup of bench and calibrate: seconds as a plain decimal number ("2", "0.5", "1e-1"), from 0 to
+// `max_s`; hexadecimal and other forms strtod takes ("0x10", "inf") are refused.
+double seconds_flag(const std::string& text, const char* flag, double max_s);
 // --power-limit: watts, "500" or "500W", from 1 W to 100 kW.
 double power_limit_flag(const std::string& text);
 // The power cap a command runs at: --power-limit when given, else the spec's deployed limit
@@ -61,6 +65,11 @@ PowerCap power_cap(const Hardware& hw, const std::string& flag_text);
 void refuse_ignored_flags(const CLI::App& sub, const std::string& mode, const std::vector<std::string>& allowed);
 // A dtype name (fp64 ... fp4); an unknown one lists them all, with the closest first.
 Dtype dtype_flag(const std::string& text, const char* flag = "--dtype");
+// A precision recipe runs its weights' products in its weight dtype (fp8-mixed: fp8 tensor cores,
+// bf16-mixed: bf16): refuse one the hardware's spec has no peak for (an A100 has no fp8, a V100 no
+// bf16), naming --precision, what the spec lists and a recipe it can run. `defaulted`: the recipe
+// was not given (the message says so).
+void check_recipe_on_hardware(const PrecisionRecipe& recipe, const Hardware& hw, bool defaulted);
 
 // Writes to stdout; the subcommands print nothing else there. Control characters (from
 // arguments and spec strings) are escaped here, once for every command (report/text.hpp).

@@ -85,21 +85,50 @@ GlobalBatch global_batch_flag(const std::string& text, long long seq) {
   GlobalBatch b;
   constexpr std::string_view tok = "tok";
   if (text.size() > tok.size() && text.compare(text.size() - tok.size(), tok.size(), tok) == 0) {
-    const double tokens = parse_count(std::string_view(text).substr(0, text.size() - tok.size()), "--global-batch");
-    const double sequences = tokens / static_cast<double>(seq);
-    if (!(sequences >= 1) || sequences != std::floor(sequences) || sequences > 1e9)
-      throw Error(fmt::format("--global-batch {}: {} tokens is not a whole number of {}-token sequences (from 1 to 1e9); give "
-                              "sequences (1024) or a multiple of --seq in tokens",
-                              text, format_sig(tokens, 4), seq));
-    b.sequences = static_cast<long long>(sequences);
-    return b;
+    std::string_view number = std::string_view(text).substr(0, text.size() - tok.size());
+    // A binary prefix (4Mitok = 4 × 2^20) as well as napkin's decimal ones (4Mtok = 4e6).
+    constexpr std::string_view binary = "KMGT";
+    double scale = 1;
+    char prefix = 0;
+    if (number.size() > 2 && number.back() == 'i' && binary.find(number[number.size() - 2]) != std::string_view::npos) {
+      scale = std::pow(1024.0, static_cast<double>(binary.find(number[number.size() - 2]) + 1));
+      number.remove_suffix(2);
+    } else if (!number.empty() && binary.find(number.back()) != std::string_view::npos) {
+      prefix = number.back();
+    }
+    const double tokens = parse_count(number, "--global-batch") * scale;
+    if (!(tokens > 0)) throw Error(fmt::format("--global-batch {}: a step needs at least one sequence; give a positive count", text));
+    auto whole_sequences = [&](double t) {
+      const double n = t / static_cast<double>(seq);
+      return n >= 1 && n == std::floor(n) && n <= 1e9;
+    };
+    if (whole_sequences(tokens)) {
+      b.sequences = static_cast<long long>(tokens / static_cast<double>(seq));
+      return b;
+    }
+    // "4M tokens" in training reports is 4 × 2^20 (Llama 2's 1,024 sequences of 4,096): where the
+    // decimal count is no whole number of sequences and the binary one is, that is the one meant.
+    if (prefix) {
+      const std::string_view digits = number.substr(0, number.size() - 1);
+      const double as_binary = parse_count(digits, "--global-batch") * std::pow(1024.0, static_cast<double>(binary.find(prefix) + 1));
+      if (whole_sequences(as_binary)) {
+        b.sequences = static_cast<long long>(as_binary / static_cast<double>(seq));
+        b.warning = fmt::format("--global-batch {}: {} tokens is not a whole number of {}-token sequences; read as {}{}itok = {} tokens, {} "
+                                "sequences (write {}{}itok to say so)",
+                                text, format_sig(tokens, 4), seq, digits, prefix, format_sig(as_binary, 7), b.sequences, digits, prefix);
+        return b;
+      }
+    }
+    throw Error(fmt::format("--global-batch {}: {} tokens is not a whole number of {}-token sequences (from 1 to 1e9); give "
+                            "sequences (1024) or a multiple of --seq in tokens (4Mitok = 4 × 2^20)",
+                            text, format_sig(tokens, 4), seq));
   }
   b.sequences = whole_flag(text, "--global-batch", 1e9);
   constexpr double max_tokens_per_step = 1e8;
   const double tokens = static_cast<double>(b.sequences) * static_cast<double>(seq);
   if (tokens > max_tokens_per_step)
     b.warning = fmt::format("--global-batch {} is {} sequences of {} tokens, {} tokens a step (published runs use 1M to 16M): "
-                            "--global-batch counts sequences; write a token count with its unit, e.g. 4Mtok",
+                            "--global-batch counts sequences; write a token count with its unit, e.g. 4Mitok",
                             text, b.sequences, seq, format_sig(tokens, 3));
   return b;
 }
@@ -168,6 +197,7 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   q.gpu_generation = gpu_generation(hw.key);
   const Optimizer& opt = find_optimizer(f.optimizer);
   const PrecisionRecipe& recipe = find_recipe(f.precision);
+  check_recipe_on_hardware(recipe, hw, false);
   q.step.flash_attention = f.flash_attention;
   q.step.dropout = f.dropout;
   q.step.activation_bytes = recipe.activation_bytes;

@@ -35,9 +35,11 @@ struct PlanSetup {
   std::vector<std::string> warnings;
 };
 
-// --global-batch counts sequences ("1024"); a token count needs its unit ("4Mtok", "4e6tok") and
-// must be a whole number of `seq`-token sequences. A sequence count above 100M tokens a step (the
-// largest published runs use ~16M) gets a warning: "4M" is 4 million sequences, not tokens.
+// --global-batch counts sequences ("1024"); a token count needs its unit ("4Mitok" = 4 × 2^20,
+// "4e6tok") and must be a whole number of `seq`-token sequences; a decimal count that is not
+// ("4Mtok" at 8192) is read with the binary prefix when that one is, with a warning. A sequence
+// count above 100M tokens a step (the largest published runs use ~16M) gets a warning: "4M" is 4
+// million sequences, not tokens.
 struct GlobalBatch {
   long long sequences = 0;
   std::optional<std::string> warning;

@@ -4,6 +4,7 @@
 // knobs and never branches on an engine's name (STYLE.md §13).
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace napkin {
 
@@ -24,6 +25,8 @@ struct Engine {
   std::string source;
   std::string notes;
   std::string origin;  // "builtin:engines/vllm.toml" or a path
+  // GPU vendors the engine runs on (Hardware::vendor, e.g. "NVIDIA"); empty: any.
+  std::vector<std::string> vendors;
   double memory_fraction = 0.9;
   MemoryFractionOf memory_fraction_of = MemoryFractionOf::total;
   long long kv_block_tokens = 16;      // KV cache page: a sequence's cache is whole blocks

@@ -25,8 +25,11 @@ std::string pct(double f) { return format_sig(100 * f, 3) + "%"; }
 std::string bar_line(const Plan& p) {
   const ErrorBar& b = p.mfu_bar;
   std::string out = fmt::format("MFU {}", pct(p.time.mfu));
+  // When every similar run ran slower (or faster) than napkin predicted, the bar lies wholly below
+  // (or above) the figure: said, so that the range does not read as an interval around it.
+  const char* side = p.time.mfu > b.high ? ", all slower than predicted" : p.time.mfu < b.low ? ", all faster than predicted" : "";
   if (b.validated_by > 0)
-    out += fmt::format(" ({}–{}%, {} similar measured runs)", format_sig(100 * b.low, 2), format_sig(100 * b.high, 2), b.validated_by);
+    out += fmt::format(" ({}–{}%, {} similar measured runs{})", format_sig(100 * b.low, 2), format_sig(100 * b.high, 2), b.validated_by, side);
   for (const std::string& u : b.unvalidated) out += "; unvalidated: " + u;
   return out;
 }

@@ -115,7 +115,11 @@ std::string train_text(const TrainReport& r, std::size_t max_width) {
     kv.add("wall-clock",
            fmt::format("{} days{}", format_sig(run.days(), 4),
                        r.days_low && r.days_high ? fmt::format(" ({}–{})", format_sig(*r.days_low, 3), format_sig(*r.days_high, 3)) : ""),
-           format_duration(run.time_s) + mark(Unknown::days) + (r.days_low ? "; range: the error bar of similar measured runs" : ""));
+           format_duration(run.time_s) + mark(Unknown::days) +
+               (!r.days_low ? ""
+                : run.days() < *r.days_low ? "; range: the error bar of similar measured runs, all slower than predicted"
+                : r.days_high && run.days() > *r.days_high ? "; range: the error bar of similar measured runs, all faster than predicted"
+                                                           : "; range: the error bar of similar measured runs"));
   kv.add("GPU-hours", format_count(run.gpu_hours()), fmt::format("{} GPU-days", format_count(run.gpu_hours() / 24)));
   if (r.costs.cost_usd)
     kv.add("cost", fmt::format("${}", format_count(*r.costs.cost_usd)), fmt::format("at ${:.4g}/GPU-hour", *r.cost_inputs.price_usd_per_gpu_hour));

@@ -16,6 +16,7 @@ Engine parse_engine(std::string_view text, const std::string& display_path, cons
   e.version = r.required_string("version");
   e.source = r.required_string("source");
   e.notes = r.optional_string("notes").value_or("");
+  e.vendors = r.optional_string_array("vendors");
   e.memory_fraction = r.required_quantity("memory_fraction", QuantityKind::count, {0.01, 1.0, ""});
   e.memory_fraction_of = r.required_choice("memory_fraction_of", {"total", "free"}) == "free" ? MemoryFractionOf::free
                                                                                                : MemoryFractionOf::total;

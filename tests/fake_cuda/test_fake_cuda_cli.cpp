@@ -301,7 +301,7 @@ TEST_CASE("bad values for bench's flags are one line") {
                                std::pair{"--iters 1e10", "--iters must be at most 2147483647, found '1e10'"},
                                std::pair{"--batch 0", "--batch must be at least 1, found '0'"},
                                std::pair{"--algos 0", "--algos must be at least 1"},
-                               std::pair{"--warmup -1", "--warmup must be between 0 and 3600 seconds"},
+                               std::pair{"--warmup -1", "--warmup must be between 0 and 3600 seconds, found '-1'"},
                                std::pair{"--peak 0", "--peak must be a positive FLOP/s figure such as 989.5T"},
                                std::pair{"--iters ''", "--iters: empty value; expected N"}}) {
     const auto f = fake(std::string("bench --device cuda --shape 64 ") + args, "", "", false);
