@@ -39,6 +39,10 @@ TEST_CASE("infer: an engine on a vendor it does not run on is refused; bf16 on a
   refused("infer --model llama3-8b --hardware mi300x --engine tensorrt-llm", "TensorRT-LLM runs on NVIDIA GPUs only");
   refused("infer --model llama3-8b --hardware mi300x --engine lmdeploy", "NVIDIA GPUs only");
   CHECK(run_napkin("infer --model llama3-8b --hardware mi300x --engine vllm --batch 1").exit_code == 0);
+  const CliResult show = run_napkin("engines show tensorrt-llm --json");
+  REQUIRE(show.exit_code == 0);
+  CHECK(nlohmann::json::parse(show.out)["vendors"] == nlohmann::json::array({"NVIDIA"}));
+  CHECK(run_napkin("engines show tensorrt-llm").out.find("runs on            NVIDIA GPUs") != std::string::npos);
   const CliResult v100 = run_napkin("infer --model llama3-8b --hardware v100-sxm --batch 1");
   REQUIRE(v100.exit_code == 0);
   CHECK(v100.out.find("weights fp16, KV fp16") != std::string::npos);  // the headline says what is priced

@@ -1,6 +1,7 @@
 #include "report/engine_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "report/format.hpp"
 #include "report/json_count.hpp"
@@ -31,6 +32,7 @@ std::string engine_show_text(const Engine& e, std::size_t max_width) {
   kv.max_width = max_width;
   kv.add("name", e.name);
   kv.add("version", e.version);
+  kv.add("runs on", e.vendors.empty() ? "any GPU" : fmt::format("{} GPUs", fmt::join(e.vendors, ", ")));
   kv.add("memory", fraction_text(e),
          e.memory_fraction_of == MemoryFractionOf::total ? "weights, workspace and KV cache together" : "the KV cache's share of what the weights leave free");
   kv.add("KV block", std::to_string(e.kv_block_tokens) + " tokens");
@@ -58,6 +60,7 @@ nlohmann::json engine_json(const Engine& e) {
   return {{"key", e.key},
           {"name", e.name},
           {"version", e.version},
+          {"vendors", e.vendors},
           {"memory_fraction", e.memory_fraction},
           {"memory_fraction_of", e.memory_fraction_of == MemoryFractionOf::total ? "total" : "free"},
           {"kv_block_tokens", e.kv_block_tokens},
