@@ -54,9 +54,14 @@ std::string problem(const Model& m, const Layout& l) { return layout_problem(m, 
 TEST_CASE("valid layouts have no problem") {
   CHECK_FALSE(layout_problem(llama3_70b(), layout(8, 4, 32)));
   CHECK(layout(8, 4, 32).gpus() == 1024);  // 8·1·4·32
-  // tp 16 and 32 are multiples of the 8 KV heads: Megatron replicates them, one per rank.
-  CHECK_FALSE(layout_problem(llama3_70b(), layout(16, 1, 1)));
-  CHECK_FALSE(layout_problem(llama3_70b(), layout(32, 1, 1)));
+  // tp 16 and 32 are multiples of the 8 KV heads: a serving engine replicates them, one per rank;
+  // training splits them (Megatron-Core: divide(num_query_groups, tp)) and cannot.
+  Layout served = layout(16, 1, 1);
+  served.replicate_kv_heads = true;
+  CHECK_FALSE(layout_problem(llama3_70b(), served));
+  served.tp = 32;
+  CHECK_FALSE(layout_problem(llama3_70b(), served));
+  CHECK(problem(llama3_70b(), layout(16, 1, 1)).find("--tp 16 does not divide the 8 KV heads of llama3-70b") == 0);
   // 126 layers over 16 stages is uneven, as Llama 3.1 405B trained (Llama 3 paper §3.3.2).
   CHECK_FALSE(layout_problem(llama31_405b(), layout(8, 16, 128)));
   Layout moe = layout(1, 1, 8);
@@ -69,7 +74,10 @@ TEST_CASE("invalid layouts name the flag") {
   CHECK(problem(llama3_70b(), layout(3, 1, 1)) == "--tp 3 does not divide the 64 attention heads of llama3-70b");
   Model odd_kv = llama3_70b();
   odd_kv.heads = 48, odd_kv.kv_heads = 12;  // tp 8 divides 48 heads, but neither divides nor is a multiple of 12
-  CHECK(problem(odd_kv, layout(8, 1, 1)).find("--tp 8 neither divides the 12 KV heads") == 0);
+  CHECK(problem(odd_kv, layout(8, 1, 1)).find("--tp 8 does not divide the 12 KV heads") == 0);
+  Layout odd_served = layout(8, 1, 1);
+  odd_served.replicate_kv_heads = true;
+  CHECK(problem(odd_kv, odd_served).find("--tp 8 neither divides the 12 KV heads") == 0);
   Model odd_ff = llama3_70b();
   odd_ff.d_ff = 28670;
   CHECK(problem(odd_ff, layout(8, 1, 1)) == "--tp 8 does not divide d_ff = 28670 of llama3-70b");

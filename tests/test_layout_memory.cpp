@@ -320,12 +320,14 @@ TEST_CASE("pinned: ZeRO-1 with the optimizer offloaded shards the host copy over
 
 TEST_CASE("pinned: K/V projections when tp exceeds the KV heads are replicated, not split further") {
   // Llama 3 70B (h = 8192, 8 KV heads of 128): W_K and W_V are 2·8192·1024 = 16,777,216 params a
-  // layer. At tp 16 each rank keeps one whole KV head (Megatron replicates a head over tp/kv = 2
-  // ranks): 16,777,216 / 8 = 2,097,152 a rank, not / 16 = 1,048,576. Q and O: 2·8192·8192 / 16 =
+  // layer. At tp 16 each rank keeps one whole KV head (a serving engine replicates a head over
+  // tp/kv = 2 ranks; training cannot split them so): 16,777,216 / 8 = 2,097,152 a rank, not / 16 = 1,048,576. Q and O: 2·8192·8192 / 16 =
   // 8,388,608; MLP 3·8192·28672 / 16 = 44,040,192; two RMSNorms 2·8192 = 16,384 replicated.
   // Per layer per rank 2,097,152 + 8,388,608 + 44,040,192 + 16,384 = 54,542,336.
   // 80 layers over pp 4: 20 a stage; the first adds the embedding 128256/16 · 8192 = 65,667,072:
   // 20 · 54,542,336 + 65,667,072 = 1,156,513,792.
-  const LayoutMemory r = memory_per_gpu(llama3_70b(), layout(16, 4, 1, 0), setup("bf16-mixed", 0, true, false));
+  Layout served = layout(16, 4, 1, 0);
+  served.replicate_kv_heads = true;
+  const LayoutMemory r = memory_per_gpu(llama3_70b(), served, setup("bf16-mixed", 0, true, false));
   CHECK(r.first.dense_params == doctest::Approx(1156513792.0));
 }

@@ -175,6 +175,7 @@ InferMemory infer_memory(const Model& m, const InferSetup& s) {
   Layout l;
   l.tp = s.tp;
   l.pp = s.pp;
+  l.replicate_kv_heads = true;  // as vLLM and TensorRT-LLM do when tp exceeds the KV heads
   validate_layout(m, l);
   InferMemory r;
   // The weights: napkin's layout accounting (core/layout_memory) gives each stage's parameters

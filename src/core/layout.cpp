@@ -21,9 +21,14 @@ std::optional<std::string> layout_problem(const Model& m, const Layout& l) {
 
   // Megatron splits attention by heads (column-parallel QKV, row-parallel output).
   if (m.heads % l.tp != 0) return "--tp " + n(l.tp) + " does not divide the " + n(m.heads) + " attention heads of " + who();
-  if (!m.mla && m.kv_heads % l.tp != 0 && l.tp % m.kv_heads != 0)
-    return "--tp " + n(l.tp) + " neither divides the " + n(m.kv_heads) + " KV heads of " + who() +
-           " nor is a multiple of them (KV heads are split, or replicated one per rank)";
+  if (!m.mla && m.kv_heads % l.tp != 0) {
+    if (!l.replicate_kv_heads)
+      return "--tp " + n(l.tp) + " does not divide the " + n(m.kv_heads) + " KV heads of " + who() +
+             " (training splits them over tp: Megatron-Core's divide(num_query_groups, tp))";
+    if (l.tp % m.kv_heads != 0)
+      return "--tp " + n(l.tp) + " neither divides the " + n(m.kv_heads) + " KV heads of " + who() +
+             " nor is a multiple of them (KV heads are split, or replicated one per rank)";
+  }
   const bool dense_mlp = !m.moe || m.moe->dense_layers > 0;
   if (dense_mlp && m.d_ff % l.tp != 0) return "--tp " + n(l.tp) + " does not divide d_ff = " + n(m.d_ff) + " of " + who();
   if (m.moe && m.moe->d_ff_expert % l.tp != 0)

@@ -24,6 +24,11 @@ struct Layout {
   bool sequence_parallel = false;  // Korthikanti §4.2.2: norms and dropout split over tp
   Recompute recompute = Recompute::none;
   int zero = 0;               // ZeRO stage over the data-parallel group (0..3)
+  // Serving engines (vLLM, TensorRT-LLM) give each rank a copy of a KV head when tp exceeds the KV
+  // heads; training frameworks split them and need tp to divide them (Megatron-Core
+  // transformer/attention.py, Attention.__init__: divide(num_query_groups, tp); torchtitan's
+  // column-wise wk/wv). Off: a training layout.
+  bool replicate_kv_heads = false;
 
   long long gpus() const { return tp * cp * pp * dp; }
   // Ranks that hold the same dense parameters and shard them under ZeRO: Megatron-core's
@@ -35,8 +40,8 @@ struct Layout {
 
 // Why the layout cannot run this model, in one line naming the flag, or nullopt when it can.
 // Rules (Megatron-LM's, each checked in O(1) so a plan search can call it ~10^5 times):
-//   every degree ≥ 1; tp divides the attention heads, and the KV heads (or is a multiple of
-//   them: KV heads are then replicated, one per rank), d_ff and d_ff_expert; pp ≤ layers (an
+//   every degree ≥ 1; tp divides the attention heads, and the KV heads (or, where the layout
+//   replicates them, is a multiple of them: one per rank), d_ff and d_ff_expert; pp ≤ layers (an
 //   uneven split is allowed: the first layers mod pp stages hold one layer more, see
 //   stage_layers); interleave > 1 needs pp > 1 and at least one layer per model chunk
 //   (pp·interleave ≤ layers; an uneven split is allowed, as for plain stages);
