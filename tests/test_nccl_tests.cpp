@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "cli_helpers.hpp"
@@ -17,6 +18,22 @@ using napkin::test::run_napkin;
 namespace {
 
 const std::string dir = std::string(NAPKIN_SOURCE_DIR) + "/tests/data/nccl/";
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The real 2-node table with `from` replaced by `to` (once), written to `tmp`/`name`.
+std::string edited(const napkin::test::TempDir& tmp, const std::string& name, const std::string& from, const std::string& to) {
+  std::string text = read_all(dir + "h100-a3mega-2node-all_reduce.txt");
+  const std::size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, from.size(), to);
+  const std::string path = (tmp.path / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
 
 }  // namespace
 
@@ -119,6 +136,76 @@ TEST_CASE("malformed files and flags: one line naming the file and line") {
   // Without a collective the file name says it: sendrecv.
   CHECK(network_flag(dir + "a100-8gpu-sendrecv.txt").collective == Collective::send_recv);
   CHECK(network_flag("intra,sendrecv=" + dir + "a100-8gpu-sendrecv.txt").crosses_domains == false);
+}
+
+TEST_CASE("a row the table cannot hold is named by line, never skipped") {
+  // Each file is the real 2-node table (rows from line 26, 8 B; line 53 is 1 GiB) with one row
+  // spoiled as a hostile-input run spoiled them; each used to load, the row silently dropped.
+  const napkin::test::TempDir tmp("nccl-rows");
+  const std::string row_1g = "  1073741824     268435456     float     sum      -1   6759.0  158.86  297.86";
+  const auto error_of = [](const std::string& path) {
+    try {
+      load_nccl_tests(path, Collective::all_reduce);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(loaded)");
+  };
+  CHECK(error_of(edited(tmp, "neg.txt", row_1g, "  -1073741824     268435456     float     sum      -1   6759.0  158.86  297.86")) ==
+        (tmp.path / "neg.txt").string() + ":53: size -1073741824: negative; nccl-tests prints the size as a whole number of bytes");
+  CHECK(error_of(edited(tmp, "half.txt", row_1g, "  1073741824.5     268435456     float     sum      -1   6759.0  158.86  297.86"))
+            .find("half.txt:53: size 1073741824.5: not a whole number") != std::string::npos);
+  CHECK(error_of(edited(tmp, "count.txt", row_1g, "  1073741824     many     float     sum      -1   6759.0  158.86  297.86"))
+            .find("count.txt:53: count 'many'") != std::string::npos);
+  CHECK(error_of(edited(tmp, "nan.txt", row_1g, "  1073741824     268435456     float     sum      -1   6759.0  nan  nan"))
+            .find("nan.txt:53: 'nan' where nccl-tests prints a time (us) or a bandwidth") != std::string::npos);
+  // Thirteen words of text below a 13-column header: a row gone bad, not a log line.
+  CHECK(error_of(edited(tmp, "text.txt", row_1g + "      0   6737.4  159.37  298.82      0\n",
+                        row_1g + "      0   6737.4  159.37  298.82      0\n abc def ghi jkl mno pqr stu vwx yz 1 2 3 4\n")) ==
+        (tmp.path / "text.txt").string() +
+            ":54: 'abc' where nccl-tests prints the size in bytes (the line has the 13 columns of the header above it); delete the line if it is not a row");
+}
+
+TEST_CASE("logs between rows are not rows: NCCL INFO and mpirun's notices") {
+  // NCCL_DEBUG=INFO lines have the form "host:pid:tid [cudaDev] NCCL INFO ..." (NCCL's debug.cc);
+  // Open MPI aggregates help messages as "[host:pid] N more processes have sent help message ...".
+  // Both are 13 words or more here, below the header, and must be skipped as before.
+  const napkin::test::TempDir tmp("nccl-logs");
+  const std::string row_8 = "           8             2     float     sum      -1    135.8    0.00    0.00      0    123.5    0.00    0.00      0\n";
+  const std::string logs = row_8 +
+                           "ztan-mig-235z:6899:6899 [0] NCCL INFO Channel 00/32 : 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n"
+                           "[ztan-mig-235z:06890] 15 more processes have sent help message help-mpi-btl-openib.txt / no active ports found\n"
+                           "ztan-mig-235z:6899:6899 [0] NCCL INFO comm 0x55d3 rank 0 nranks 16 cudaDev 0 - Init COMPLETE\n";
+  const MeasuredCurve c = load_nccl_tests(edited(tmp, "logs.txt", row_8, logs), Collective::all_reduce);
+  CHECK(c.size_bytes.size() == 31);  // as the clean file: every row, no log line
+  CHECK(c.ranks == 16);
+}
+
+TEST_CASE("a table of tiny sizes only: its 0.00 GB/s said, and a larger run asked for") {
+  // nccl-tests prints GB/s with two decimals: the 2-node table's rows up to 256 B read 0.00 (lines 26-31).
+  const napkin::test::TempDir tmp("nccl-tiny");
+  std::string text = read_all(dir + "h100-a3mega-2node-all_reduce.txt");
+  text = text.substr(0, text.find("         512           128"));
+  const std::string path = (tmp.path / "tiny.txt").string();
+  std::ofstream(path) << text;
+  CHECK_THROWS_WITH_AS(load_nccl_tests(path, Collective::all_reduce),
+                       (path + ":26: every row (6 rows, 8 to 256 bytes) prints algbw and busbw 0.00 GB/s: sizes this small time only latency; "
+                               "rerun all_reduce_perf up to large sizes (e.g. -b 8 -e 8G -f 2)")
+                           .c_str(),
+                       Error);
+  // A busbw of 0 beside a real algbw is no ring factor: said at the row it was read from.
+  const std::string zero = edited(tmp, "zero.txt", "47535  180.71  338.82", "47535  180.71    0.00");
+  CHECK_THROWS_WITH_AS(load_nccl_tests(zero, Collective::all_reduce),
+                       doctest::Contains("zero.txt:56: busbw/algbw = 0 is no all_reduce ring factor (2(n-1)/n for n ranks)"), Error);
+}
+
+TEST_CASE("--network names a missing or odd file as nccl-tests output, not a spec file") {
+  const auto missing = run_napkin("plan --model llama3-8b --gpus 8 --global-batch 64 --network intra,all_reduce=" + dir + "missing.txt");
+  CHECK(missing.exit_code == 2);
+  CHECK_MESSAGE(missing.err.find("missing.txt: no such nccl-tests output file") != std::string::npos, missing.err);
+  CHECK(missing.err.find('\n') == missing.err.size() - 1);
+  CHECK_THROWS_WITH_AS(load_nccl_tests("/dev/null", Collective::all_reduce),
+                       "--network: /dev/null: is a character device, expected a nccl-tests output file (a regular file)", Error);
 }
 
 TEST_CASE("plan --network names the file and changes the step time") {

@@ -1,6 +1,8 @@
 #include "spec/nccl_tests.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -45,6 +47,29 @@ std::optional<double> number(const std::string& w) {
   }
 }
 
+// The whole word is a number strtod reads ("-134217728", "nan", "1e3"): a row's first word, even
+// when the value is one no table holds. "-----" (mpirun's rules) and "host:123:" are not.
+bool numeric(const std::string& w) {
+  char* end = nullptr;
+  std::strtod(w.c_str(), &end);
+  return !w.empty() && end == w.c_str() + w.size();
+}
+
+// The column header, "#  size  count  type  redop  root  time  algbw  busbw  #wrong ...": the
+// number of columns it names (13 since nccl-tests 2.10 added root; 12 before), else 0.
+std::size_t header_columns(const std::vector<std::string>& w) {
+  if (w.empty() || w[0][0] != '#') return 0;
+  bool size = false, busbw = false;
+  for (const std::string& x : w) size |= x == "size" || x == "#size", busbw |= x == "busbw";
+  return size && busbw ? (w[0] == "#" ? w.size() - 1 : w.size()) : 0;
+}
+
+// Logs that land between rows: NCCL's own ("host:pid:tid [dev] NCCL INFO ...", NCCL_DEBUG=INFO)
+// and mpirun's ("[host:pid] 15 more processes have sent help message ...").
+bool log_line(const std::vector<std::string>& w) {
+  return w[0][0] == '[' || std::find(w.begin(), w.end(), "NCCL") != w.end();
+}
+
 // nccl-tests' bus factor inverted: the ranks whose factor is busbw / algbw.
 long long ranks_from_ratio(Collective c, double ratio) {
   if (c == Collective::send_recv) return 2;
@@ -71,7 +96,8 @@ MeasuredCurve parse_nccl_tests(std::string_view text, const std::string& file, C
   curve.source = file;
   std::istringstream in{std::string(text)};
   double best_ratio_size = -1, ratio = 0;
-  long long line_no = 0;
+  long long line_no = 0, ratio_line = 0, first_row_line = 0;
+  std::size_t columns = 0;  // named by the column header, once read; 0 outside the table
   std::map<std::string, long long> hosts;  // "#  Rank  3 Group 0 Pid 6902 on HOST device 3 ...": ranks per host
   long long listed = 0;
   for (std::string line; std::getline(in, line);) {
@@ -83,16 +109,31 @@ MeasuredCurve parse_nccl_tests(std::string_view text, const std::string& file, C
           ++hosts[w[k + 1]], ++listed;
           break;
         }
-    if (w.empty() || w[0][0] == '#' || !all_digits(w[0])) continue;
+    if (const std::size_t n = header_columns(w)) columns = n;
+    if (w.size() > 2 && w[0] == "#" && (w[1] == "Out" || w[1] == "Avg")) columns = 0;  // the trailer: "# Out of bounds values", "# Avg bus bandwidth"
+    if (w.empty() || w[0][0] == '#') continue;
+    // A row: its first word a number, or (below the header) as many words as the header names,
+    // unless NCCL logged it. Other lines (mpirun's notices, logs) are not the table's.
+    const bool row_shaped = columns > 0 && w.size() == columns && !log_line(w);
+    if (!numeric(w[0]) && !row_shaped) continue;
     const auto where = [&] { return file + ":" + std::to_string(line_no) + ": "; };
+    const std::string first = w[0].substr(0, 24) + (w[0].size() > 24 ? "…" : "");
+    if (!numeric(w[0]))
+      throw Error(where() + "'" + first + "' where nccl-tests prints the size in bytes (the line has the " + std::to_string(columns) +
+                  " columns of the header above it); delete the line if it is not a row");
     // size count type redop [root] | time algbw busbw wrong | time algbw busbw wrong
     if (w.size() < 11)
       throw Error(where() + "a row of " + std::to_string(w.size()) +
                   " columns; nccl-tests prints size, count, type, redop, root and eight figures (out-of-place and in-place time, algbw, busbw, #wrong)");
+    if (!all_digits(w[0]))
+      throw Error(where() + "size " + first + ": " + (w[0][0] == '-' && w[0] != "-nan" ? "negative" : "not a whole number") +
+                  "; nccl-tests prints the size as a whole number of bytes");
+    if (!all_digits(w[1]))
+      throw Error(where() + "count '" + w[1].substr(0, 24) + "': nccl-tests prints the element count as a whole number");
     const std::size_t o = w.size() - 8;  // the out-of-place time
     std::optional<double> size = number(w[0]), time_us = number(w[o]), algbw = number(w[o + 1]), busbw = number(w[o + 2]);
     // All digits, yet past a double (309 digits and more): a corrupt row, not a size.
-    if (!size) throw Error(where() + "size " + w[0].substr(0, 24) + (w[0].size() > 24 ? "…" : "") + ": not a number of bytes napkin can hold");
+    if (!size) throw Error(where() + "size " + first + ": not a number of bytes napkin can hold");
     for (std::size_t k : {o, o + 1, o + 2, o + 4, o + 5, o + 6})
       if (!number(w[k])) throw Error(where() + "'" + w[k] + "' where nccl-tests prints a time (us) or a bandwidth (GB/s)");
     if (*size == 0) continue;  // nccl-tests' zero-byte rows time nothing
@@ -113,16 +154,30 @@ MeasuredCurve parse_nccl_tests(std::string_view text, const std::string& file, C
                   " GB/s: nccl-tests prints algbw = size / time");
     curve.size_bytes.push_back(*size);
     curve.time_s.push_back(*time_us * 1e-6);
-    if (*algbw > 0 && *size > best_ratio_size) best_ratio_size = *size, ratio = *busbw / *algbw;
+    if (!first_row_line) first_row_line = line_no;
+    if (*algbw > 0 && *size > best_ratio_size) best_ratio_size = *size, ratio = *busbw / *algbw, ratio_line = line_no;
   }
   if (curve.size_bytes.empty()) throw Error(file + ": no nccl-tests rows (a line starting with the size in bytes, then count, type, ...)");
+  const std::string perf = std::string(nccl_tests_name(c)) + "_perf";
+  // nccl-tests prints GB/s with two decimals: below 5 MB/s, as every size under a few kB runs,
+  // a row reads 0.00. Such a table gives neither the ranks (busbw/algbw) nor a bandwidth to
+  // price a gradient's megabytes with: only latency, and the curve extrapolates from its largest size.
+  if (best_ratio_size < 0) {
+    const std::size_t n = curve.size_bytes.size();
+    const auto bytes = [](double b) { return std::to_string(static_cast<long long>(b)); };
+    throw Error(file + ":" + std::to_string(first_row_line) + ": every row (" +
+                (n == 1 ? "1 row, " + bytes(curve.size_bytes[0]) : std::to_string(n) + " rows, " + bytes(curve.size_bytes[0]) + " to " + bytes(curve.size_bytes.back())) +
+                " bytes) prints algbw and busbw 0.00 GB/s: sizes this small time only latency; rerun " + perf +
+                " up to large sizes (e.g. -b 8 -e 8G -f 2)");
+  }
   curve.ranks = ranks_from_ratio(c, ratio);
   // Every rank listed, evenly over the hosts: the ranks per host (nccl-tests with MPI lists them all).
   if (listed == curve.ranks && !hosts.empty() && listed % static_cast<long long>(hosts.size()) == 0)
     curve.ranks_per_host = listed / static_cast<long long>(hosts.size());
   if (curve.ranks == 0)
-    throw Error(file + ": busbw/algbw = " + std::to_string(ratio) + " is no " + std::string(nccl_tests_name(c)) +
-                " ring factor; is this the output of " + std::string(nccl_tests_name(c)) + "_perf?");
+    throw Error(file + ":" + std::to_string(ratio_line) + ": busbw/algbw = " + format_gb_per_s(ratio) + " is no " + std::string(nccl_tests_name(c)) +
+                " ring factor" + (c == Collective::all_reduce ? " (2(n-1)/n for n ranks)" : " ((n-1)/n for n ranks)") +
+                "; is this the output of " + perf + "?");
   return curve;
 }
 
@@ -131,7 +186,7 @@ MeasuredCurve load_nccl_tests(const std::string& path, Collective c) {
   // (/dev/zero would otherwise be read without end).
   std::string text;
   try {
-    text = read_spec_file(path);
+    text = read_spec_file(path, kMaxSpecFileBytes, "nccl-tests output file");
   } catch (const Error& e) {
     throw Error(std::string("--network: ") + e.what());
   }

@@ -3,8 +3,10 @@
 // reduce_scatter_perf, alltoall_perf, sendrecv_perf) into a measured curve for --network. The
 // table as the tests print it: '#' lines are comments; a data row starts with the size in bytes
 // and ends with eight columns, out-of-place then in-place "time algbw busbw #wrong" (older
-// versions print "error" for "#wrong"; "N/A" is accepted there). Other lines (NCCL INFO logs
-// between rows) are skipped. Errors name the file and line.
+// versions print "error" for "#wrong"; "N/A" is accepted there). A line whose first word is a
+// number, or that has the header's column count below it, is a row, and a row napkin cannot use
+// (a negative size, text, nan) is an error; other lines (NCCL INFO logs, mpirun's notices) are
+// skipped. A table whose every row reads 0.00 GB/s is refused. Errors name the file and line.
 #include <optional>
 #include <string>
 #include <string_view>

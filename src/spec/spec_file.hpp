@@ -5,6 +5,7 @@
 // up to a size limit; anything else is an Error (exit 2) naming the path.
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace napkin {
 
@@ -14,6 +15,7 @@ inline constexpr std::size_t kMaxSpecFileBytes = std::size_t{1} << 20;
 
 // The whole content of the regular file at `path`, at most `max_bytes` long. Opens without
 // blocking (a FIFO is refused, not waited on) and never reads more than max_bytes + 1 bytes.
-std::string read_spec_file(const std::string& path, std::size_t max_bytes = kMaxSpecFileBytes);
+// `what` names the file in errors ("no such spec file"; --network's "nccl-tests output file").
+std::string read_spec_file(const std::string& path, std::size_t max_bytes = kMaxSpecFileBytes, std::string_view what = "spec file");
 
 }  // namespace napkin
