@@ -252,7 +252,9 @@ TEST_CASE("configs napkin cannot read: one line naming the file, the key and the
   CHECK(import_hf_config(moe + R"(, "mlp_only_layers": [0, 1]})", "c", "c").model.moe->dense_layers == 2);
   CHECK(error_of(moe + R"(, "mlp_only_layers": [1]})").find("mlp_only_layers: napkin needs the dense layers to be the first") != std::string::npos);
   CHECK(error_of(moe + R"(, "decoder_sparse_step": 2})").find("decoder_sparse_step: napkin needs 1") != std::string::npos);
-  CHECK(error_of(moe + R"(, "num_experts_per_tok": 5})").find("num_experts_per_tok: exceeds num_experts") != std::string::npos);
+  std::string top5 = moe + "}";
+  top5[top5.find("\"num_experts_per_tok\": 2") + 23] = '5';  // one key, changed: a second would be a duplicate
+  CHECK(error_of(top5).find("num_experts_per_tok: exceeds num_experts") != std::string::npos);
 }
 
 TEST_CASE("Falcon's current config names: multi-query, one norm per parallel block") {
@@ -321,4 +323,105 @@ TEST_CASE("napkin models show / import / train with a config.json") {
   const auto missing = run_napkin("models show '" + kData + "no-such-model/config.json'");
   CHECK(missing.exit_code == 2);
   CHECK(missing.err.find("no-such-model/config.json") != std::string::npos);
+}
+
+TEST_CASE("multimodal configs: the language model under text_config, counted alone") {
+  // mistralai/Mistral-Small-3.1-24B-Instruct-2503's config.json (huggingface.co, model card's
+  // "Files"), written here by hand with its published values: Mistral3ForConditionalGeneration, a
+  // Pixtral vision_config, and a text_config of model_type "mistral" shaped as Devstral-Small-2507
+  // (tests/data/hf), the same 24B text model with the vision encoder removed. Its count is that
+  // checkpoint's: index metadata total_parameters 23,572,403,200. By hand: embedding and head
+  // 2 × 131072 × 5120 = 1,342,177,280; per layer q, o 2 × 5120 × 4096, k, v 2 × 5120 × 1024,
+  // MLP 3 × 5120 × 32768, two norms 2 × 5120: 555,755,520, × 40 = 22,230,220,800; final norm 5120.
+  const std::string mistral3 = R"({
+  "architectures": ["Mistral3ForConditionalGeneration"],
+  "image_token_index": 10,
+  "model_type": "mistral3",
+  "multimodal_projector_bias": false,
+  "projector_hidden_act": "gelu",
+  "spatial_merge_size": 2,
+  "text_config": {
+    "attention_dropout": 0.0, "head_dim": 128, "hidden_act": "silu", "hidden_size": 5120,
+    "initializer_range": 0.02, "intermediate_size": 32768, "max_position_embeddings": 131072,
+    "model_type": "mistral", "num_attention_heads": 32, "num_hidden_layers": 40,
+    "num_key_value_heads": 8, "rms_norm_eps": 1e-05, "rope_theta": 1000000000.0,
+    "sliding_window": null, "use_cache": true, "vocab_size": 131072
+  },
+  "torch_dtype": "bfloat16",
+  "vision_config": {
+    "attention_dropout": 0.0, "head_dim": 64, "hidden_act": "silu", "hidden_size": 1024,
+    "image_size": 1540, "intermediate_size": 4096, "model_type": "pixtral", "num_attention_heads": 16,
+    "num_channels": 3, "num_hidden_layers": 24, "patch_size": 14, "rope_theta": 10000.0
+  },
+  "vision_feature_layer": -1
+})";
+  const HfImport m3 = import_hf_config(mistral3, "m3/config.json", "m3");
+  CHECK(m3.model_type == "mistral");
+  CHECK(count_params(m3.model).total == 23572403200.0);
+  CHECK(count_params(m3.model).total == 1342177280.0 + 22230220800.0 + 5120.0);
+  REQUIRE(m3.notes.size() == 1);
+  CHECK(m3.notes[0].find("vision tower (vision_config) and the multimodal projector are not included") != std::string::npos);
+  CHECK(m3.model.notes.find("Only the language model (text_config) is counted") != std::string::npos);
+
+  // google/gemma-3-4b-it as transformers 4.50.3 prints its Gemma3Config (AutoConfig.from_pretrained,
+  // quoted in the blog post "Try Gemma3 Using Hugging Face: Part 1"): the text_config in full.
+  // Gemma 3 technical report (arXiv:2503.19786) Table 1, 4B: 3,209M non-embedding parameters. By
+  // hand: per layer q, o 2 × 2560 × 2048, k, v 2 × 2560 × 1024, MLP 3 × 2560 × 10240, four norms
+  // 4 × 2560 and q_norm, k_norm 2 × 256: 94,382,592, × 34 = 3,209,008,128, + final norm 2560; the
+  // tied embedding 262208 × 2560 = 671,252,480.
+  const std::string gemma3 = R"({
+  "architectures": ["Gemma3ForConditionalGeneration"],
+  "boi_token_index": 255999, "eoi_token_index": 256000, "eos_token_id": [1, 106],
+  "image_token_index": 262144, "initializer_range": 0.02, "mm_tokens_per_image": 256,
+  "model_type": "gemma3",
+  "text_config": {
+    "attention_bias": false, "attention_dropout": 0.0, "attn_logit_softcapping": null,
+    "cache_implementation": "hybrid", "final_logit_softcapping": null, "head_dim": 256,
+    "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 2560, "initializer_range": 0.02,
+    "intermediate_size": 10240, "max_position_embeddings": 131072, "model_type": "gemma3_text",
+    "num_attention_heads": 8, "num_hidden_layers": 34, "num_key_value_heads": 4,
+    "query_pre_attn_scalar": 256, "rms_norm_eps": 1e-06, "rope_local_base_freq": 10000.0,
+    "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "rope_theta": 1000000.0,
+    "sliding_window": 1024, "sliding_window_pattern": 6, "use_cache": true, "vocab_size": 262208
+  },
+  "torch_dtype": "bfloat16",
+  "vision_config": {"hidden_size": 1152, "intermediate_size": 4304, "model_type": "siglip_vision_model",
+    "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14, "image_size": 896}
+})";
+  const HfImport g3 = import_hf_config(gemma3, "g3/config.json", "g3");
+  CHECK(g3.family == "gemma3_text");
+  const ParamCount pc = count_params(g3.model);
+  CHECK(pc.total - pc.embedding == 3209008128.0 + 2560.0);
+  CHECK(pc.total == 3209008128.0 + 2560.0 + 671252480.0);
+  CHECK(g3.model.mlp == MlpKind::geglu);
+  // Layers 5, 11, 17, 23 and 29 are global ((i + 1) % 6 == 0): 29 of 34 windowed, at 1024.
+  CHECK(g3.model.windowed_layers == 29);
+  CHECK(g3.model.sliding_window == 1024);
+
+  // No model_type inside: the outer class's default text model (LlavaConfig: llama).
+  std::string llava = std::string(R"({"model_type": "llava", "vision_config": {"hidden_size": 1024}, "text_config": )") + kLlama + "}}";
+  CHECK(import_hf_config(llava, "c/config.json", "c").family == "llama");
+  // A text model napkin does not map: said, with the types it reads.
+  const std::string llama4 = error_of(R"({"model_type": "llama4", "text_config": {"hidden_size": 5120}})");
+  CHECK(llama4.rfind("c/config.json: text_config.model_type: 'llama4_text' is not one napkin maps", 0) == 0);
+  CHECK(llama4.find("napkin reads RefinedWeb, ") != std::string::npos);
+  CHECK(error_of(R"({"model_type": "llava", "text_config": null})") ==
+        "c/config.json: text_config: expected an object holding the language model's keys (hidden_size, ...), found null");
+  // The inner keys are named where they sit.
+  CHECK(error_of(R"({"model_type": "llava", "text_config": {"hidden_size": 64}})") ==
+        "c/config.json: text_config.num_hidden_layers: missing; napkin needs the number of layers (llama)");
+  // A config with the text keys at the top reads them there, text_config or not.
+  CHECK(import_hf_config(kLlama + std::string(R"(, "text_config": {"hidden_size": 1}})"), "c", "c").model.d_model == 64);
+}
+
+TEST_CASE("a key given twice in one object is refused at its line, not taken last") {
+  // nlohmann::json keeps the last of two; hidden_size 4096 then 1 became a 1-wide model whose
+  // error blamed head_dim.
+  CHECK(error_of("{\n  \"model_type\": \"llama\",\n  \"hidden_size\": 4096,\n  \"vocab_size\": 10,\n  \"hidden_size\": 1\n}") ==
+        "c/config.json:5:3: hidden_size: given twice in one object (first at line 3); JSON parsers keep one silently, so napkin reads "
+        "neither: delete the wrong one");
+  // Escapes name the same key; the same key in two objects is no duplicate.
+  CHECK(error_of(R"({"model_type": "llama", "hidden_size": 4, "hidden\u005fsize": 4})").find("1:43: hidden_size: given twice") != std::string::npos);
+  CHECK(error_of(std::string(kLlama) + R"(, "rope_scaling": {"factor": 8.0, "factor": 2.0}})").find("factor: given twice") != std::string::npos);
+  CHECK(import_hf_config(std::string(kLlama) + R"(, "rope_scaling": {"model_type": "x"}, "sub": [{"a": 1}, {"a": 2}]})", "c", "c").family == "llama");
 }

@@ -36,9 +36,9 @@ void read_llama_like(HfReader& r, Model& m, long long default_head_dim = 0) {
 }
 
 // Gated MLP, activation named by hidden_act: SiLU -> swiglu, GELU -> geglu.
-void read_gated_mlp(HfReader& r, Model& m, const char* act_key = "hidden_act") {
+void read_gated_mlp(HfReader& r, Model& m, const char* act_key = "hidden_act", const char* fallback = "silu") {
   m.d_ff = r.count("intermediate_size", "d_ff", "the MLP width");
-  const std::string act = r.string_or(act_key, "silu");
+  const std::string act = r.string_or(act_key, fallback);
   m.mlp = act.rfind("gelu", 0) == 0 ? MlpKind::geglu : MlpKind::swiglu;
   r.derive("mlp", std::string("gated MLP (gate, up, down) with ") + act_key + " " + act);
 }
@@ -235,9 +235,11 @@ void read_family(HfReader& r, Model& m, const std::string& family, const std::st
     return;
   }
   // The Llama-shaped families.
-  const bool gemma = family == "gemma" || family == "gemma2";
+  const bool gemma = family == "gemma" || family == "gemma2" || family == "gemma3_text";
   read_llama_like(r, m, gemma ? 256 : family == "qwen3" || family == "qwen3_moe" ? 128 : 0);
-  read_gated_mlp(r, m, gemma && r.has("hidden_activation") ? "hidden_activation" : "hidden_act");
+  // Gemma3TextConfig names only hidden_activation, gelu_pytorch_tanh unless set.
+  if (family == "gemma3_text") read_gated_mlp(r, m, "hidden_activation", "gelu_pytorch_tanh");
+  else read_gated_mlp(r, m, gemma && r.has("hidden_activation") ? "hidden_activation" : "hidden_act");
   m.tied_embeddings = r.flag_or("tie_word_embeddings", gemma, "tied_embeddings");
   if (family == "qwen2" || family == "qwen2_moe") {
     m.bias = BiasKind::qkv;
@@ -267,12 +269,23 @@ void read_family(HfReader& r, Model& m, const std::string& family, const std::st
     if (m.rotary_fraction > 1) r.fail("partial_rotary_factor", "must lie in (0, 1]");
   } else if (gemma) {
     read_llama_bias(r, m);
-    if (family == "gemma2") {
+    if (family == "gemma2" || family == "gemma3_text") {
       m.norms_per_layer = 4;
       r.derive("norms_per_layer", "input, post_attention, pre_feedforward and post_feedforward RMSNorms");
+    }
+    if (family == "gemma2") {
       m.sliding_window = r.count_or("sliding_window", "sliding_window", 4096, "absent: Gemma2Config's default 4096");
       m.windowed_layers = (m.layers + 1) / 2;
       r.derive("sliding_window_layers", "Gemma-2 windows every other layer (0, 2, 4, ...)");
+    } else if (family == "gemma3_text") {
+      // Gemma3Attention: q_norm and k_norm, Gemma3RMSNorm(head_dim). Gemma3TextConfig: layer i is
+      // global when (i + 1) % sliding_window_pattern == 0, windowed otherwise (5 of 6 by default).
+      m.qk_norm = QkNorm::per_head;
+      r.derive("qk_norm", "Gemma-3 q_norm and k_norm: RMSNorm(head_dim)");
+      m.sliding_window = r.count_or("sliding_window", "sliding_window", 4096, "absent: Gemma3TextConfig's default 4096");
+      const long long pattern = r.count_or("sliding_window_pattern", "sliding_window_layers", 6, "absent: Gemma3TextConfig's default 6");
+      m.windowed_layers = m.layers - m.layers / pattern;
+      r.derive("sliding_window_layers", "num_hidden_layers - num_hidden_layers / sliding_window_pattern (every pattern-th layer is global)");
     }
   } else if (family == "olmo") {
     read_llama_bias(r, m);
@@ -301,7 +314,7 @@ const std::map<std::string, std::string>& families() {
   static const std::map<std::string, std::string> f = {
       {"llama", "llama"}, {"mistral", "mistral"}, {"mixtral", "mixtral"}, {"qwen2", "qwen2"},
       {"qwen2_moe", "qwen2_moe"}, {"qwen3", "qwen3"}, {"qwen3_moe", "qwen3_moe"}, {"gemma", "gemma"},
-      {"gemma2", "gemma2"}, {"phi3", "phi3"}, {"falcon", "falcon"}, {"RefinedWeb", "falcon"},
+      {"gemma2", "gemma2"}, {"gemma3_text", "gemma3_text"}, {"phi3", "phi3"}, {"falcon", "falcon"}, {"RefinedWeb", "falcon"},
       {"RefinedWebModel", "falcon"}, {"gpt_neox", "gpt_neox"}, {"gptj", "gptj"}, {"gpt2", "gpt2"},
       {"olmo", "olmo"}, {"olmo2", "olmo2"}, {"deepseek_v2", "deepseek_v2"}, {"deepseek_v3", "deepseek_v3"},
       {"starcoder2", "starcoder2"}};
@@ -313,7 +326,7 @@ const std::map<std::string, std::string>& architectures() {
   static const std::map<std::string, std::string> a = {
       {"LlamaForCausalLM", "llama"}, {"MistralForCausalLM", "mistral"}, {"MixtralForCausalLM", "mixtral"},
       {"Qwen2ForCausalLM", "qwen2"}, {"Qwen2MoeForCausalLM", "qwen2_moe"}, {"Qwen3ForCausalLM", "qwen3"},
-      {"Qwen3MoeForCausalLM", "qwen3_moe"}, {"GemmaForCausalLM", "gemma"}, {"Gemma2ForCausalLM", "gemma2"},
+      {"Qwen3MoeForCausalLM", "qwen3_moe"}, {"GemmaForCausalLM", "gemma"}, {"Gemma2ForCausalLM", "gemma2"}, {"Gemma3ForCausalLM", "gemma3_text"},
       {"Phi3ForCausalLM", "phi3"}, {"FalconForCausalLM", "falcon"}, {"RWForCausalLM", "falcon"},
       {"GPTNeoXForCausalLM", "gpt_neox"}, {"GPTJForCausalLM", "gptj"}, {"GPT2LMHeadModel", "gpt2"},
       {"OlmoForCausalLM", "olmo"}, {"Olmo2ForCausalLM", "olmo2"}, {"DeepseekV2ForCausalLM", "deepseek_v2"},
@@ -355,40 +368,83 @@ std::string hf_model_key(const std::string& config_path) {
   return p.stem().string();
 }
 
-HfImport import_hf_config(std::string_view json_text, const std::string& display_path, const std::string& key) {
-  const json j = parse_hf_json(json_text, display_path);
-  HfImport out;
-  std::string model_type;
+namespace {
+
+// The model_type of `j` (`where` is its place in the file, for errors): its own, else the one its
+// architectures class maps to.
+std::string model_type_of(const json& j, const std::string& display_path, const std::string& where) {
   // Present but not a string (model_type: 5) is a wrong value, not a missing one.
   if (j.contains("model_type") && !j["model_type"].is_string() && !j["model_type"].is_null())
-    throw Error(display_path + ": model_type: expected a string such as \"llama\", found " + std::string(j["model_type"].type_name()));
-  if (j.contains("model_type") && j["model_type"].is_string()) {
-    model_type = j["model_type"].get<std::string>();
-  } else if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
-             j["architectures"][0].is_string()) {
+    throw Error(display_path + ": " + where + "model_type: expected a string such as \"llama\", found " + std::string(j["model_type"].type_name()));
+  if (j.contains("model_type") && j["model_type"].is_string()) return j["model_type"].get<std::string>();
+  if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() && j["architectures"][0].is_string()) {
     const std::string arch = j["architectures"][0].get<std::string>();
     auto it = architectures().find(arch);
     if (it == architectures().end())
-      throw Error(display_path + ": architectures: '" + cut(arch) + "' is not one napkin maps, and there is no model_type; napkin reads " +
+      throw Error(display_path + ": " + where + "architectures: '" + cut(arch) + "' is not one napkin maps, and there is no model_type; napkin reads " +
                   join_names(hf_model_types()));
-    model_type = it->second;
-  } else {
-    throw Error(display_path + ": model_type: missing (and no architectures); napkin needs it to know which keys the config uses");
+    return it->second;
   }
+  return "";
+}
+
+// A multimodal config keeps the language model's keys under text_config; when that object names
+// no model_type, its transformers configuration class sets one: LlavaConfig, LlavaNextConfig and
+// Mistral3Config default to "llama"/"mistral", PaliGemmaConfig to "gemma", Gemma3Config,
+// Llama4Config, Qwen2VLConfig and Qwen2_5_VLConfig hold their own *_text class.
+std::string text_model_type(const std::string& outer) {
+  static const std::map<std::string, std::string> inner = {
+      {"llava", "llama"},          {"llava_next", "llama"},       {"mistral3", "mistral"},
+      {"paligemma", "gemma"},      {"gemma3", "gemma3_text"},     {"llama4", "llama4_text"},
+      {"qwen2_vl", "qwen2_vl_text"}, {"qwen2_5_vl", "qwen2_5_vl_text"}};
+  const auto it = inner.find(outer);
+  return it == inner.end() ? outer : it->second;
+}
+
+bool has_text_model_keys(const json& j) {
+  for (const char* k : {"hidden_size", "num_hidden_layers", "n_embd", "n_embed", "n_layer"})
+    if (j.contains(k)) return true;
+  return false;
+}
+
+}  // namespace
+
+HfImport import_hf_config(std::string_view json_text, const std::string& display_path, const std::string& key) {
+  const json top = parse_hf_json(json_text, display_path);
+  HfImport out;
+  std::string model_type = model_type_of(top, display_path, "");
+  // LLaVA, Gemma 3, Mistral 3, Llama 4 ...: the language model under text_config, read alone.
+  const json* text = &top;
+  std::string where;
+  if (!has_text_model_keys(top) && top.contains("text_config")) {
+    const json& tc = top["text_config"];
+    if (!tc.is_object())
+      throw Error(display_path + ": text_config: expected an object holding the language model's keys (hidden_size, ...), found " +
+                  std::string(tc.type_name()));
+    text = &tc, where = "text_config.";
+    const std::string inner = model_type_of(tc, display_path, where);
+    model_type = inner.empty() ? text_model_type(model_type) : inner;
+    if (model_type.empty()) throw Error(display_path + ": text_config.model_type: missing (and no model_type outside it); napkin needs it to know which keys the config uses");
+    out.notes.push_back("only the language model (text_config) is counted: the vision tower (vision_config) and the multimodal projector are not included");
+  }
+  const json& j = *text;
+  if (model_type.empty())
+    throw Error(display_path + ": model_type: missing (and no architectures); napkin needs it to know which keys the config uses");
   auto fam = families().find(model_type);
   if (fam == families().end())
-    throw Error(display_path + ": model_type: '" + cut(model_type) + "' is not one napkin maps" + did_you_mean(model_type, hf_model_types()) +
-                "; napkin reads " + join_names(hf_model_types()) + " (or write a napkin TOML spec)");
+    throw Error(display_path + ": " + where + "model_type: '" + cut(model_type) + "' is not one napkin maps" + did_you_mean(model_type, hf_model_types()) +
+                "; napkin reads " + join_names(hf_model_types()) + (where.empty() ? "" : " as a text model") + " (or write a napkin TOML spec)");
   out.model_type = model_type;
   out.family = fam->second;
-  HfReader r(j, display_path, out);
+  HfReader r(j, display_path, out, where);
   Model& m = out.model;
   m.key = key;
   m.origin = display_path;
   m.source = display_path;
-  m.name = j.contains("_name_or_path") && j["_name_or_path"].is_string() && !j["_name_or_path"].get<std::string>().empty()
-               ? j["_name_or_path"].get<std::string>()
+  m.name = top.contains("_name_or_path") && top["_name_or_path"].is_string() && !top["_name_or_path"].get<std::string>().empty()
+               ? top["_name_or_path"].get<std::string>()
                : key;
+  if (!out.notes.empty()) m.notes = "Only the language model (text_config) is counted; the vision tower and the multimodal projector are not included.";
   read_family(r, m, out.family, model_type);
   // Whatever the config does not state is fixed by the family's modeling code.
   for (const char* k : {"mlp", "positions", "bias", "norm", "block", "norms_per_layer", "moe.dense_layers", "moe.shared_experts"}) {

@@ -60,6 +60,7 @@ nlohmann::json parse_hf_json(std::string_view text, const std::string& display_p
     throw Error(display_path + ": not valid JSON for napkin (" + what + ")");
   }
   if (!j.is_object()) throw Error(display_path + ":1:1: expected a JSON object (a Hugging Face config.json), found " + std::string(j.type_name()));
+  guard_duplicate_keys(text, display_path);
   return j;
 }
 
@@ -74,7 +75,8 @@ std::string join_names(const std::vector<std::string>& names) {
   return out;
 }
 
-HfReader::HfReader(const nlohmann::json& j, std::string path, HfImport& out) : j_(j), path_(std::move(path)), out_(out) {}
+HfReader::HfReader(const nlohmann::json& j, std::string path, HfImport& out, std::string prefix)
+    : j_(j), path_(std::move(path)), out_(out), prefix_(std::move(prefix)) {}
 
 const nlohmann::json* HfReader::find(std::string_view key) const {
   auto it = j_.find(std::string(key));
@@ -85,7 +87,7 @@ const nlohmann::json* HfReader::find(std::string_view key) const {
 bool HfReader::has(std::string_view key) const { return find(key) != nullptr; }
 
 void HfReader::fail(std::string_view key, const std::string& message) const {
-  throw Error(path_ + ": " + std::string(key) + ": " + message + " (" + out_.model_type + ")");
+  throw Error(path_ + ": " + prefix_ + std::string(key) + ": " + message + " (" + out_.model_type + ")");
 }
 
 void HfReader::derive(std::string_view napkin_key, const std::string& how) {

@@ -21,7 +21,8 @@ std::string join_names(const std::vector<std::string>& names);
 
 class HfReader {
  public:
-  HfReader(const nlohmann::json& j, std::string path, HfImport& out);
+  // `prefix` names where `j` sits in the file, for errors ("text_config.").
+  HfReader(const nlohmann::json& j, std::string path, HfImport& out, std::string prefix = "");
 
   bool has(std::string_view key) const;  // present and not null
   // A required whole number ≥ 1; `what` says what napkin needs it for.
@@ -49,6 +50,7 @@ class HfReader {
   const nlohmann::json& j_;
   std::string path_;
   HfImport& out_;
+  std::string prefix_;
 };
 
 }  // namespace napkin

@@ -1,5 +1,11 @@
 #include "spec/json_guard.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <vector>
+
 #include "core/error.hpp"
 
 namespace napkin {
@@ -25,6 +31,35 @@ void guard_json_depth(std::string_view text, const std::string& display_path) {
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;  // an unbalanced bracket is the parser's to report
     }
+  }
+}
+
+void guard_duplicate_keys(std::string_view text, const std::string& display_path) {
+  // One entry per open bracket: an object's names so far (name -> line), or nullopt for a list.
+  std::vector<std::optional<std::map<std::string, std::size_t>>> open;
+  std::size_t line = 1, line_start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') line++, line_start = i + 1;
+    if (c == '{') open.emplace_back(std::map<std::string, std::size_t>{});
+    else if (c == '[') open.emplace_back(std::nullopt);
+    else if ((c == '}' || c == ']') && !open.empty()) open.pop_back();
+    if (c != '"') continue;
+    const std::size_t start = i, col = i - line_start + 1;
+    for (++i; i < text.size() && text[i] != '"'; ++i)
+      if (text[i] == '\\') ++i;  // the escaped character cannot end the string
+    if (i >= text.size()) return;  // unterminated: the parser has said so already
+    std::size_t next = i + 1;
+    while (next < text.size() && (text[next] == ' ' || text[next] == '\t' || text[next] == '\r' || text[next] == '\n')) ++next;
+    if (next >= text.size() || text[next] != ':' || open.empty() || !open.back()) continue;  // a value, not a name
+    const std::string_view raw = text.substr(start, i - start + 1);
+    std::string name(raw.substr(1, raw.size() - 2));
+    if (raw.find('\\') != std::string_view::npos) name = nlohmann::json::parse(raw).get<std::string>();  // "hidden\u005fsize" is hidden_size
+    const auto [it, fresh] = open.back()->emplace(name, line);
+    if (!fresh)
+      throw Error(display_path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": " + name.substr(0, 40) +
+                  ": given twice in one object (first at line " + std::to_string(it->second) +
+                  "); JSON parsers keep one silently, so napkin reads neither: delete the wrong one");
   }
 }
 

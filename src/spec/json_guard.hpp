@@ -16,4 +16,10 @@ inline constexpr int kMaxJsonDepth = 64;
 // otherwise does nothing. Brackets inside strings do not count.
 void guard_json_depth(std::string_view text, const std::string& display_path);
 
+// RFC 8259 §4: names within an object "SHOULD be unique", and nlohmann::json keeps the last of
+// two silently (a config.json with hidden_size 4096, then 1, became a 1-wide model). For text
+// that parsed as JSON: throws Error("file:line:col: key: given twice in one object (first at line
+// N) ...") at the second; otherwise does nothing. Names compare after unescaping.
+void guard_duplicate_keys(std::string_view text, const std::string& display_path);
+
 }  // namespace napkin
