@@ -325,9 +325,9 @@ TEST_CASE("a model past the parameter range is named as the model, not as --para
 }
 
 TEST_CASE("--spec takes .toml specs: a config.json, or a folder with none, is said, not parsed as TOML or skipped") {
-  const std::string json = "tests/data/hf/chocolatine-3b-phi3/config.json";
+  const std::string config = "tests/data/hf/chocolatine-3b-phi3/config.json";
   const napkin::test::TempDir empty("napkin_empty_spec");
-  refused("--spec " + std::string(NAPKIN_SOURCE_DIR) + "/" + json + " models list", "--spec takes .toml specs; a Hugging Face config.json is read by --model");
+  refused("--spec " + std::string(NAPKIN_SOURCE_DIR) + "/" + config + " models list", "--spec takes .toml specs; a Hugging Face config.json is read by --model");
   refused("--spec " + std::string(NAPKIN_SOURCE_DIR) + "/tests/data/hf/chocolatine-3b-phi3 models list",
           "no .toml spec in this folder (nor in hardware/, models/ or engines/); a Hugging Face model folder is read by --model");
   refused("--spec " + empty.path.string() + " models list", "no .toml spec in this folder");
