@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "cli_checks.hpp"
@@ -106,4 +108,31 @@ TEST_CASE("--warmup takes decimal seconds only; --reserve's message matches what
 TEST_CASE("--gpus: one upper bound, the one the answer holds to") {
   refused("train --params 70B --tokens 1T --gpus 1e12", "--gpus must be at most 1000000000");
   refused("train --params 70B --tokens 1T --gpus 1e16", "--gpus must be at most 1000000000");
+}
+
+TEST_CASE("plan prices a sliding window's attention as the work it skips") {
+  // Gemma 2 27B at 8192 tokens: 23 of its 46 layers attend to a 4096-token window. A causal
+  // query there sees on average 4096 − 4096²/(2·8192) = 3072 keys against 4096 in a global layer,
+  // so the layers' attention is (4096 + 3072) / (2 · 4096) = 0.875 of the unwindowed model's.
+  // Once, plan priced the same attention time for any window (the hostile-input run's finding).
+  const napkin::test::TempDir dir("napkin_window");
+  std::ifstream in(std::string(NAPKIN_SOURCE_DIR) + "/models/gemma2-27b.toml");
+  std::stringstream spec;
+  spec << in.rdbuf();
+  std::string text = spec.str();
+  const std::string window = "sliding_window = 4096\nsliding_window_layers = \"alternate\"\n";
+  const auto at = text.find(window);
+  REQUIRE(at != std::string::npos);
+  text.erase(at, window.size());
+  const std::string global = (dir.path / "gemma2-global.toml").string();
+  std::ofstream(global) << text;
+  const std::string layout = " --hardware h100-sxm --gpus 64 --global-batch 256 --seq 8192 --tp 8 --pp 1 --cp 1 --micro-batch 2 "
+                             "--interleave 1 --sequence-parallel --recompute none --zero 1 --json";
+  const CliResult w = run_napkin("plan --model gemma2-27b" + layout);
+  const CliResult g = run_napkin("plan --model " + global + layout);
+  REQUIRE(w.exit_code == 0);
+  REQUIRE_MESSAGE(g.exit_code == 0, g.err);
+  const double windowed = nlohmann::json::parse(w.out)["plans"][0]["breakdown"]["attention_s"].get<double>();
+  const double full = nlohmann::json::parse(g.out)["plans"][0]["breakdown"]["attention_s"].get<double>();
+  CHECK(windowed / full == doctest::Approx(0.875).epsilon(1e-6));
 }

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "core/model.hpp"
 
 namespace napkin {
@@ -87,6 +88,13 @@ double mean_keys_per_query(double seq, long long window, bool causal) {
   if (!causal) return window > 0 && w < seq ? w : seq;
   if (window <= 0 || seq <= w) return seq / 2;
   return w - w * w / (2 * seq);
+}
+
+double causal_attention_share(const Model& m, double seq) {
+  if (m.sliding_window <= 0 || m.windowed_layers <= 0 || m.layers <= 0 || !(seq > 0)) return 1;
+  const double windowed = dbl(std::min(m.windowed_layers, m.layers));
+  const double global = dbl(m.layers) - windowed;
+  return (global * (seq / 2) + windowed * mean_keys_per_query(seq, m.sliding_window, true)) / (dbl(m.layers) * (seq / 2));
 }
 
 bool is_moe_layer(const Model& m, long long layer) { return m.moe && layer >= m.moe->dense_layers; }

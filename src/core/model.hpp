@@ -118,6 +118,10 @@ bool is_moe_layer(const Model& m, long long layer);
 // Causal: the mean of min(i + 1, window) over positions i, in the continuum limit napkin uses
 // for whole sequences: seq/2 when seq ≤ window, else window − window²/(2·seq).
 double mean_keys_per_query(double seq, long long window, bool causal);
+// The causal attention work of the model's layers over what as many global layers would do, at
+// `seq` tokens: 1 without a window, less where windowed layers cap the keys (Gemma 2 at 8192
+// tokens: half its layers at a 4096 window, (0.5·4096 + 0.5·3072) / 4096 = 0.875).
+double causal_attention_share(const Model& m, double seq);
 
 // Width of each shared expert (d_ff_shared, or d_ff_expert when a spec leaves it out).
 long long shared_expert_width(const MoeSpec& e);

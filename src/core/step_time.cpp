@@ -236,8 +236,11 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   c.tp_margin_bwd_s /= L;
 
   const double bw = s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency;
-  // Attention core: useful (causal) forward FLOPs of s/cp queries against all s keys.
-  c.attention_fwd_flops = d(l.micro_batch) * heads_local * d(local_seq) * d(s.seq) * (qk_head_dim(m) + v_head_dim(m));
+  // Attention core: useful (causal) forward FLOPs of s/cp queries against all s keys; windowed
+  // layers (Gemma 2's local ones, Mistral 7B) against at most their window, which a windowed
+  // kernel (FlashAttention's window_size) skips: the layers' mean share (causal_attention_share).
+  c.attention_fwd_flops = d(l.micro_batch) * heads_local * d(local_seq) * d(s.seq) * (qk_head_dim(m) + v_head_dim(m)) *
+                          (s.flash_attention ? causal_attention_share(m, d(s.seq)) : 1.0);
   if (s.flash_attention) {
     const double rate = (s.attention_peak_flops_per_s > 0 ? s.attention_peak_flops_per_s : s.peak_flops_per_s) * s.compute_fraction;
     c.attention_fwd_s = flash_attention_s(s.flash_rate, false, c.attention_fwd_flops, rate, d(s.seq), l.cp);
