@@ -136,3 +136,24 @@ TEST_CASE("plan prices a sliding window's attention as the work it skips") {
   const double full = nlohmann::json::parse(g.out)["plans"][0]["breakdown"]["attention_s"].get<double>();
   CHECK(windowed / full == doctest::Approx(0.875).epsilon(1e-6));
 }
+
+TEST_CASE("a --spec file that takes a built-in hardware name is not the hardware the measured runs used") {
+  // A --spec folder's h100-sxm.toml with bf16 at 5000 TFLOP/s used to get the built-in part's
+  // "9 similar measured runs" and no word that its figures came from a file.
+  const napkin::test::TempDir dir("napkin_spec_override");
+  std::ifstream in(std::string(NAPKIN_SOURCE_DIR) + "/hardware/h100-sxm.toml");
+  std::stringstream spec;
+  spec << in.rdbuf();
+  std::string text = spec.str();
+  const auto at = text.find("\nbf16 = ");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, text.find('\n', at + 1) - at, "\nbf16 = 5000");
+  std::ofstream(dir.path / "h100-sxm.toml") << text;
+  const CliResult r = run_napkin("--spec " + dir.path.string() + " plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 64 --seq 4096 --top 1");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("unvalidated: hardware h100-sxm from " + (dir.path / "h100-sxm.toml").string() + ", no measured run on it") != std::string::npos);
+  CHECK(r.out.find("dense peak 5.000 PFLOP/s per GPU (h100-sxm, from ") != std::string::npos);
+  // The built-in part keeps its bar.
+  const CliResult b = run_napkin("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 64 --seq 4096 --top 1");
+  CHECK(b.out.find("unvalidated: hardware") == std::string::npos);
+}

@@ -194,7 +194,10 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   q.step.compute_fraction = cap.compute_fraction;
   q.step.memory_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
   q.step.sm_count = hw.sm_count.value_or(0);
-  q.gpu_generation = gpu_generation(hw.key);
+  // The measured runs were priced with napkin's built-in specs: a spec from a file (a --spec
+  // folder's h100-sxm.toml included) is its own hardware as far as the error bars go.
+  const bool builtin_hw = hw.origin.rfind("builtin:", 0) == 0;
+  q.gpu_generation = builtin_hw ? gpu_generation(hw.key) : hw.key + " from " + hw.origin;
   const Optimizer& opt = find_optimizer(f.optimizer);
   const PrecisionRecipe& recipe = find_recipe(f.precision);
   check_recipe_on_hardware(recipe, hw, false);
@@ -306,7 +309,8 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   }
 
   auto from = [](const std::string& flag, const char* name) { return flag.empty() ? std::string("spec") : std::string(name); };
-  ps.assumptions.push_back(fmt::format("{} dense peak {} per GPU ({}); memory {} per GPU at {}", dtype_name(ps.dtype), format_si(*peak, "FLOP/s"), hw.key,
+  ps.assumptions.push_back(fmt::format("{} dense peak {} per GPU ({}); memory {} per GPU at {}", dtype_name(ps.dtype), format_si(*peak, "FLOP/s"),
+                                       builtin_hw ? hw.key : hw.key + ", from " + hw.origin,
                                        format_si(q.memory.memory_bytes, "B", 4) + " (" + f.memory_basis + ")", bw(hw.memory_bandwidth_bytes_per_s)));
   ps.assumptions.push_back("matrix products: " + q.step.gemm.source);
   if (!cap.assumption.empty()) ps.assumptions.push_back(cap.assumption);
