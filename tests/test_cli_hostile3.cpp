@@ -157,3 +157,16 @@ TEST_CASE("a --spec file that takes a built-in hardware name is not the hardware
   const CliResult b = run_napkin("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 64 --seq 4096 --top 1");
   CHECK(b.out.find("unvalidated: hardware") == std::string::npos);
 }
+
+TEST_CASE("LoRA: no full-training recipe line, and --precision refused rather than ignored") {
+  // The frozen base and the adapters' states are the fine-tuning library's: a LoRA plan used to
+  // print "adamw with bf16-mixed: 16 bytes/param of model states" beside 16.2 GB for 8.03B
+  // parameters (2 bytes a parameter), and take --precision fp8-mixed without a change or a word.
+  const std::string lora = " --model llama3-8b --hardware h100-sxm --lora 16 --lora-targets q,v --finetune-lib hf-peft";
+  const CliResult p = run_napkin("plan --gpus 8 --global-batch 64 --seq 4096" + lora);
+  REQUIRE(p.exit_code == 0);
+  CHECK(p.out.find("bytes/param of model states") == std::string::npos);
+  CHECK(p.out.find("optimizer step over the adapters only") != std::string::npos);
+  refused("plan --gpus 8 --global-batch 64 --seq 4096 --precision fp8-mixed" + lora, "with --lora the fine-tuning library's dtypes apply");
+  refused("memory --precision fp8-mixed" + lora, "drop --precision");
+}

@@ -82,6 +82,8 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
 
   const bool batch_given = given("--micro-batch") || given("--seq");
   s.lora = lora_setup(o.lora, sub, r.notes);
+  if (s.lora && given("--precision"))
+    throw Error("--precision sets a full-training recipe; with --lora the fine-tuning library's dtypes apply (--finetune-lib, --base-weights): drop --precision");
   if (s.lora && o.model.empty()) throw Error("--lora needs --model: which projections get adapters depends on the architecture");
   if (o.model.empty()) {
     if (batch_given) throw Error("--micro-batch and --seq need --model: activation memory depends on the architecture");

@@ -35,6 +35,10 @@ void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
   PlanFlags flags = o.flags;
   std::vector<std::string> lora_notes;
   flags.lora = lora_setup(o.lora, *sub, lora_notes);
+  // A LoRA step's dtypes are the fine-tuning library's (--finetune-lib: a 16-bit frozen base, the
+  // adapters' own states): a full-training recipe would change nothing, silently.
+  if (flags.lora && sub->count("--precision") > 0)
+    throw Error("--precision sets a full-training recipe; with --lora the fine-tuning library's dtypes apply (--finetune-lib, --base-weights): drop --precision");
   r.warnings.insert(r.warnings.end(), lora_notes.begin(), lora_notes.end());
   const PlanSetup setup = build_plan_setup(r.model, hw, flags);
   r.query = setup.query;

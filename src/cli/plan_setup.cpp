@@ -341,8 +341,13 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
                                              : "none for the data-parallel reduction and gathers",
                                          q.step.tp_comm_overlap ? "behind the layer's products (with sequence parallelism) but the last chunk of each reduce-scatter" : "exposed"));
   }
-  ps.assumptions.push_back(fmt::format("{} with {}: {} bytes/param of model states, gradients reduced in {} bytes; dropout {}", opt.name, recipe.name,
-                                       format_sig(q.step.bytes_per_param.total(), 4), format_sig(q.step.grad_reduce_bytes, 2), f.dropout ? "on" : "off"));
+  // A LoRA step states its own dtypes and bytes (apply_plan_lora): the full-training line would
+  // claim 16 bytes a parameter of a model whose base is frozen.
+  if (!f.lora)
+    ps.assumptions.push_back(fmt::format("{} with {}: {} bytes/param of model states, gradients reduced in {} bytes; dropout {}", opt.name, recipe.name,
+                                         format_sig(q.step.bytes_per_param.total(), 4), format_sig(q.step.grad_reduce_bytes, 2), f.dropout ? "on" : "off"));
+  else
+    ps.assumptions.push_back(fmt::format("dropout {}", f.dropout ? "on" : "off"));
   if (q.memory.reserve_bytes > 0) ps.assumptions.push_back(fmt::format("memory reserve {} per GPU (--reserve)", format_si(q.memory.reserve_bytes, "B", 3)));
   if (q.memory.runtime_reserve) ps.assumptions.push_back(runtime_reserve_assumption(q.memory.cross_entropy));
   if (f.lora) apply_plan_lora(m, *f.lora, opt, ps);
