@@ -88,8 +88,16 @@ TEST_CASE("solve for the missing one, Chinchilla, budget, cost, attention") {
 
 TEST_CASE("MoE trains on its active parameters") {
   const json j = json::parse(run_napkin("train --model mixtral-8x7b --tokens 1T --gpus 64 --json").out);
-  CHECK(j["params"].get<double>() == doctest::Approx(12.9e9).epsilon(0.005));  // Mistral AI: 12.9B active
-  CHECK(j["total_params"].get<double>() == doctest::Approx(46.7e9).epsilon(0.005));
+  // Mistral AI: 12.9B active of 46.7B. "params" counts every parameter, as memory and models show do.
+  CHECK(j["active_params"].get<double>() == doctest::Approx(12.9e9).epsilon(0.005));
+  CHECK(j["params"].get<double>() == doctest::Approx(46.7e9).epsilon(0.005));
+  CHECK(j["total_params"] == j["params"]);
+  // The assumptions the text lists, as memory, plan and infer give theirs.
+  REQUIRE(j["assumptions"].is_array());
+  CHECK(!j["assumptions"].empty());
+  const json m = json::parse(run_napkin("models show mixtral-8x7b --json").out);
+  CHECK(m["params"] == j["params"]);
+  CHECK(m["active_params"] == j["active_params"]);
 }
 
 TEST_CASE("bad input: one line, exit 2") {

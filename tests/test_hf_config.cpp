@@ -315,7 +315,8 @@ TEST_CASE("napkin models show / import / train with a config.json") {
   // --model takes the folder in train
   const auto train = run_napkin("train --model '" + dir + "' --tokens 1T --gpus 8 --json");
   REQUIRE(train.exit_code == 0);
-  CHECK(nlohmann::json::parse(train.out)["params"].get<double>() == doctest::Approx(2689173504.0));
+  CHECK(nlohmann::json::parse(train.out)["active_params"].get<double>() == doctest::Approx(2689173504.0));
+  CHECK(nlohmann::json::parse(train.out)["params"] == 14315784192LL);  // every parameter, as models show
   // errors: exit 2, one line naming the file
   const auto bad = run_napkin("models import '" + std::string(NAPKIN_SOURCE_DIR) + "/models/gpt2.toml'");
   CHECK(bad.exit_code == 2);

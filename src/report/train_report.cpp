@@ -260,8 +260,11 @@ std::string train_explain(const TrainReport& r, std::size_t max_width) {
 nlohmann::json train_json(const TrainReport& r) {
   const TrainingRun& run = r.run;
   nlohmann::json j = {{"model", r.model_key.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.model_key)},
-                      {"params", json_count(run.params)},
-                      {"total_params", json_count(r.moe ? r.total_params : run.params)},
+                      // "params" is every parameter, as memory, plan and models show count them;
+                      // 6·P·D runs on the active ones (an MoE's routed experts only).
+                      {"params", json_count(r.moe ? r.total_params : run.params)},
+                      {"active_params", json_count(run.params)},
+                      {"total_params", json_count(r.moe ? r.total_params : run.params)},  // = params, kept for scripts that read it
                       {"tokens", json_count(run.tokens)},
                       {"gpus", json_count(run.gpus)},
                       {"gpus_exact", run.gpus_exact},
@@ -282,6 +285,7 @@ nlohmann::json train_json(const TrainReport& r) {
                       {"gpu_hours", run.gpu_hours()},
                       {"solved_for", solved_name(run.solved_for)},
                       {"pue", r.cost_inputs.pue},
+                      {"assumptions", assumptions(r)},
                       {"warnings", r.warnings}};
   if (run.solved_for == Unknown::gpus) j["days_requested"] = run.requested_time_s / 86400;
   if (r.costs.cost_usd) j["cost_usd"] = *r.costs.cost_usd;
