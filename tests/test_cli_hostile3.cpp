@@ -44,6 +44,7 @@ TEST_CASE("infer: an engine on a vendor it does not run on is refused; bf16 on a
   const CliResult show = run_napkin("engines show tensorrt-llm --json");
   REQUIRE(show.exit_code == 0);
   CHECK(nlohmann::json::parse(show.out)["vendors"] == nlohmann::json::array({"NVIDIA"}));
+  CHECK(nlohmann::json::parse(show.out)["decode_kernels_per_layer"].is_number_integer());  // a count, as every command prints them
   CHECK(run_napkin("engines show tensorrt-llm").out.find("runs on            NVIDIA GPUs") != std::string::npos);
   const CliResult v100 = run_napkin("infer --model llama3-8b --hardware v100-sxm --batch 1");
   REQUIRE(v100.exit_code == 0);

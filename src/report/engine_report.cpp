@@ -74,9 +74,9 @@ nlohmann::json engine_json(const Engine& e) {
           {"allreduce_latency_s", e.allreduce_latency_s ? nlohmann::json(*e.allreduce_latency_s) : nlohmann::json(nullptr)},
           {"decode_attention_shares_kv", e.decode_attention_shares_kv},
           {"static_batch", e.static_batch},
-          {"decode_kernels_per_layer", e.decode_kernels_per_layer},
-          {"decode_kernels_per_moe_layer", e.decode_kernels_per_moe_layer},
-          {"decode_kernels_outside_layers", e.decode_kernels_outside_layers},
+          {"decode_kernels_per_layer", json_count(e.decode_kernels_per_layer)},
+          {"decode_kernels_per_moe_layer", json_count(e.decode_kernels_per_moe_layer)},
+          {"decode_kernels_outside_layers", json_count(e.decode_kernels_outside_layers)},
           {"source", e.source},
           {"notes", e.notes},
           {"origin", e.origin}};
