@@ -171,3 +171,20 @@ TEST_CASE("LoRA: no full-training recipe line, and --precision refused rather th
   refused("plan --gpus 8 --global-batch 64 --seq 4096 --precision fp8-mixed" + lora, "with --lora the fine-tuning library's dtypes apply");
   refused("memory --precision fp8-mixed" + lora, "drop --precision");
 }
+
+TEST_CASE("a reserve that takes the whole card is named, not 'over the 0 B available'") {
+  // A 1 MB part: the runtime reserve alone (CUDA context 400 MB, NCCL, workspaces) is more than it.
+  const napkin::test::TempDir dir("napkin_tiny_part");
+  std::ifstream in(std::string(NAPKIN_SOURCE_DIR) + "/hardware/h100-sxm.toml");
+  std::string text, line;
+  while (std::getline(in, line)) {
+    if (line.rfind("usable_memory_bytes", 0) == 0) continue;
+    text += (line.rfind("memory_bytes", 0) == 0 ? std::string("memory_bytes = 1e6") : line) + "\n";
+  }
+  const std::string part = (dir.path / "tiny-h100.toml").string();
+  std::ofstream(part) << text;
+  const CliResult r = run_napkin("plan --model gpt2 --hardware " + part + " --gpus 8 --global-batch 64");
+  CHECK(r.exit_code == 1);  // does not fit, as every such answer
+  CHECK(r.err.find("napkin: error: nothing fits on tiny-h100: the runtime reserve (CUDA context, NCCL, workspaces) held back per GPU") == 0);
+  CHECK(r.err.find("0 B available") == std::string::npos);
+}

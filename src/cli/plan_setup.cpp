@@ -397,6 +397,13 @@ std::string nothing_fits_message(const Model& m, const Hardware& hw, const PlanS
                                            : fmt::format("no layout of {} on {} × {} fits in memory ({} valid layouts tried); the closest, tp {} cp {} pp {} dp {} "
                                                          "micro-batch {} recompute {} ZeRO {},",
                                                          m.key, l.gpus(), hw.key, s.valid, l.tp, l.cp, l.pp, l.dp, l.micro_batch, recompute_name(l.recompute), l.zero);
+  // What is held back (the runtime reserve, or --reserve) can take the whole card: then no layout
+  // is short of anything but the card itself, and saying "over the 0 B available" hides why.
+  if (!(c.memory.available_bytes > 0))
+    return fmt::format("nothing fits on {}: the {} held back per GPU ({}) is more than its {} of memory; give --reserve a smaller "
+                       "size, or a GPU with more memory",
+                       hw.key, c.memory.reserve_terms.empty() ? "memory reserve (--reserve)" : "runtime reserve (CUDA context, NCCL, workspaces)",
+                       format_si(c.memory.reserve_bytes, "B", 3), format_si(hw.usable_memory_bytes.value_or(hw.memory_bytes), "B", 3));
   const std::string share = c.memory.available_bytes > 0 ? " (" + format_sig(100 * over / c.memory.available_bytes, 3) + "%)" : "";
   return fmt::format("{} needs {} per GPU, {}{} over the {} available; {}", what, format_si(c.memory.total_bytes, "B", 3), format_si(over, "B", 3), share,
                      format_si(c.memory.available_bytes, "B", 3),
