@@ -188,3 +188,21 @@ TEST_CASE("a reserve that takes the whole card is named, not 'over the 0 B avail
   CHECK(r.err.find("napkin: error: nothing fits on tiny-h100: the runtime reserve (CUDA context, NCCL, workspaces) held back per GPU") == 0);
   CHECK(r.err.find("0 B available") == std::string::npos);
 }
+
+TEST_CASE("spec errors: the key once, and a value past a bound printed past it") {
+  const napkin::test::TempDir dir("napkin_spec_messages");
+  auto spec_with = [&](const std::string& source, const std::string& key, const std::string& line, const std::string& name) {
+    std::ifstream in(std::string(NAPKIN_SOURCE_DIR) + "/" + source);
+    std::string text, l;
+    while (std::getline(in, l)) text += (l.rfind(key + " = ", 0) == 0 ? line : l) + "\n";
+    const std::string path = (dir.path / name).string();
+    std::ofstream(path) << text;
+    return path;
+  };
+  // Once "interconnect.scale_up_latency: value: '-3us' ..." and "must be at most 1, found 1".
+  refused("hardware show " + spec_with("hardware/h100-sxm.toml", "scale_up_latency", "scale_up_latency = \"-3us\"", "h.toml"),
+          "interconnect.scale_up_latency: '-3us' must be a non-negative");
+  refused("engines show " + spec_with("engines/vllm.toml", "step_overhead", "step_overhead = \"-3us\"", "e.toml"), "step_overhead: '-3us' must be");
+  refused("engines show " + spec_with("engines/vllm.toml", "memory_fraction", "memory_fraction = 1.0000001", "f.toml"),
+          "memory_fraction: must be at most 1, found 1.0000001");
+}

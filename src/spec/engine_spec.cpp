@@ -6,6 +6,14 @@
 
 namespace napkin {
 
+namespace {
+// "step_overhead: '-3us' must be ..." from the unit parser: fail() names the key itself.
+std::string without_key(std::string message, const std::string& key) {
+  if (message.rfind(key + ": ", 0) == 0) message.erase(0, key.size() + 2);
+  return message;
+}
+}  // namespace
+
 Engine parse_engine(std::string_view text, const std::string& display_path, const std::string& key) {
   const toml::table root = parse_toml(text, display_path);
   TomlReader r(root, display_path);
@@ -27,9 +35,9 @@ Engine parse_engine(std::string_view text, const std::string& display_path, cons
   e.runtime_reserve_bytes = r.optional_quantity("runtime_reserve_bytes", QuantityKind::bytes, {0, 1e13, "bytes"}).value_or(0);
   const std::string overhead = r.required_string("step_overhead");
   try {
-    e.step_overhead_s = parse_duration(overhead, "value");
+    e.step_overhead_s = parse_duration(overhead, "step_overhead");
   } catch (const Error& err) {
-    r.fail(root.get("step_overhead"), "step_overhead", err.what());
+    r.fail(root.get("step_overhead"), "step_overhead", without_key(err.what(), "step_overhead"));
   }
   if (!(e.step_overhead_s >= 0 && e.step_overhead_s <= 1))
     r.fail(root.get("step_overhead"), "step_overhead", "must lie between 0 and 1 s");
@@ -37,9 +45,9 @@ Engine parse_engine(std::string_view text, const std::string& display_path, cons
   e.int4_kernel_efficiency = r.required_quantity("int4_kernel_efficiency", QuantityKind::count, {0.01, 1.0, ""});
   if (const auto ar = r.optional_string("allreduce_latency")) {
     try {
-      e.allreduce_latency_s = parse_duration(*ar, "value");
+      e.allreduce_latency_s = parse_duration(*ar, "allreduce_latency");
     } catch (const Error& err) {
-      r.fail(root.get("allreduce_latency"), "allreduce_latency", err.what());
+      r.fail(root.get("allreduce_latency"), "allreduce_latency", without_key(err.what(), "allreduce_latency"));
     }
     if (!(*e.allreduce_latency_s <= 0.1)) r.fail(root.get("allreduce_latency"), "allreduce_latency", "must lie between 0 and 0.1 s");
   }

@@ -30,9 +30,11 @@ Interconnect read_interconnect(const toml::table& t, const std::string& path) {
     if (!text) return std::nullopt;
     double v = 0;
     try {
-      v = parse(*text, "value");
+      v = parse(*text, key);
     } catch (const Error& e) {
-      r.fail(n, key, e.what());
+      std::string message = e.what();  // "key: '-3us' must be ...": fail() names the key itself
+      if (message.rfind(std::string(key) + ": ", 0) == 0) message.erase(0, std::string(key).size() + 2);
+      r.fail(n, key, message);
     }
     if (v < lo || v > hi) r.fail(n, key, "must lie between " + g(lo) + " and " + g(hi) + " " + unit + ", found " + g(v));
     return v;

@@ -160,8 +160,16 @@ std::optional<double> TomlReader::optional_quantity(std::string_view key, Quanti
   if (!std::isfinite(v)) fail(n, key, "must be a finite number, found " + short_number(v));
   if (!(v > 0)) fail(n, key, "must be positive, found " + short_number(v));
   const std::string unit = *range.unit ? std::string(" ") + range.unit : "";
-  if (v < range.min) fail(n, key, "must be at least " + short_number(range.min) + unit + ", found " + short_number(v));
-  if (v > range.max) fail(n, key, "must be at most " + short_number(range.max) + unit + ", found " + short_number(v));
+  // A value just past a bound prints as the bound at 6 digits ("at most 1, found 1"): then all of them.
+  auto found = [](double x, double bound) {
+    if (short_number(x) != short_number(bound)) return short_number(x);
+    std::ostringstream ss;
+    ss.precision(17);
+    ss << x;
+    return ss.str();
+  };
+  if (v < range.min) fail(n, key, "must be at least " + short_number(range.min) + unit + ", found " + found(v, range.min));
+  if (v > range.max) fail(n, key, "must be at most " + short_number(range.max) + unit + ", found " + found(v, range.max));
   return v;
 }
 
