@@ -206,3 +206,12 @@ TEST_CASE("spec errors: the key once, and a value past a bound printed past it")
   refused("engines show " + spec_with("engines/vllm.toml", "memory_fraction", "memory_fraction = 1.0000001", "f.toml"),
           "memory_fraction: must be at most 1, found 1.0000001");
 }
+
+TEST_CASE("--spec given an engine or a framework file says where it goes; sp at tp 1 is noted") {
+  const std::string src = std::string(NAPKIN_SOURCE_DIR);
+  refused("--spec " + src + "/engines/vllm.toml models list", "an engine spec: --spec reads engines from its folder's engines/ subfolder");
+  refused("--spec " + src + "/frameworks/megatron.toml models list", "a framework spec: --spec does not read frameworks; give this one with --framework");
+  const CliResult sp = run_napkin("plan --model llama3-8b --hardware h100-sxm --gpus 64 --global-batch 256 --seq 8192 --sequence-parallel --tp 1 --top 1");
+  REQUIRE(sp.exit_code == 0);
+  CHECK(sp.out.find("--sequence-parallel with --tp 1 splits nothing") != std::string::npos);
+}

@@ -237,6 +237,12 @@ Spec parse_spec(std::string_view text, const std::string& display_path, const st
   const toml::table root = parse_toml(text, display_path);
   if (root.contains("dense_tflops")) return read_hardware(root, display_path, key);
   if (root.contains("layers")) return read_model(root, display_path, key);
+  // An engine or a framework file given to --spec is not read as one there: say where it goes.
+  if (root.contains("memory_fraction") || root.contains("kv_block_tokens"))
+    throw Error(display_path + ":1:1: an engine spec: --spec reads engines from its folder's engines/ subfolder; or give this one with --engine " +
+                display_path);
+  if (root.contains("kernels_per_layer") || root.contains("zero_stages"))
+    throw Error(display_path + ":1:1: a framework spec: --spec does not read frameworks; give this one with --framework " + display_path);
   throw Error(display_path + ":1:1: cannot tell the kind of spec: a hardware spec has a [dense_tflops] table, a model spec a 'layers' key");
 }
 
