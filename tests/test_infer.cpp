@@ -320,3 +320,32 @@ TEST_CASE("infer's default prompt and output fit a short-context model") {
   CHECK(rope.exit_code == 0);
   CHECK(rope.out.find("--input + --output = 8100 tokens is longer than llama2-7b's context (4096)") != std::string::npos);
 }
+
+TEST_CASE("a prefill longer than the engine's step runs in passes, each reading the weights") {
+  // Llama 3 8B on an H100, one 2048-token prompt. With a 512-token step the prefill is 4 passes of
+  // 512 tokens: each pass's products cost what a 512-token prefill's do, and the host step is paid
+  // 4 times; the attention (the whole prompt's, causal) does not change.
+  const SpecRegistry specs = SpecRegistry::builtin_only();
+  const Model m = specs.model("llama3-8b");
+  const Hardware hw = specs.hardware("h100-sxm");
+  InferSetup s;
+  s.engine = specs.engine("vllm");
+  s.weights = weight_format("bf16");
+  s.kv = kv_format("bf16");
+  s.input_tokens = 2048;
+  s.output_tokens = 1;
+  const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu, nullptr);
+  s.engine.prefill_chunk_tokens = 1LL << 30;
+  const Prefill whole = prefill_time(m, s, t, 1);
+  CHECK(whole.passes == 1);
+  s.input_tokens = 512;
+  const Prefill quarter = prefill_time(m, s, t, 1);
+  s.input_tokens = 2048;
+  s.engine.prefill_chunk_tokens = 512;
+  const Prefill chunked = prefill_time(m, s, t, 1);
+  CHECK(chunked.passes == 4);
+  CHECK(chunked.gemm_s == doctest::Approx(4 * quarter.gemm_s));
+  CHECK(chunked.attention_s == doctest::Approx(whole.attention_s));
+  CHECK(chunked.overhead_s == doctest::Approx(4 * s.engine.step_overhead_s));
+  CHECK(chunked.total_s > whole.total_s);
+}

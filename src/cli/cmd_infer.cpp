@@ -172,7 +172,11 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                       format_sig((s.engine.cuda_graphs ? kernel_floor_s : std::max(kernel_floor_s, eager_launch_s)) * 1e6, 3),
                                       s.engine.cuda_graphs ? " (NVIDIA's CUDA-graphs measurement)" : " (launched from the host, no CUDA graphs)"));
   r.assumptions.push_back(fmt::format("weights {}: {}; embedding and LM head kept in bf16", s.weights.name, s.weights.scales));
-  r.assumptions.push_back("prefill: the whole batch's prompts in one pass (flash attention, causal); TTFT is that pass");
+  r.assumptions.push_back(s.engine.prefill_chunk_tokens >= (1LL << 30)
+                              ? std::string("prefill: the whole batch's prompts in one pass (flash attention, causal); TTFT is that pass")
+                              : fmt::format("prefill: the batch's prompts in passes of at most {} tokens (the engine's prefill_chunk_tokens), each reading "
+                                            "the weights and paying its step (flash attention, causal); TTFT is the last pass's end",
+                                            s.engine.prefill_chunk_tokens));
   if (per_replica > 1)
     r.assumptions.push_back(fmt::format("tensor parallel: 2 all-reduces a layer over {} (NCCL ring model, {} µs a step)",
                                         ic.scale_up.technology.empty() ? "the scale-up link" : ic.scale_up.technology, format_sig(t.net.scale_up_latency_s * 1e6, 3)));

@@ -159,17 +159,39 @@ Prefill prefill_time(const Model& m, const InferSetup& s, const InferTimeSetup& 
   ss.gemm = t.gemm;
   const LayerCost c = layer_cost(m, l, ss);
   const double L = d(m.layers);
-  p.gemm_s = L * c.gemm_fwd_s;
   p.attention_s = L * c.attention_fwd_s;
   p.memory_bound_s = L * c.memory_fwd_s;
   // Only each sequence's last position goes through the LM head (vLLM's logits_indices).
   const long long vocab_local = (m.vocab + s.tp - 1) / s.tp;
   p.head_s = t.gemm.time_s(batch, vocab_local, m.d_model);
   const double tokens = d(batch) * d(s.input_tokens);
-  p.tp_comm_s = tp_all_reduces_s(s, t, 2 * L, tokens, m);
-  p.pp_comm_s = pp_sends_s(s, t, tokens, m);
   p.flops = L * (c.gemm_fwd_flops + c.attention_fwd_flops) + 2 * d(batch) * d(vocab_local) * d(m.d_model);
-  p.overhead_s = s.engine.step_overhead_s;
+  // The engine runs at most prefill_chunk_tokens a step (vLLM's max_num_batched_tokens,
+  // TensorRT-LLM's max_num_tokens): a longer prefill is that many passes, each reading the
+  // weights and paying its own collectives and host step. The attention and the elementwise work
+  // are the same in all; the products are priced at each pass's token count.
+  const long long chunk = std::max(1LL, s.engine.prefill_chunk_tokens);
+  const double total_tokens = tokens;
+  const double full_passes = std::floor(total_tokens / d(chunk));
+  const double rest = total_tokens - full_passes * d(chunk);
+  if (full_passes >= 1 && !(full_passes == 1 && rest == 0)) {
+    auto pass_gemm_s = [&](double pass_tokens) {
+      Layout one = l;
+      one.micro_batch = 1;
+      StepSetup pass = ss;
+      pass.seq = static_cast<long long>(pass_tokens);
+      return L * layer_cost(m, one, pass).gemm_fwd_s;
+    };
+    p.passes = full_passes + (rest > 0 ? 1 : 0);
+    p.gemm_s = full_passes * pass_gemm_s(d(chunk)) + (rest > 0 ? pass_gemm_s(rest) : 0);
+    p.tp_comm_s = full_passes * tp_all_reduces_s(s, t, 2 * L, d(chunk), m) + (rest > 0 ? tp_all_reduces_s(s, t, 2 * L, rest, m) : 0);
+    p.pp_comm_s = full_passes * pp_sends_s(s, t, d(chunk), m) + (rest > 0 ? pp_sends_s(s, t, rest, m) : 0);
+  } else {
+    p.gemm_s = L * c.gemm_fwd_s;
+    p.tp_comm_s = tp_all_reduces_s(s, t, 2 * L, tokens, m);
+    p.pp_comm_s = pp_sends_s(s, t, tokens, m);
+  }
+  p.overhead_s = p.passes * s.engine.step_overhead_s;
   p.total_s = p.gemm_s + p.attention_s + p.memory_bound_s + p.head_s + p.tp_comm_s + p.pp_comm_s + p.overhead_s;
   return p;
 }

@@ -71,7 +71,8 @@ struct DecodeStep {
 
 struct Prefill {
   double gemm_s = 0, attention_s = 0, memory_bound_s = 0, head_s = 0, tp_comm_s = 0, pp_comm_s = 0;
-  double overhead_s = 0;  // the engine's host time for the step
+  double overhead_s = 0;  // the engine's host time, a step a pass
+  double passes = 1;      // steps of at most Engine::prefill_chunk_tokens tokens
   double flops = 0;  // per GPU
   double total_s = 0;
 };

@@ -110,7 +110,8 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
       out += fmt::format("\nTime at batch {}\n", t.batch);
       KeyValues tk;
       tk.max_width = max_width;
-      tk.add("TTFT", ms(t.ttft_s), fmt::format("prefill of {} × {} tokens: products {}, attention {}, tp all-reduce {}", t.batch, s.input_tokens,
+      tk.add("TTFT", ms(t.ttft_s), fmt::format("prefill of {} × {} tokens{}: products {}, attention {}, tp all-reduce {}", t.batch, s.input_tokens,
+                                               t.prefill.passes > 1 ? fmt::format(" in {} passes", t.prefill.passes) : std::string(),
                                                ms(t.prefill.gemm_s), ms(t.prefill.attention_s), ms(t.prefill.tp_comm_s)));
       if (t.tpot_s > 0)
         tk.add("TPOT", ms(t.tpot_s), fmt::format("mean decode step: {} at context {} → {} at {} ({}-bound)", ms(t.first.step_s), format_sig(t.first.context, 6),
