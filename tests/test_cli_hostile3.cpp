@@ -29,7 +29,11 @@ TEST_CASE("a precision recipe the hardware cannot run is refused, naming what it
   refused("plan --model llama3-8b --hardware a100-sxm-80gb --gpus 8 --global-batch 64 --precision fp8-mixed",
           "--precision fp8-mixed: a100-sxm-80gb has no fp8 peak");
   refused("memory --model llama3-8b --hardware a100-sxm-80gb --precision fp8-mixed --gpus 8 --zero 3", "give --precision bf16-mixed");
-  refused("memory --model llama3-8b --hardware v100-sxm", "--precision bf16-mixed (the default): v100-sxm has no bf16 peak");
+  refused("memory --model llama3-8b --hardware v100-sxm --precision bf16-mixed", "--precision bf16-mixed: v100-sxm has no bf16 peak");
+  // Left to its default, memory answers in fp16-mixed there (the same bytes), and says so.
+  const CliResult v100 = run_napkin("memory --model llama3-8b --hardware v100-sxm --gpus 8 --zero 3");
+  CHECK(v100.exit_code != 2);
+  CHECK(v100.err.find("v100-sxm has no bf16: the default recipe is fp16-mixed here") != std::string::npos);
   refused("plan --model llama3-8b --hardware v100-sxm --gpus 8 --global-batch 64 --dtype fp16", "give --precision fp16-mixed");
   // What each can run still runs.
   CHECK(run_napkin("memory --model llama3-8b --hardware v100-sxm --precision fp16-mixed --gpus 8 --zero 3").exit_code != 2);

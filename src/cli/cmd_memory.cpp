@@ -44,6 +44,11 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   MemorySetup& s = r.setup;
   s.optimizer = find_optimizer(o.optimizer);
   s.recipe = find_recipe(o.precision);
+  // The default recipe on a GPU without bf16 (V100): the same bytes in fp16, as such a run trains.
+  if (!given("--precision") && !r.hardware.dense_peak(Dtype::bf16) && r.hardware.dense_peak(Dtype::fp16)) {
+    s.recipe = find_recipe("fp16-mixed");
+    r.warnings.push_back(fmt::format("{} has no bf16: the default recipe is fp16-mixed here (the same bytes as bf16-mixed)", r.hardware.key));
+  }
   check_recipe_on_hardware(s.recipe, r.hardware, !given("--precision"));
   s.offload = offload_from_name(o.offload);
   s.flash_attention = o.flash_attention;
