@@ -4,9 +4,12 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include <unistd.h>
 
 #include "cli_checks.hpp"
 #include "cli_helpers.hpp"
@@ -218,4 +221,17 @@ TEST_CASE("--spec given an engine or a framework file says where it goes; sp at 
   const CliResult sp = run_napkin("plan --model llama3-8b --hardware h100-sxm --gpus 64 --global-batch 256 --seq 8192 --sequence-parallel --tp 1 --top 1");
   REQUIRE(sp.exit_code == 0);
   CHECK(sp.out.find("--sequence-parallel with --tp 1 splits nothing") != std::string::npos);
+}
+
+TEST_CASE("a model named by a folder with no config.json says so") {
+  // By path, and by a bare name in the working folder (which used to suggest far-off model names).
+  const napkin::test::TempDir dir("napkin_no_config");
+  CHECK(run_napkin("models show " + dir.path.string()).err.find("must hold a Hugging Face config.json") != std::string::npos);
+  const std::string bare = "napkin_bare_folder_" + std::to_string(::getpid());
+  std::filesystem::create_directory(bare);
+  const CliResult r = run_napkin("models show " + bare);
+  std::filesystem::remove(bare);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("a folder with no config.json in it") != std::string::npos);
+  CHECK(r.err.find("did you mean") == std::string::npos);
 }

@@ -214,6 +214,10 @@ Model SpecRegistry::model(std::string_view name) const {
   std::error_code ec;
   if (!name.empty() && std::filesystem::is_regular_file(std::filesystem::path(std::string(name)) / "config.json", ec))
     if (auto hf = hf_model(name)) return hf->model;
+  // A folder of that name without a config.json: say so, rather than suggest far-off names.
+  if (!name.empty() && std::filesystem::is_directory(std::filesystem::path(std::string(name)), ec))
+    throw Error("'" + std::string(name) + "': a folder with no config.json in it, and no model of that name; give a name from "
+                "'napkin models list', a .toml spec, a config.json or a folder holding one");
   throw Error("unknown model '" + std::string(name) + "'" + did_you_mean(name, names_of(Kind::model)) +
               " ('napkin models list' shows all)");
 }
