@@ -41,6 +41,22 @@ TEST_CASE("eager elementwise: 3× the fused bytes, so 2× the memory-bound time 
   CHECK(eager.step_time_s == near(fused.step_time_s + 2 * term(fused, "memory_bound_s")));
 }
 
+TEST_CASE("the loss: each framework's bytes a logit, on the last stage's memory-bound time") {
+  // The toy: micro-batch 2 × 32 tokens = 64 tokens, vocabulary 128, 2 micro-batches a step, 1 TB/s
+  // at 0.83. Megatron's unfused cross entropy moves 52 bytes a logit, a fused loss 30: the step's
+  // memory-bound time differs by 2 · 64 · 128 · (52 − 30) = 360,448 B at 0.83 TB/s, 0.434 µs.
+  Layout l;
+  l.micro_batch = 2;
+  StepSetup s = setup();
+  const StepTime fused = step_time(toy(), l, s);
+  s.loss_bytes_per_logit = 52;
+  const StepTime unfused = step_time(toy(), l, s);
+  CHECK(term(unfused, "memory_bound_s") - term(fused, "memory_bound_s") == near(2.0 * 64 * 128 * 22 / (1e12 * 0.83)));
+  // The framework files carry it: Megatron-Core's default path, NeMo's fused configs.
+  CHECK(load_framework("megatron").loss_bytes_per_logit == 52);
+  CHECK(load_framework("nemo").loss_bytes_per_logit == 30);
+}
+
 TEST_CASE("tensor-parallel overlap hides all but the last reduce-scatter chunk, with sequence parallelism only") {
   Layout l;
   l.tp = 2, l.micro_batch = 2;

@@ -73,10 +73,11 @@ void take_framework(PlanSetup& ps, const PlanFlags& f) {
   }
   ps.assumptions.push_back(fmt::format(
       "framework {}{} ('napkin frameworks show {}'): ZeRO stages {}; tensor-parallel overlap {}{}; {} elementwise kernels{}; {} kernels a layer "
-      "at ≥ {} µs each; gradients reduced in {} bytes{}; selective recompute replays {}",
+      "at ≥ {} µs each; gradients reduced in {} bytes{}; selective recompute replays {}; the loss moves {} bytes a logit",
       fw.key, f.framework.empty() ? (f.lora ? " (default with --lora)" : " (default)") : "", fw.key, stages, s.tp_comm_overlap ? "on" : "off", f.tp_overlap ? " (flag)" : "",
       s.compiled ? "fused" : "eager", f.compiled ? " (flag)" : "", fw.kernels_per_layer, format_sig(kernel_floor_s * 1e6, 2),
-      format_sig(s.grad_reduce_bytes, 2), f.grad_reduce.empty() ? "" : " (flag)", selective_recompute_name(fw.selective)));
+      format_sig(s.grad_reduce_bytes, 2), f.grad_reduce.empty() ? "" : " (flag)", selective_recompute_name(fw.selective),
+      format_sig(fw.loss_bytes_per_logit, 3)));
 }
 
 }  // namespace

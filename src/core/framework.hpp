@@ -58,6 +58,11 @@ struct Framework {
   // GPU kernels one transformer layer launches in its forward pass (the backward launches about
   // twice as many), each costing at least kernel_floor_s.
   long long kernels_per_layer = 20;
+  // HBM bytes the cross entropy moves per logit, forward and backward together, beyond the LM
+  // head's products. 30: a fused loss (napkin's default: the logits written in 16 bits, the softmax
+  // read and written in fp32 forward, twice that backward). Megatron-Core's unfused
+  // vocab_parallel_cross_entropy (its default) makes ~52 (frameworks/megatron.toml).
+  double loss_bytes_per_logit = 30;
 };
 
 std::string_view selective_recompute_name(SelectiveRecompute s);

@@ -136,6 +136,7 @@ void apply_framework(const Framework& f, StepSetup& s) {
   s.zero3_copies = f.zero3_copies;
   s.selective = f.selective;
   s.kernels_per_layer = f.kernels_per_layer;
+  s.loss_bytes_per_logit = f.loss_bytes_per_logit;
   if (f.grad_reduce_bytes > 0) s.grad_reduce_bytes = f.grad_reduce_bytes;
 }
 
@@ -286,11 +287,11 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   c.memory_fwd_s += c.fp8_cast_fwd_bytes / bw;
   c.memory_bwd_s += c.fp8_cast_bwd_bytes / bw;
 
-  // Final norm, and the cross entropy over vocab-parallel logits: written in the activation
-  // dtype, softmax read and written in fp32.
+  // Final norm (forward, and twice that backward), and the cross entropy over the vocab-parallel
+  // logits: the framework's bytes a logit, both directions (Framework::loss_bytes_per_logit).
   const double vocab_local = std::ceil(d(m.vocab) / d(tp));
-  const double head_bytes = 2 * B * h_tokens * h + (B + 2 * fp32_bytes) * T * vocab_local;
-  c.head_memory_s = (1 + memory_bound_backward_over_forward) * head_bytes / bw;
+  const double norm_bytes = 2 * B * h_tokens * h;
+  c.head_memory_s = ((1 + memory_bound_backward_over_forward) * norm_bytes + s.loss_bytes_per_logit * T * vocab_local) / bw;
   return c;
 }
 

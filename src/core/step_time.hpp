@@ -111,6 +111,7 @@ struct StepSetup {
   bool zero3_copies = false;      // FSDP2's copies out of the gather and into the reduce-scatter buffers
   SelectiveRecompute selective = SelectiveRecompute::attention_core;
   long long kernels_per_layer = 0;  // forward kernels a layer launches; 0: no launch floor
+  double loss_bytes_per_logit = 30;  // the cross entropy's HBM bytes a logit, forward + backward (Framework)
   FlashRate flash_rate;  // the flash kernels' fraction of the dense peak (flash_rate_for)
   double peak_flops_per_s = 0;               // dense, for the dtype
   // The flash kernels' dense peak: they run in bf16 when the products run in fp8 (Transformer

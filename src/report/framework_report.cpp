@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "report/format.hpp"
 #include "report/table.hpp"
 
 namespace napkin {
@@ -45,6 +46,8 @@ std::string framework_show_text(const Framework& f) {
   line("selective recompute", std::string(selective_recompute_name(f.selective)));
   line("kernels per layer", std::to_string(f.kernels_per_layer));
   line("attention kernel", std::string(attention_kernel_name(f.attention_kernel)));
+  line("cross entropy", fmt::format("{} bytes a logit, forward and backward{}", format_sig(f.loss_bytes_per_logit, 3),
+                                    f.loss_bytes_per_logit > 30 ? " (unfused)" : " (fused)"));
   out += "sources:\n";
   for (const auto& s : f.sources) out += "  " + s + "\n";
   return out;
@@ -66,6 +69,7 @@ nlohmann::json framework_json(const Framework& f) {
           {"selective_recompute", std::string(selective_recompute_name(f.selective))},
           {"kernels_per_layer", f.kernels_per_layer},
           {"attention_kernel", std::string(attention_kernel_name(f.attention_kernel))},
+          {"loss_bytes_per_logit", f.loss_bytes_per_logit},
           {"sources", f.sources}};
 }
 
