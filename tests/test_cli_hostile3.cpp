@@ -6,8 +6,9 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <unistd.h>
 
@@ -22,6 +23,26 @@ namespace {
 void refused(const std::string& args, const std::string& fragment) {
   CAPTURE(args);
   napkin::test::check_one_line_error(run_napkin(args), fragment);
+}
+
+// A copy of a built-in spec (path from the source root) written to `to`: each line that sets one
+// of the keys ("key = ...") becomes that edit's text, or is dropped when the text is empty.
+std::string edited_spec(const std::string& source, const std::vector<std::pair<std::string, std::string>>& edits, const std::filesystem::path& to) {
+  std::ifstream in(std::string(NAPKIN_SOURCE_DIR) + "/" + source);
+  REQUIRE(in);
+  std::string text, line;
+  while (std::getline(in, line)) {
+    bool edited = false;
+    for (const auto& [key, replacement] : edits)
+      if (line.rfind(key + " = ", 0) == 0) {
+        if (!replacement.empty()) text += replacement + "\n";
+        edited = true;
+        break;
+      }
+    if (!edited) text += line + "\n";
+  }
+  std::ofstream(to) << text;
+  return to.string();
 }
 
 }  // namespace
@@ -124,16 +145,8 @@ TEST_CASE("plan prices a sliding window's attention as the work it skips") {
   // so the layers' attention is (4096 + 3072) / (2 · 4096) = 0.875 of the unwindowed model's.
   // Once, plan priced the same attention time for any window (the hostile-input run's finding).
   const napkin::test::TempDir dir("napkin_window");
-  std::ifstream in(std::string(NAPKIN_SOURCE_DIR) + "/models/gemma2-27b.toml");
-  std::stringstream spec;
-  spec << in.rdbuf();
-  std::string text = spec.str();
-  const std::string window = "sliding_window = 4096\nsliding_window_layers = \"alternate\"\n";
-  const auto at = text.find(window);
-  REQUIRE(at != std::string::npos);
-  text.erase(at, window.size());
-  const std::string global = (dir.path / "gemma2-global.toml").string();
-  std::ofstream(global) << text;
+  const std::string global =
+      edited_spec("models/gemma2-27b.toml", {{"sliding_window", ""}, {"sliding_window_layers", ""}}, dir.path / "gemma2-global.toml");
   const std::string layout = " --hardware h100-sxm --gpus 64 --global-batch 256 --seq 8192 --tp 8 --pp 1 --cp 1 --micro-batch 2 "
                              "--interleave 1 --sequence-parallel --recompute none --zero 1 --json";
   const CliResult w = run_napkin("plan --model gemma2-27b" + layout);
@@ -149,14 +162,7 @@ TEST_CASE("a --spec file that takes a built-in hardware name is not the hardware
   // A --spec folder's h100-sxm.toml with bf16 at 5000 TFLOP/s used to get the built-in part's
   // "9 similar measured runs" and no word that its figures came from a file.
   const napkin::test::TempDir dir("napkin_spec_override");
-  std::ifstream in(std::string(NAPKIN_SOURCE_DIR) + "/hardware/h100-sxm.toml");
-  std::stringstream spec;
-  spec << in.rdbuf();
-  std::string text = spec.str();
-  const auto at = text.find("\nbf16 = ");
-  REQUIRE(at != std::string::npos);
-  text.replace(at, text.find('\n', at + 1) - at, "\nbf16 = 5000");
-  std::ofstream(dir.path / "h100-sxm.toml") << text;
+  edited_spec("hardware/h100-sxm.toml", {{"bf16", "bf16 = 5000"}}, dir.path / "h100-sxm.toml");
   const CliResult r = run_napkin("--spec " + dir.path.string() + " plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 64 --seq 4096 --top 1");
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(r.out.find("unvalidated: hardware h100-sxm from " + (dir.path / "h100-sxm.toml").string() + ", no measured run on it") != std::string::npos);
@@ -182,14 +188,8 @@ TEST_CASE("LoRA: no full-training recipe line, and --precision refused rather th
 TEST_CASE("a reserve that takes the whole card is named, not 'over the 0 B available'") {
   // A 1 MB part: the runtime reserve alone (CUDA context 400 MB, NCCL, workspaces) is more than it.
   const napkin::test::TempDir dir("napkin_tiny_part");
-  std::ifstream in(std::string(NAPKIN_SOURCE_DIR) + "/hardware/h100-sxm.toml");
-  std::string text, line;
-  while (std::getline(in, line)) {
-    if (line.rfind("usable_memory_bytes", 0) == 0) continue;
-    text += (line.rfind("memory_bytes", 0) == 0 ? std::string("memory_bytes = 1e6") : line) + "\n";
-  }
-  const std::string part = (dir.path / "tiny-h100.toml").string();
-  std::ofstream(part) << text;
+  const std::string part =
+      edited_spec("hardware/h100-sxm.toml", {{"usable_memory_bytes", ""}, {"memory_bytes", "memory_bytes = 1e6"}}, dir.path / "tiny-h100.toml");
   const CliResult r = run_napkin("plan --model gpt2 --hardware " + part + " --gpus 8 --global-batch 64");
   CHECK(r.exit_code == 1);  // does not fit, as every such answer
   CHECK(r.err.find("napkin: error: nothing fits on tiny-h100: the runtime reserve (CUDA context, NCCL, workspaces) held back per GPU") == 0);
@@ -199,12 +199,7 @@ TEST_CASE("a reserve that takes the whole card is named, not 'over the 0 B avail
 TEST_CASE("spec errors: the key once, and a value past a bound printed past it") {
   const napkin::test::TempDir dir("napkin_spec_messages");
   auto spec_with = [&](const std::string& source, const std::string& key, const std::string& line, const std::string& name) {
-    std::ifstream in(std::string(NAPKIN_SOURCE_DIR) + "/" + source);
-    std::string text, l;
-    while (std::getline(in, l)) text += (l.rfind(key + " = ", 0) == 0 ? line : l) + "\n";
-    const std::string path = (dir.path / name).string();
-    std::ofstream(path) << text;
-    return path;
+    return edited_spec(source, {{key, line}}, dir.path / name);
   };
   // Once "interconnect.scale_up_latency: value: '-3us' ..." and "must be at most 1, found 1".
   refused("hardware show " + spec_with("hardware/h100-sxm.toml", "scale_up_latency", "scale_up_latency = \"-3us\"", "h.toml"),
