@@ -55,6 +55,7 @@ TEST_CASE("the loss: each framework's bytes a logit, on the last stage's memory-
   // The framework files carry it: Megatron-Core's default path, NeMo's fused configs.
   CHECK(load_framework("megatron").loss_bytes_per_logit == 52);
   CHECK(load_framework("nemo").loss_bytes_per_logit == 30);
+  CHECK(load_framework("torchtitan").loss_bytes_per_logit == 48);  // eager F.cross_entropy on fp32 logits
 }
 
 TEST_CASE("tensor-parallel overlap hides all but the last reduce-scatter chunk, with sequence parallelism only") {
