@@ -230,3 +230,16 @@ TEST_CASE("a model named by a folder with no config.json says so") {
   CHECK(r.err.find("a folder with no config.json in it") != std::string::npos);
   CHECK(r.err.find("did you mean") == std::string::npos);
 }
+
+TEST_CASE("answers say when a rule they were given does not apply") {
+  // A window not shorter than the context never limits a sequence; Chinchilla's 20 tokens a
+  // parameter sizes pre-training, not a LoRA fine-tune.
+  const napkin::test::TempDir dir("napkin_window_context");
+  const std::string spec = edited_spec("models/gemma2-27b.toml", {{"sliding_window", "sliding_window = 100000"}}, dir.path / "wide.toml");
+  const CliResult show = run_napkin("models show " + spec);
+  REQUIRE_MESSAGE(show.exit_code == 0, show.err);
+  CHECK(show.out.find("not shorter than the context (8192): it never limits a sequence") != std::string::npos);
+  const CliResult lora = run_napkin("train --model llama3-8b --hardware h100-sxm --lora 16 --tokens chinchilla --gpus 8");
+  REQUIRE(lora.exit_code == 0);
+  CHECK(lora.err.find("--tokens chinchilla with --lora: 20 tokens a parameter is Hoffmann et al.'s rule for pre-training") != std::string::npos);
+}

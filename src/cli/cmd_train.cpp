@@ -136,6 +136,10 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
   std::optional<PredictedRate> predicted;
   std::vector<std::string> lora_notes;
   const std::optional<LoraSetup> lora = lora_setup(o.lora, *sub, lora_notes);
+  // Chinchilla's 20 tokens a parameter sizes a pre-training run; a fine-tune's data is its own.
+  if (lora && r.tokens_chinchilla)
+    r.warnings.push_back("--tokens chinchilla with --lora: 20 tokens a parameter is Hoffmann et al.'s rule for pre-training, not a fine-tune's "
+                         "data size; give --tokens as the fine-tuning set's tokens × epochs");
   if (o.mfu == "predicted") {
     if (!model) throw Error("--mfu predicted needs --model: the layout search needs the architecture");
     if (o.gpus.empty()) throw Error("--mfu predicted needs --gpus: the best layout depends on the GPU count");

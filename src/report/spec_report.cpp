@@ -160,7 +160,8 @@ std::string model_show_text(const Model& m, std::size_t max_width) {
   arch.add("block", fmt::format("{}, {} norm{} per layer", block_name(m.block), m.norms_per_layer, m.norms_per_layer == 1 ? "" : "s"),
            m.qk_norm == QkNorm::none ? "" : fmt::format("QK-norm {}", qk_norm_name(m.qk_norm)));
   if (m.sliding_window > 0)
-    arch.add("sliding window", fmt::format("{} tokens on {} of {}", m.sliding_window, m.windowed_layers, plural(m.layers, "layer")));
+    arch.add("sliding window", fmt::format("{} tokens on {} of {}", m.sliding_window, m.windowed_layers, plural(m.layers, "layer")),
+             m.sliding_window >= m.context ? fmt::format("not shorter than the context ({}): it never limits a sequence", m.context) : "");
   if (m.moe) {
     const MoeSpec& e = *m.moe;
     std::string shared = fmt::format("{} shared", e.shared_experts);
