@@ -88,14 +88,15 @@ TEST_CASE("an error bar wholly below napkin's figure says so") {
   const auto j = nlohmann::json::parse(plan.out);
   const auto& p = j["plans"][0];
   const CliResult text = run_napkin("plan --model llama3-8b --hardware h100-sxm --gpus 64 --global-batch 256 --seq 4096");
-  if (p["mfu"].get<double>() > p["mfu_high"].get<double>())
-    CHECK(text.out.find("similar measured runs, all slower than predicted") != std::string::npos);
-  else
-    CHECK(text.out.find("all slower than predicted") == std::string::npos);
+  // The case this checks (if napkin's figure falls inside its bar one day, pick another that does not).
+  REQUIRE(p["mfu"].get<double>() > p["mfu_high"].get<double>());
+  CHECK(text.out.find("similar measured runs, all slower than predicted") != std::string::npos);
   const CliResult train = run_napkin("train --model llama3-8b --hardware h100-sxm --tokens 1T --gpus 64 --mfu predicted --global-batch 256 --seq 4096");
   REQUIRE(train.exit_code == 0);
-  if (p["mfu"].get<double>() > p["mfu_high"].get<double>())
-    CHECK(train.out.find("error bar of similar measured runs, all slower than predicted") != std::string::npos);
+  CHECK(train.out.find("error bar of similar measured runs, all slower than predicted") != std::string::npos);
+  // A bar around its figure says nothing of the kind (Llama 2 7B on 8 A100s: 67.5% in 64–70%).
+  CHECK(run_napkin("plan --model llama2-7b --hardware a100-sxm-80gb --gpus 8 --global-batch 512 --seq 4096 --top 1").out.find(
+            "than predicted") == std::string::npos);
 }
 
 TEST_CASE("--global-batch in tokens: binary prefixes, and the 4M tokens of training reports") {

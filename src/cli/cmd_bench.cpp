@@ -88,7 +88,6 @@ bench::BenchConfig config(Context& ctx, const BenchOptions& o) {
     throw Error("--hardware does not apply with --peak measured (the peak is this machine's measurement); drop one or the other");
   // Checked here, before any device is opened, as well as by the harness.
   if (cfg.algos < 1) throw Error("--algos must be at least 1");
-  if (cfg.warmup_s && !(*cfg.warmup_s >= 0 && *cfg.warmup_s <= 3600)) throw Error("--warmup must be between 0 and 3600 seconds");
   if (cfg.peak_flops_per_s && !(*cfg.peak_flops_per_s > 0 && std::isfinite(*cfg.peak_flops_per_s)))
     throw Error("--peak must be a positive FLOP/s figure such as 989.5T");
   if (!o.hardware.empty()) cfg.hardware = ctx.registry().hardware(o.hardware);

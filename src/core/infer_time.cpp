@@ -170,26 +170,27 @@ Prefill prefill_time(const Model& m, const InferSetup& s, const InferTimeSetup& 
   // TensorRT-LLM's max_num_tokens): a longer prefill is that many passes, each reading the
   // weights and paying its own collectives and host step. The attention and the elementwise work
   // are the same in all; the products are priced at each pass's token count.
-  const long long chunk = std::max(1LL, s.engine.prefill_chunk_tokens);
-  const double total_tokens = tokens;
-  const double full_passes = std::floor(total_tokens / d(chunk));
-  const double rest = total_tokens - full_passes * d(chunk);
-  if (full_passes >= 1 && !(full_passes == 1 && rest == 0)) {
-    auto pass_gemm_s = [&](double pass_tokens) {
+  const double chunk = d(std::max(1LL, s.engine.prefill_chunk_tokens));
+  if (tokens <= chunk) {
+    p.gemm_s = L * c.gemm_fwd_s;
+    p.tp_comm_s = tp_all_reduces_s(s, t, 2 * L, tokens, m);
+    p.pp_comm_s = pp_sends_s(s, t, tokens, m);
+  } else {
+    // `count` passes of `pass_tokens` tokens each.
+    auto add_passes = [&](double pass_tokens, double count) {
       Layout one = l;
       one.micro_batch = 1;
       StepSetup pass = ss;
       pass.seq = static_cast<long long>(pass_tokens);
-      return L * layer_cost(m, one, pass).gemm_fwd_s;
+      p.gemm_s += count * L * layer_cost(m, one, pass).gemm_fwd_s;
+      p.tp_comm_s += count * tp_all_reduces_s(s, t, 2 * L, pass_tokens, m);
+      p.pp_comm_s += count * pp_sends_s(s, t, pass_tokens, m);
     };
-    p.passes = full_passes + (rest > 0 ? 1 : 0);
-    p.gemm_s = full_passes * pass_gemm_s(d(chunk)) + (rest > 0 ? pass_gemm_s(rest) : 0);
-    p.tp_comm_s = full_passes * tp_all_reduces_s(s, t, 2 * L, d(chunk), m) + (rest > 0 ? tp_all_reduces_s(s, t, 2 * L, rest, m) : 0);
-    p.pp_comm_s = full_passes * pp_sends_s(s, t, d(chunk), m) + (rest > 0 ? pp_sends_s(s, t, rest, m) : 0);
-  } else {
-    p.gemm_s = L * c.gemm_fwd_s;
-    p.tp_comm_s = tp_all_reduces_s(s, t, 2 * L, tokens, m);
-    p.pp_comm_s = pp_sends_s(s, t, tokens, m);
+    const double full = std::floor(tokens / chunk);
+    const double rest = tokens - full * chunk;
+    add_passes(chunk, full);
+    if (rest > 0) add_passes(rest, 1);
+    p.passes = full + (rest > 0 ? 1 : 0);
   }
   p.overhead_s = p.passes * s.engine.step_overhead_s;
   p.total_s = p.gemm_s + p.attention_s + p.memory_bound_s + p.head_s + p.tp_comm_s + p.pp_comm_s + p.overhead_s;
