@@ -29,16 +29,39 @@ TEST_CASE("kernel launch floor: kernels a layer × (forward + 2 × backward [+ r
   CHECK(term(step_time(toy(), l, s), "launch_s") == near(608e-6));
 }
 
-TEST_CASE("eager elementwise: 3× the fused bytes, so 2× the memory-bound time on top") {
+TEST_CASE("eager elementwise: the extra bytes of the ops eager PyTorch runs one kernel each, counted by hand") {
   Layout l;
-  l.micro_batch = 2;
+  l.micro_batch = 2;  // 2 micro-batches of 2 × 32 = 64 tokens; 1 TB/s at 0.83
   StepSetup s = setup();
-  const StepTime fused = step_time(toy(), l, s);
-  CHECK(term(fused, "eager_s") == 0);
+  // LayerNorm, GeLU, learned positions (llm-foundry's MPT block): single native kernels eager too.
+  Model mpt = toy();
+  mpt.norm = NormKind::layernorm;
+  CHECK(term(step_time(mpt, l, s), "eager_s") == 0);
   s.compiled = false;
-  const StepTime eager = step_time(toy(), l, s);
-  CHECK(term(eager, "eager_s") == near(2 * term(fused, "memory_bound_s")));
-  CHECK(eager.step_time_s == near(fused.step_time_s + 2 * term(fused, "memory_bound_s")));
+  CHECK(term(step_time(mpt, l, s), "eager_s") == 0);
+  const StepTime mpt_eager = step_time(mpt, l, s);
+  s.compiled = true;
+  CHECK(mpt_eager.step_time_s == near(step_time(mpt, l, s).step_time_s));
+
+  // A Llama block: RMSNorm, SwiGLU, rotary. Forward extra bytes a layer, 2-byte activations:
+  //   two RMSNorms: 2 × (28 + 2·2) × 64 tokens × 64 wide     = 262,144
+  //   SwiGLU: 2 · 2 bytes × 64 tokens × 256 wide             =  65,536
+  //   rotary on q and k: 16 × 64 tokens × (4 + 4) heads × 16 = 131,072
+  // = 458,752 a layer; × (1 + 2 backward) × 2 layers = 2,752,512; the final norm (32 × 64 × 64) ×
+  // 3 = 393,216: 3,145,728 bytes a micro-batch, × 2 micro-batches a step, at 0.83 TB/s.
+  Model llama = toy();
+  llama.norm = NormKind::rmsnorm, llama.mlp = MlpKind::swiglu, llama.positions = Positions::rotary;
+  CHECK(term(step_time(llama, l, s), "eager_s") == 0);  // compiled: fused kernels
+  s.compiled = false;
+  CHECK(term(step_time(llama, l, s), "eager_s") == near(2 * 3145728.0 / 0.83e12));
+  // Full recomputation replays the forward's: + 458,752 × 2 layers a micro-batch.
+  l.recompute = Recompute::full;
+  CHECK(term(step_time(llama, l, s), "eager_s") == near(2 * (3145728.0 + 2 * 458752.0) / 0.83e12));
+  // The loss is the framework's bytes a logit whether eager or not: no eager multiple of it.
+  l.recompute = Recompute::none;
+  const double before = term(step_time(llama, l, s), "eager_s");
+  s.loss_bytes_per_logit = 48;
+  CHECK(term(step_time(llama, l, s), "eager_s") == near(before));
 }
 
 TEST_CASE("the loss: each framework's bytes a logit, on the last stage's memory-bound time") {

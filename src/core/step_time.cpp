@@ -271,18 +271,32 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   }
   const double per_f = is_gated(m.mlp) ? 3 : 2;  // GeLU reads and writes f; SwiGLU/GeGLU read 2f, write f
   const long long moe_layers = moe_layer_count(m);
-  const double dense_act = per_f * B * T * d(m.d_ff) / d(tp);
-  double moe_act = 0;
+  // The MLP's activated width per token on this rank, averaged over the layers.
+  double moe_width = 0;
+  if (m.moe) moe_width = d(m.moe->experts_per_token) * d(m.moe->d_ff_expert) + d(m.moe->shared_experts) * d(shared_expert_width(*m.moe));
+  const double mlp_width = (d(m.layers - moe_layers) * d(m.d_ff) + d(moe_layers) * moe_width) / L / d(tp);
+  bytes += per_f * B * T * mlp_width;
   if (m.moe) {
     const MoeSpec& e = *m.moe;
-    const double k = d(e.experts_per_token);
-    moe_act = (k * d(e.d_ff_expert) + d(e.shared_experts) * d(shared_expert_width(e))) * per_f * B * T / d(tp)
-              + 4 * B * k * h_tokens * h              // permute and unpermute the top-k copies
-              + 2 * fp32_bytes * T * d(e.experts);    // router softmax
+    bytes += d(moe_layers) / L * (4 * B * d(e.experts_per_token) * h_tokens * h  // permute and unpermute the top-k copies
+                                  + 2 * fp32_bytes * T * d(e.experts));         // router softmax
   }
-  bytes += (d(m.layers - moe_layers) * dense_act + d(moe_layers) * moe_act) / L;
   c.memory_fwd_bytes = bytes;
   c.memory_fwd_s = bytes / bw;
+  if (!s.compiled) {
+    // Eager PyTorch's extra traffic beyond the fused kernels (the constants' derivation is in
+    // step_time.hpp): RMSNorm's chain of fp32 ops, a gated MLP's separate activation and product,
+    // rotary embeddings' casts; LayerNorm, GeLU and residual adds are single kernels either way.
+    const double norm_extra = m.norm == NormKind::rmsnorm ? eager_rmsnorm_extra_fp32_bytes + 2 * B : 0;
+    double eager = 2 * norm_extra * h_tokens * h;
+    if (is_gated(m.mlp)) eager += eager_gated_extra_activations * B * T * mlp_width;
+    if (m.positions == Positions::rotary || m.mla) {
+      const double rope_dim = m.mla ? d(m.mla->qk_rope_head_dim) : d(m.head_dim);
+      eager += eager_rotary_extra_bytes * T * (heads_local + (m.mla ? 1.0 : kv_heads_local(m, tp))) * rope_dim;
+    }
+    c.eager_fwd_s = eager / bw;
+    c.head_eager_s = (1 + memory_bound_backward_over_forward) * norm_extra * h_tokens * h / bw;  // the final norm
+  }
   c.memory_bwd_s = memory_bound_backward_over_forward * c.memory_fwd_s;
   c.memory_fwd_s += c.fp8_cast_fwd_bytes / bw;
   c.memory_bwd_s += c.fp8_cast_bwd_bytes / bw;
@@ -535,7 +549,10 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   if (lora && s.lora.dequant_bytes_per_pass > 0)
     r.dequant_s = (2 + recompute_full) * s.lora.dequant_bytes_per_pass * layers / L /
                   (s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
-  if (!s.compiled) r.eager_s = (eager_elementwise_bytes_factor - 1) * (r.memory_bound_s - r.grad_accumulation_s);
+  // Eager elementwise work: forward, backward (twice the forward's bytes) and any forward the
+  // backward replays (full recomputation; torchtitan's op-level policy replays the elementwise work).
+  const double eager_replays = recompute_full + (selective && s.selective == SelectiveRecompute::every_other_matmul ? 1 : 0);
+  r.eager_s = layers * (1 + memory_bound_backward_over_forward + eager_replays) * c.eager_fwd_s + (last_is_slowest ? c.head_eager_s : 0);
   r.microbatch_s = r.matmul_s + r.attention_s + r.memory_bound_s + r.recompute_s + r.tp_exposed_s + r.cp_exposed_s +
                    r.ep.total_s() + r.pp.total_s() + r.zero3_exposed_s + r.zero3_copy_s + r.launch_s + r.eager_s + r.dequant_s + r.tp_overlap_sm_s;
 

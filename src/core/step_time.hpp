@@ -37,13 +37,25 @@ inline constexpr double kernel_floor_s = 3.8e-6;
 inline constexpr double backward_kernels_over_forward = 2.0;
 // Eager PyTorch runs each elementwise op as its own kernel, each reading and writing the whole
 // tensor, where a fused kernel (Transformer Engine, torch.compile) reads the inputs once and
-// writes the output once. Counted from the ops of torchtitan's Llama layer
-// (torchtitan/models/llama3/model.py, RMSNorm, FeedForward, apply_rotary_emb): RMSNorm in fp32
-// moves 40 bytes an element eager against 4 fused, SwiGLU's silu(a)·b 10 against 6, a residual
-// add 6 against 6; over a Llama layer's elementwise bytes that is 127·h against 41·h per token:
-// 3.1×, taken as 3. The fp32 cross entropy over the logits (cast, log-softmax, its backward, cast
-// back: 28 bytes a logit against 10) is about the same factor.
-inline constexpr double eager_elementwise_bytes_factor = 3.0;
+// writes the output once. Which ops that costs depends on the model: LayerNorm and GeLU are single
+// native ATen kernels in eager PyTorch too (F.layer_norm, nn.GELU; llm-foundry's MPT block), a
+// residual add is one kernel either way; RMSNorm, SwiGLU and rotary embeddings are written as
+// chains of ops (Hugging Face LlamaRMSNorm, torchtitan's RMSNorm and apply_rotary_emb, PyTorch
+// 2.7's composite rms_norm). Extra bytes an element over the fused kernel, forward, at b bytes an
+// activation (eager_layer_bytes in step_time.cpp counts them per layer; the backward moves about
+// twice that, memory_bound_backward_over_forward):
+//   RMSNorm: cast to fp32 (b + 4), pow (8), mean (4), × rsqrt (8), cast back (4 + b), × weight
+//     (2b) = 28 + 4b against 2b fused: 28 + 2b more;
+inline constexpr double eager_rmsnorm_extra_fp32_bytes = 28.0;
+//   SwiGLU/GeGLU silu(a)·b: the activation (2b) and the product (3b) against 3b fused: 2b more an
+//     element of the MLP width;
+inline constexpr double eager_gated_extra_activations = 2.0;
+//   rotary: cast to fp32 or complex (b + 4), the rotation (8), cast back (4 + b) (torchtitan), or
+//     Hugging Face's q·cos + rotate_half(q)·sin (10b): 16 + 2b ≈ 10b against 2b fused: 16 more an
+//     element of q and k at 16-bit activations.
+inline constexpr double eager_rotary_extra_bytes = 16.0;
+// The loss is not among them: each framework's bytes a logit already say how it runs
+// (Framework::loss_bytes_per_logit, eager or fused).
 // Megatron-Core's gradient bucket when --ddp-bucket-size is not given: max(40M, 1M × dp)
 // parameters (megatron/core/distributed/distributed_data_parallel.py, DistributedDataParallel
 // __init__: "bucket_size = max(40000000, 1000000 * dp_size)"), each bucket one collective that
@@ -147,6 +159,9 @@ struct LayerCost {
   double memory_fwd_s = 0, memory_bwd_s = 0;      // norms, residuals, activation functions, rotary, dropout
   double head_fwd_s = 0, head_bwd_s = 0;          // LM head products (last stage)
   double head_memory_s = 0;                       // final norm and cross entropy, forward + backward (last stage)
+  // Eager PyTorch (StepSetup::compiled false): elementwise traffic beyond the fused kernels',
+  // per layer forward, and the final norm's forward + backward (last stage).
+  double eager_fwd_s = 0, head_eager_s = 0;
   double adapter_fwd_s = 0, adapter_bwd_s = 0;    // LoRA: of gemm_fwd_s and gemm_bwd_s, the adapters' products
   double memory_fwd_bytes = 0;                    // per layer, for --explain (without the fp8 casts)
   // fp8 products (StepSetup::fp8_casts): bytes of the casts per layer, in memory_fwd_s / memory_bwd_s.
@@ -203,7 +218,7 @@ struct StepTime {
   double tp_exposed_s = 0;         // tp after hiding behind the layer's products (= tp.total_s() without overlap)
   double tp_overlap_sm_s = 0;      // per micro-batch: products slowed by the SMs TP overlap holds, and cut into chunks
   double launch_s = 0;             // per micro-batch: kernel launch floor
-  double eager_s = 0;              // per micro-batch: unfused elementwise and cross-entropy traffic (eager mode)
+  double eager_s = 0;              // per micro-batch: eager PyTorch's elementwise traffic beyond the fused kernels'
   CommTerm dp_grad_bucket;         // ZeRO 0-2: one gradient bucket (dp_grads.calls of them a step)
   double microbatch_s = 0;
   // Per step.
