@@ -138,6 +138,19 @@ TEST_CASE("every dimension given: that one layout, and --explain shows its arith
   CHECK(d["plans"][0]["gpu_hours"].get<double>() == doctest::Approx(d["plans"][0]["days"].get<double>() * 24 * 1024));
 }
 
+TEST_CASE("--explain names the ops eager PyTorch runs one kernel each, and prices none for a LayerNorm-GeLU block") {
+  // Llama: RMSNorm, SwiGLU and rotary are chains of ops in eager PyTorch (core/step_time.hpp).
+  const auto e = run_napkin("plan --model llama3-8b --hardware h100-sxm-96gb --gpus 8 --global-batch 16 --seq 8192 --framework torchtitan "
+                            "--tp 1 --pp 1 --cp 1 --micro-batch 2 --recompute selective --zero 3 --explain");
+  REQUIRE(e.exit_code == 0);
+  CHECK(e.out.find("eager: RMSNorm, the gated MLP's activation, rotary embeddings run as one kernel an op") != std::string::npos);
+  // GPT-2: LayerNorm, GeLU, learned positions are single ATen kernels eager too: no such line.
+  const auto g = run_napkin("plan --model gpt2 --hardware h100-sxm --gpus 8 --global-batch 64 --seq 1024 --framework fsdp "
+                            "--tp 1 --pp 1 --cp 1 --micro-batch 8 --recompute none --zero 3 --explain");
+  REQUIRE(g.exit_code == 0);
+  CHECK(g.out.find("unfused elementwise") == std::string::npos);
+}
+
 TEST_CASE("a given layout that does not fit: its numbers, fits = false, exit 1") {
   // Llama 3 70B on 8 GPUs, tp 8, no sharding, no recompute: 16 bytes × 70.6B / 8 = 141 GB of
   // model states per GPU alone.

@@ -1,6 +1,7 @@
 #include "report/plan_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -343,7 +344,14 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
   if (t.zero3_exposed_s > 0) kv.add("ZeRO-3 gathers", secs(t.zero3_exposed_s), "exposed beyond the compute they overlap");
   if (t.zero3_copy_s > 0) kv.add("ZeRO-3 buffer copies", secs(t.zero3_copy_s), "FSDP2: parameters out of the gathers, gradients into the reduce-scatter");
   if (t.launch_s > 0) kv.add("kernel launch floor", secs(t.launch_s));
-  if (t.eager_s > 0) kv.add("unfused elementwise", secs(t.eager_s), "eager: one kernel an op");
+  if (t.eager_s > 0) {
+    // Which of the block's ops eager PyTorch runs as chains of kernels (core/step_time.hpp).
+    std::vector<std::string> ops;
+    if (r.model.norm == NormKind::rmsnorm) ops.emplace_back("RMSNorm");
+    if (is_gated(r.model.mlp)) ops.emplace_back("the gated MLP's activation");
+    if (r.model.positions == Positions::rotary || r.model.mla) ops.emplace_back("rotary embeddings");
+    kv.add("unfused elementwise", secs(t.eager_s), fmt::format("eager: {} run as one kernel an op", fmt::join(ops, ", ")));
+  }
   if (t.dequant_s > 0)
     kv.add("dequantisation", secs(t.dequant_s),
            fmt::format("{} passes × {} / ({} × {})", l.recompute == Recompute::full ? 3 : 2, gb(s.lora.dequant_bytes_per_pass),
