@@ -56,6 +56,10 @@ StepSetup selene(long long global_batch, bool fp16 = true) {
   s.net.scale_up_latency_s = 3.4e-6;
   s.net.scale_out_latency_s = 14e-6;
   apply_framework(load_framework("megatron"), s);
+  // Megatron-LM of 2021-22 waited on each pipeline transfer where it was issued
+  // (megatron/p2p_communication.py, _communicate: batch_isend_irecv, then wait on every request);
+  // overlap_p2p_comm came with Megatron-Core.
+  s.overlap_p2p_comm = false;
   return s;
 }
 

@@ -64,6 +64,45 @@ TEST_CASE("eager elementwise: the extra bytes of the ops eager PyTorch runs one 
   CHECK(term(step_time(llama, l, s), "eager_s") == near(before));
 }
 
+TEST_CASE("pipeline transfers beside the compute: only with interleaving, and only what outlasts a chunk's forward") {
+  Model m = toy();
+  m.layers = 4;  // pp 2 × v 2: one layer a chunk
+  Layout l;
+  l.pp = 2, l.micro_batch = 2;  // 2 micro-batches a step
+  StepSetup s = setup();
+  s.global_batch = 4;
+  // Waited on where issued: 2 transfers a micro-batch (activation forward, gradient back) at v 1.
+  const StepTime plain = step_time(m, l, s);
+  REQUIRE(plain.pp.calls == 2);
+  CHECK(term(plain, "pp_comm_s") == near(2 * plain.pp.total_s()));
+  s.overlap_p2p_comm = true;
+  CHECK(term(step_time(m, l, s), "pp_comm_s") == near(term(plain, "pp_comm_s")));  // v 1: Megatron turns it off
+  l.interleave = 2;
+  s.overlap_p2p_comm = false;
+  const StepTime waited = step_time(m, l, s);
+  REQUIRE(waited.pp.calls == 4);  // 2 · v
+  CHECK(term(waited, "pp_comm_s") == near(2 * waited.pp.total_s()));
+  // Products far slower than a send: every transfer hides behind its chunk.
+  s.overlap_p2p_comm = true;
+  s.gemm.fraction = 1e-6;
+  CHECK(term(step_time(m, l, s), "pp_comm_s") == 0);
+  // Products far faster: each transfer shows where it outlasts one chunk's forward, the stage's
+  // forward (2 layers) over v = 2, i.e. one layer's forward.
+  s.gemm.fraction = 1.0;
+  s.peak_flops_per_s = s.gemm.peak_flops_per_s = 1e18;
+  s.memory_bandwidth_bytes_per_s = s.gemm.memory_bandwidth_bytes_per_s = 1e16;
+  const StepTime fast = step_time(m, l, s);
+  const LayerCost& c = fast.layer;
+  const double chunk_fwd_s = c.gemm_fwd_s + c.attention_fwd_s + c.memory_fwd_s;
+  REQUIRE(fast.pp.time_per_call_s > chunk_fwd_s);
+  CHECK(term(fast, "pp_comm_s") == near(2 * 4 * (fast.pp.time_per_call_s - chunk_fwd_s)));
+  // The framework files: Megatron-Core's training scripts and NeMo 2 overlap them; the others do not.
+  CHECK(load_framework("megatron").overlap_p2p_comm);
+  CHECK(load_framework("nemo").overlap_p2p_comm);
+  CHECK_FALSE(load_framework("torchtitan").overlap_p2p_comm);
+  CHECK_FALSE(load_framework("deepspeed").overlap_p2p_comm);
+}
+
 TEST_CASE("the loss: each framework's bytes a logit, on the last stage's memory-bound time") {
   // The toy: micro-batch 2 × 32 tokens = 64 tokens, vocabulary 128, 2 micro-batches a step, 1 TB/s
   // at 0.83. Megatron's unfused cross entropy moves 52 bytes a logit, a fused loss 30: the step's

@@ -156,7 +156,7 @@ void setup_plan(CLI::App& app, Context& ctx) {
       ->type_name("[SCOPE][,COLL]=FILE");
   sub->add_option("--scale-out-bw", f.scale_out_bw, "Scale-out (network) bandwidth per GPU per direction: 400Gb/s or 50GB/s [the spec]")->type_name("BW");
   sub->add_flag("--allow-cross-node-tp", f.allow_cross_node_tp, "Let tp × cp exceed the scale-up domain");
-  sub->add_flag("--no-overlap", f.no_overlap, "Data-parallel reduction and ZeRO gathers wait for the compute (no overlap)");
+  sub->add_flag("--no-overlap", f.no_overlap, "Data-parallel reduction, ZeRO gathers and pipeline transfers wait for the compute (no overlap)");
   sub->add_option("--framework", f.framework,
                   "Training framework whose behaviour is priced: a name from 'napkin frameworks list' or a .toml file [megatron]")
       ->type_name("NAME|FILE");

@@ -73,11 +73,11 @@ void take_framework(PlanSetup& ps, const PlanFlags& f) {
   }
   ps.assumptions.push_back(fmt::format(
       "framework {}{} ('napkin frameworks show {}'): ZeRO stages {}; tensor-parallel overlap {}{}; {} elementwise kernels{}; {} kernels a layer "
-      "at ≥ {} µs each; gradients reduced in {} bytes{}; selective recompute replays {}; the loss moves {} bytes a logit",
+      "at ≥ {} µs each; gradients reduced in {} bytes{}; selective recompute replays {}; the loss moves {} bytes a logit; pipeline transfers {}",
       fw.key, f.framework.empty() ? (f.lora ? " (default with --lora)" : " (default)") : "", fw.key, stages, s.tp_comm_overlap ? "on" : "off", f.tp_overlap ? " (flag)" : "",
       s.compiled ? "fused" : "eager", f.compiled ? " (flag)" : "", fw.kernels_per_layer, format_sig(kernel_floor_s * 1e6, 2),
       format_sig(s.grad_reduce_bytes, 2), f.grad_reduce.empty() ? "" : " (flag)", selective_recompute_name(fw.selective),
-      format_sig(fw.loss_bytes_per_logit, 3)));
+      format_sig(fw.loss_bytes_per_logit, 3), s.overlap_p2p_comm && !f.no_overlap ? "beside the compute when interleaved" : "waited on where issued"));
 }
 
 }  // namespace
@@ -216,7 +216,7 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   if (q.step.tp_overlap_comm_sms > 0 && q.step.sm_count == 0 && q.step.tp_comm_overlap)
     ps.assumptions.push_back(fmt::format("tensor-parallel overlap: the SMs {} holds for its communication are not priced ({} gives no sm_count)",
                                          ps.framework.key, hw.key));
-  if (f.no_overlap) q.step.overlap_grad_reduce = q.step.overlap_param_gather = false;
+  if (f.no_overlap) q.step.overlap_grad_reduce = q.step.overlap_param_gather = q.step.overlap_p2p_comm = false;
   q.memory.optimizer = opt;
   q.memory.recipe = recipe;
   q.memory.seq = q.step.seq;

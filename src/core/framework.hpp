@@ -63,6 +63,10 @@ struct Framework {
   // read and written in fp32 forward, twice that backward). Megatron-Core's unfused
   // vocab_parallel_cross_entropy (its default) makes ~52 (frameworks/megatron.toml).
   double loss_bytes_per_logit = 30;
+  // Pipeline sends and receives posted ahead and waited on only when their data is needed, so they
+  // run beside a model chunk's compute (Megatron-Core's overlap_p2p_comm; interleaved schedules
+  // only). Off: each transfer is waited on where it is issued.
+  bool overlap_p2p_comm = false;
 };
 
 std::string_view selective_recompute_name(SelectiveRecompute s);

@@ -137,6 +137,7 @@ void apply_framework(const Framework& f, StepSetup& s) {
   s.selective = f.selective;
   s.kernels_per_layer = f.kernels_per_layer;
   s.loss_bytes_per_logit = f.loss_bytes_per_logit;
+  s.overlap_p2p_comm = f.overlap_p2p_comm;
   if (f.grad_reduce_bytes > 0) s.grad_reduce_bytes = f.grad_reduce_bytes;
 }
 
@@ -436,6 +437,17 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   if (r.cp.total_s() > 0) hidden_wire_bytes += mb * r.cp.wire_bytes() * (1 - r.cp_exposed_s / r.cp.total_s());
   if (r.tp.total_s() > 0 && r.tp_exposed_s < r.tp.total_s())  // reduce-scatter and all-gather, each hidden in part
     hidden_wire_bytes += mb * 2 * r.tp.wire_bytes() * (1 - r.tp_exposed_s / r.tp.total_s());
+  // Pipeline transfers. Without overlap each is waited on where it is issued. With it
+  // (Megatron-Core's overlap_p2p_comm, interleaved schedules only: schedules.py,
+  // forward_backward_pipelining_with_interleaving posts the isend/irecv of the next chunk's
+  // activations and gradients and waits on them only before that chunk runs), each transfer
+  // runs beside a model chunk's compute and shows only where it is longer than one chunk's forward.
+  r.pp_exposed_s = r.pp.total_s();
+  if (s.overlap_p2p_comm && l.interleave > 1 && r.pp.total_s() > 0) {
+    const double chunk_fwd_s = fwd_compute / d(l.interleave);
+    r.pp_exposed_s = r.pp.calls * std::max(0.0, r.pp.time_per_call_s - chunk_fwd_s);
+    hidden_wire_bytes += mb * r.pp.wire_bytes() * (1 - r.pp_exposed_s / r.pp.total_s());
+  }
   if (l.zero == 3) {
     // ZeRO-3 / FSDP: every micro-batch gathers each layer's weights for forward and again for
     // backward and reduce-scatters its gradients (Rajbhandari et al. 2020 §7.2.2: 3× the model,
@@ -554,7 +566,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   const double eager_replays = recompute_full + (selective && s.selective == SelectiveRecompute::every_other_matmul ? 1 : 0);
   r.eager_s = layers * (1 + memory_bound_backward_over_forward + eager_replays) * c.eager_fwd_s + (last_is_slowest ? c.head_eager_s : 0);
   r.microbatch_s = r.matmul_s + r.attention_s + r.memory_bound_s + r.recompute_s + r.tp_exposed_s + r.cp_exposed_s +
-                   r.ep.total_s() + r.pp.total_s() + r.zero3_exposed_s + r.zero3_copy_s + r.launch_s + r.eager_s + r.dequant_s + r.tp_overlap_sm_s;
+                   r.ep.total_s() + r.pp_exposed_s + r.zero3_exposed_s + r.zero3_copy_s + r.launch_s + r.eager_s + r.dequant_s + r.tp_overlap_sm_s;
 
   // Per step. 1F1B idles p−1 micro-batch times in the warm-up and cool-down (Narayanan et al.
   // 2021 §2.2.1): (p−1)·(t_f + t_b). The interleaved schedule pipelines model chunks instead of
@@ -586,7 +598,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
       {"tp_comm_s", "tensor-parallel communication (exposed)", mb * r.tp_exposed_s},
       {"cp_comm_s", "context-parallel communication (exposed)", mb * r.cp_exposed_s},
       {"ep_comm_s", "expert all-to-all", mb * r.ep.total_s()},
-      {"pp_comm_s", "pipeline send/recv", mb * r.pp.total_s()},
+      {"pp_comm_s", "pipeline send/recv (exposed)", mb * r.pp_exposed_s},
       {"zero3_comm_s", "ZeRO-3 gathers (exposed)", mb * r.zero3_exposed_s},
       {"zero3_copy_s", "ZeRO-3 buffer copies (FSDP2)", mb * r.zero3_copy_s},
       {"tp_overlap_sm_s", "SMs held by tensor-parallel overlap", mb * r.tp_overlap_sm_s},

@@ -124,6 +124,7 @@ struct StepSetup {
   SelectiveRecompute selective = SelectiveRecompute::attention_core;
   long long kernels_per_layer = 0;  // forward kernels a layer launches; 0: no launch floor
   double loss_bytes_per_logit = 30;  // the cross entropy's HBM bytes a logit, forward + backward (Framework)
+  bool overlap_p2p_comm = false;     // pipeline transfers beside a chunk's compute, interleaved schedules (Framework)
   FlashRate flash_rate;  // the flash kernels' fraction of the dense peak (flash_rate_for)
   double peak_flops_per_s = 0;               // dense, for the dtype
   // The flash kernels' dense peak: they run in bf16 when the products run in fp8 (Transformer
@@ -210,6 +211,7 @@ struct StepTime {
   double matmul_s = 0, attention_s = 0, memory_bound_s = 0, recompute_s = 0;  // LM head in matmul and memory
   CommTerm tp, cp, ep, pp;      // per micro-batch (cp: before overlap)
   double cp_exposed_s = 0;      // cp after hiding behind the attention kernels
+  double pp_exposed_s = 0;      // pipeline transfers not hidden behind a chunk's compute (= pp.total_s() without overlap)
   double zero3_exposed_s = 0;   // ZeRO-3 gathers not hidden behind the micro-batch's compute
   double zero3_copy_s = 0;      // FSDP2's buffer copies per micro-batch (StepSetup::zero3_copies)
   double grad_accumulation_s = 0;  // of memory_bound_s: unfused gradient accumulation

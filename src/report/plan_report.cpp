@@ -337,7 +337,7 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
   comm("tensor parallel", t.tp, t.tp_exposed_s);
   comm("context parallel", t.cp, t.cp_exposed_s);
   comm("expert all-to-all", t.ep, t.ep.total_s());
-  comm("pipeline", t.pp, t.pp.total_s());
+  comm("pipeline", t.pp, t.pp_exposed_s);
   if (t.tp_overlap_sm_s > 0)
     kv.add("TP overlap's SMs", secs(t.tp_overlap_sm_s),
            fmt::format("its pipelined and bulk-overlapped products on {} of {} SMs, and cut into chunks", s.sm_count - s.tp_overlap_comm_sms, s.sm_count));
