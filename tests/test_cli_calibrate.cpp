@@ -184,7 +184,7 @@ TEST_CASE("Ctrl-C stops a calibration: the products timed so far, marked interru
   // One call is 2·16·768·768 = 18,874,368 FLOPs: FLOP/s and the median time agree.
   CHECK(j["timed"][0]["flops_per_s"].get<double>() * j["timed"][0]["time_per_call_s"].get<double>() == doctest::Approx(18874368.0));
   // Nothing extrapolated from products never timed.
-  CHECK_FALSE(j.contains("mfu_measured"));
+  CHECK_FALSE(j.contains("mfu"));
   CHECK_FALSE(j.contains("step_matmul_time_s"));
   CHECK(r.err.find("napkin: error: interrupted by Ctrl-C: timed 1 of the step's 12 distinct products") != std::string::npos);
   // The text says so above the table.

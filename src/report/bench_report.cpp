@@ -100,11 +100,13 @@ nlohmann::json device_json(const std::string& backend, const std::string& name, 
 nlohmann::json bench_json(const BenchRun& run) {
   nlohmann::json j;
   j["device"] = device_json(run.backend, run.device_name, run.device);
-  j["hardware"] = {{"key", opt_json(run.peak.hardware_key)},
-                   {"peak_flops_per_s", opt_json(run.peak.flops_per_s)},
-                   {"peak_source", run.peak.source},
-                   {"nominal_peak_flops_per_s", opt_json(run.peak.nominal_flops_per_s)},
-                   {"nominal_peak_source", run.peak.nominal_source}};
+  // `hardware` is the spec's key (null when none matched), as in train, memory, plan and infer;
+  // the peak beside it, top-level, as calibrate gives it.
+  j["hardware"] = opt_json(run.peak.hardware_key);
+  j["peak_flops_per_s"] = opt_json(run.peak.flops_per_s);
+  j["peak_source"] = run.peak.source;
+  j["nominal_peak_flops_per_s"] = opt_json(run.peak.nominal_flops_per_s);
+  j["nominal_peak_source"] = run.peak.nominal_source;
   nlohmann::json results = nlohmann::json::array();
   for (const BenchResult& r : run.results) {
     nlohmann::json x = {{"m", r.shape.m}, {"n", r.shape.n}, {"k", r.shape.k}, {"batch", r.shape.batch},

@@ -50,9 +50,10 @@ std::string memory_bench_text(const MemoryBenchRun& run, std::size_t max_width) 
 nlohmann::json memory_bench_json(const MemoryBenchRun& run) {
   nlohmann::json j;
   j["device"] = device_json(run.backend, run.device_name, run.device);
-  j["hardware"] = {{"key", run.hardware_key ? nlohmann::json(*run.hardware_key) : nlohmann::json(nullptr)},
-                   {"peak_bytes_per_s", opt(run.peak_bytes_per_s)},
-                   {"peak_source", run.peak_source}};
+  // `hardware` is the spec's key (null when none matched), as in every other command's JSON.
+  j["hardware"] = run.hardware_key ? nlohmann::json(*run.hardware_key) : nlohmann::json(nullptr);
+  j["peak_bytes_per_s"] = opt(run.peak_bytes_per_s);
+  j["peak_source"] = run.peak_source;
   j["method"] = run.measured.method;
   j["array_bytes"] = run.measured.array_bytes;
   j["arrays"] = run.measured.arrays;

@@ -83,7 +83,7 @@ def main():
         if args.peak_tflops:
             flops_per_token = napkin["model_flops_per_token"]
             result["mfu_real"] = flops_per_token * tokens / step_s / (args.peak_tflops * 1e12)
-            result["mfu_napkin"] = napkin["mfu_measured"]
+            result["mfu_napkin"] = napkin["mfu"]
     print(json.dumps(result, indent=2))
 
 

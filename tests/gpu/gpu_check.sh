@@ -114,7 +114,7 @@ for name, label in (("napkin_bf16_noflush", "bf16 8192^3 no flush"), ("napkin_bf
                  "-", "-", ("ok" if n["check"]["ok"] else "WRONG") if n else "failed"))
 for model in ("gpt2", "llama3-8b"):
     c, s = load(f"calibrate_{model}", None), load(f"torch_step_{model}", None)
-    rows.append((f"calibrate {model} seq {1024 if model == 'gpt2' else 2048}", "-", cell(c and 100 * c["mfu_measured"], "{:.1f}%"),
+    rows.append((f"calibrate {model} seq {1024 if model == 'gpt2' else 2048}", "-", cell(c and 100 * c["mfu"], "{:.1f}%"),
                  "-", cell(s and s.get("mfu_real") and 100 * s["mfu_real"], "real step MFU {:.1f}%"), "ok" if c else "failed"))
 m = load("napkin_memory", None)
 rows.append(("memory: device copy 1 GiB", cell(m and m["bytes_per_s"] / 1e12, "{:.3f} TB/s"),
