@@ -210,9 +210,34 @@ TEST_CASE("spec errors: the key once, and a value past a bound printed past it")
           "memory_fraction: must be at most 1, found 1.0000001");
 }
 
-TEST_CASE("--spec given an engine or a framework file says where it goes; sp at tp 1 is noted") {
+TEST_CASE("--spec given an engine file adds the engine; a framework file says where it goes; sp at tp 1 is noted") {
   const std::string src = std::string(NAPKIN_SOURCE_DIR);
-  refused("--spec " + src + "/engines/vllm.toml models list", "an engine spec: --spec reads engines from its folder's engines/ subfolder");
+  // An engine file outside any engines/ folder: listed, shown and found by name, as one in a
+  // --spec folder's engines/ is (engines list and show skipped it without a word).
+  const napkin::test::TempDir dir("napkin_spec_engine_file");
+  const std::string mine = edited_spec("engines/vllm.toml", {{"name", "name = \"My Engine\""}}, dir.path / "my-engine.toml");
+  const CliResult list = run_napkin("--spec " + mine + " engines list --json");
+  REQUIRE_MESSAGE(list.exit_code == 0, list.err);
+  bool listed = false;
+  for (const auto& e : nlohmann::json::parse(list.out))
+    if (e["key"] == "my-engine") {
+      listed = true;
+      CHECK(e["name"] == "My Engine");
+      CHECK(e["origin"] == mine);
+    }
+  CHECK(listed);
+  const CliResult show = run_napkin("--spec " + mine + " engines show my-engine");
+  REQUIRE_MESSAGE(show.exit_code == 0, show.err);
+  CHECK(show.out.find("My Engine") != std::string::npos);
+  // One with a built-in's name replaces it, as --spec's help says.
+  const std::string patched = edited_spec("engines/vllm.toml", {{"name", "name = \"Patched vLLM\""}}, dir.path / "vllm.toml");
+  const CliResult over = run_napkin("--spec " + patched + " engines show vllm --json");
+  REQUIRE_MESSAGE(over.exit_code == 0, over.err);
+  CHECK(nlohmann::json::parse(over.out)["name"] == "Patched vLLM");
+  // It is no hardware or model spec: the listings of those do not trip on it.
+  CHECK(run_napkin("--spec " + mine + " models list").exit_code == 0);
+  // A framework file is refused at once, by every command (frameworks list skipped it silently).
+  refused("--spec " + src + "/frameworks/megatron.toml frameworks list", "a framework spec: --spec does not read frameworks; give this one with --framework");
   refused("--spec " + src + "/frameworks/megatron.toml models list", "a framework spec: --spec does not read frameworks; give this one with --framework");
   const CliResult sp = run_napkin("plan --model llama3-8b --hardware h100-sxm --gpus 64 --global-batch 256 --seq 8192 --sequence-parallel --tp 1 --top 1");
   REQUIRE(sp.exit_code == 0);

@@ -133,7 +133,20 @@ SpecRegistry SpecRegistry::load(const std::vector<std::string>& user_paths) {
     } else if (path.extension() == ".json") {
       throw Error(p + ": --spec takes .toml specs; a Hugging Face config.json is read by --model " + p);
     } else {
-      r.add_user_file(p);  // read (and refused if not a regular file) when used
+      // A file named on its own is told by its content: an engine spec joins the engines
+      // (`engines list` shows it, `--engine NAME` finds it), as one in a folder's engines/ does;
+      // a framework spec is refused here, as a folder's frameworks/ is. Anything else (a
+      // hardware or model spec, or one that does not parse) is read, and refused, when used.
+      std::string text;
+      try {
+        text = read_spec_file(p);
+      } catch (const Error&) {
+      }
+      const SpecKind kind = text.empty() ? SpecKind::unknown : spec_kind(text);
+      if (kind == SpecKind::engine) r.engine_sources_[stem_of(p)] = EngineSource{p, nullptr, as_text(p)};
+      else if (kind == SpecKind::framework)
+        throw Error(p + ": a framework spec: --spec does not read frameworks; give this one with --framework " + p);
+      else r.add_user_file(p);  // read (and refused if not a regular file) when used
     }
   }
   return r;

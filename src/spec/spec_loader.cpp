@@ -233,15 +233,36 @@ Model parse_model(std::string_view text, const std::string& display_path, const 
   return read_model(root, display_path, key);
 }
 
+namespace {
+
+SpecKind kind_of(const toml::table& root) {
+  if (root.contains("dense_tflops")) return SpecKind::hardware;
+  if (root.contains("layers")) return SpecKind::model;
+  if (root.contains("memory_fraction") || root.contains("kv_block_tokens")) return SpecKind::engine;
+  if (root.contains("kernels_per_layer") || root.contains("zero_stages")) return SpecKind::framework;
+  return SpecKind::unknown;
+}
+
+}  // namespace
+
+SpecKind spec_kind(std::string_view text) {
+  try {
+    return kind_of(parse_toml(text, "-"));
+  } catch (const Error&) {
+    return SpecKind::unknown;
+  }
+}
+
 Spec parse_spec(std::string_view text, const std::string& display_path, const std::string& key) {
   const toml::table root = parse_toml(text, display_path);
-  if (root.contains("dense_tflops")) return read_hardware(root, display_path, key);
-  if (root.contains("layers")) return read_model(root, display_path, key);
-  // An engine or a framework file given to --spec is not read as one there: say where it goes.
-  if (root.contains("memory_fraction") || root.contains("kv_block_tokens"))
-    throw Error(display_path + ":1:1: an engine spec: --spec reads engines from its folder's engines/ subfolder; or give this one with --engine " +
+  const SpecKind kind = kind_of(root);
+  if (kind == SpecKind::hardware) return read_hardware(root, display_path, key);
+  if (kind == SpecKind::model) return read_model(root, display_path, key);
+  // An engine or a framework file in a --spec folder is not read as one there: say where it goes.
+  if (kind == SpecKind::engine)
+    throw Error(display_path + ":1:1: an engine spec: --spec reads engines from its folder's engines/ subfolder, or given as a file; or give this one with --engine " +
                 display_path);
-  if (root.contains("kernels_per_layer") || root.contains("zero_stages"))
+  if (kind == SpecKind::framework)
     throw Error(display_path + ":1:1: a framework spec: --spec does not read frameworks; give this one with --framework " + display_path);
   throw Error(display_path + ":1:1: cannot tell the kind of spec: a hardware spec has a [dense_tflops] table, a model spec a 'layers' key");
 }
