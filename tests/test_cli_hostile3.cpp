@@ -205,6 +205,12 @@ TEST_CASE("spec errors: the key once, and a value past a bound printed past it")
   // Once "interconnect.scale_up_latency: value: '-3us' ..." and "must be at most 1, found 1".
   refused("hardware show " + spec_with("hardware/h100-sxm.toml", "scale_up_latency", "scale_up_latency = \"-3us\"", "h.toml"),
           "interconnect.scale_up_latency: '-3us' must be a non-negative");
+  // An fp32 peak above the half-precision one, at its line: 67 → 9895 (a slipped unit) and a
+  // V100 whose fp16 fell below its fp32 15.7.
+  refused("hardware show " + spec_with("hardware/h100-sxm.toml", "fp32", "fp32 = 9895", "fp32.toml"),
+          "fp32.toml:19:8: dense_tflops.fp32: 9895 TFLOP/s is above bf16's 989.5 (half precision is the faster");
+  refused("train --model llama3-8b --tokens 1T --gpus 8 --hardware " + spec_with("hardware/v100-sxm.toml", "fp16", "fp16 = 10", "v100.toml"),
+          "v100.toml:16:8: dense_tflops.fp32: 15.7 TFLOP/s is above fp16's 10 ");
   refused("engines show " + spec_with("engines/vllm.toml", "step_overhead", "step_overhead = \"-3us\"", "e.toml"), "step_overhead: '-3us' must be");
   refused("engines show " + spec_with("engines/vllm.toml", "memory_fraction", "memory_fraction = 1.0000001", "f.toml"),
           "memory_fraction: must be at most 1, found 1.0000001");

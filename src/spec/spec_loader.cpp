@@ -93,6 +93,20 @@ Hardware read_hardware(const toml::table& root, const std::string& path, const s
     if (auto tflops = p.optional_quantity(dtype_name(d), QuantityKind::count, bounds::kPeakTflops))
       h.dense_peak_flops_per_s[d] = *tflops * 1e12;
   }
+  // Every part with tensor cores (or matrix cores, or an MXU) runs bf16/fp16 products faster than
+  // fp32 ones; an fp32 peak above them is a slipped unit or swapped lines, and would make the
+  // fp32 recipe the fast one. None of hardware/ nor the reference table does it; a part without
+  // fast half precision (Pascal GeForce: fp16 at 1/64) is described by leaving fp16/bf16 out.
+  if (const auto fp32 = h.dense_peak(Dtype::fp32)) {
+    for (Dtype half : {Dtype::bf16, Dtype::fp16}) {
+      const auto v = h.dense_peak(half);
+      if (v && *fp32 > *v)
+        p.fail(peaks->get("fp32"), "fp32",
+               g(*fp32 / 1e12) + " TFLOP/s is above " + std::string(dtype_name(half)) + "'s " + g(*v / 1e12) +
+                   " (half precision is the faster on every part with tensor or matrix cores: a unit slip or swapped lines?); "
+                   "a part without fast half precision leaves fp16 and bf16 out");
+    }
+  }
   p.finish();
   if (h.dense_peak_flops_per_s.empty()) r.fail(peaks, "dense_tflops", "lists no dtype; give at least one (bf16 = 989.5)");
   if (const toml::table* ic = r.optional_table("interconnect")) h.interconnect = read_interconnect(*ic, path);
