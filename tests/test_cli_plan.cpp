@@ -541,3 +541,25 @@ TEST_CASE("the GEMM curve's assumption line names the factor it applied to the M
   const auto a100 = run_napkin("plan --hardware a100-sxm-80gb" + base);
   CHECK_MESSAGE(a100.out.find("roofline at 0.813 of peak (MAMF 0.869 × 0.935)") != std::string::npos, a100.out);
 }
+
+TEST_CASE("plan says how a GPU count that is not whole scale-up domains is placed") {
+  // h100-sxm: 8 GPUs per NVLink domain; 12 = one full domain and 4 GPUs of another.
+  const auto r = napkin::test::run_napkin("plan --model llama3-8b --hardware h100-sxm --gpus 12 --global-batch 48 --top 1 --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  int said = 0;
+  for (const auto& a : j["assumptions"])
+    if (a.get<std::string>() ==
+        "12 GPUs are not whole 8-GPU scale-up domains: ranks fill 1 of them and 4 GPUs of one more; "
+        "a group that reaches that partial domain is priced at the scale-out link")
+      ++said;
+  CHECK(said == 1);
+  // Whole domains (16) and one partial domain alone (4) need no such line.
+  for (const char* gpus : {"16", "4"}) {
+    CAPTURE(gpus);
+    const auto w = napkin::test::run_napkin(std::string("plan --model llama3-8b --hardware h100-sxm --gpus ") + gpus +
+                                            " --global-batch 48 --top 1");
+    REQUIRE_MESSAGE(w.exit_code == 0, w.err);
+    CHECK(w.out.find("not whole") == std::string::npos);
+  }
+}

@@ -330,6 +330,13 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
     ps.assumptions.push_back(fmt::format("scale-up: {} per GPU per direction within {} GPUs ({}{}); {}", bw(net.scale_up_bytes_per_s), net.domain_gpus,
                                          ic.scale_up.technology.empty() ? "" : ic.scale_up.technology + ", ", from(f.scale_up_bw + f.node_gpus, "flags"),
                                          fmt::format("latency {} µs a ring step", format_sig(net.scale_up_latency_s * 1e6, 3))));
+    // A GPU count that is not whole domains: say how the last, partial one is used (ranks fill
+    // domains in order; core/comm.cpp's place_group prices any group that leaves a domain at the
+    // scale-out link, so one reaching the partial domain is priced as crossing).
+    if (net.domain_gpus > 1 && q.gpus > net.domain_gpus && q.gpus % net.domain_gpus != 0)
+      ps.assumptions.push_back(fmt::format("{} GPUs are not whole {}-GPU scale-up domains: ranks fill {} of them and {} GPUs of one more; "
+                                           "a group that reaches that partial domain is priced at the scale-out link",
+                                           q.gpus, net.domain_gpus, q.gpus / net.domain_gpus, q.gpus % net.domain_gpus));
     if (net.scale_out_bytes_per_s > 0)
       ps.assumptions.push_back(fmt::format("scale-out: {} per GPU per direction ({}{}); latency {} µs a ring step", bw(net.scale_out_bytes_per_s),
                                            ic.scale_out.technology.empty() ? "" : ic.scale_out.technology + ", ", from(f.scale_out_bw, "--scale-out-bw"),
