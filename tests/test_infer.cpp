@@ -226,7 +226,7 @@ TEST_CASE("napkin infer and napkin engines from the command line") {
   using napkin::test::run_napkin;
   const auto j = run_napkin("infer --model llama3-70b --hardware h100-sxm --gpus 2 --tp 2 --weights fp8 --kv bf16 --input 2048 --output 256 --json");
   CHECK(j.exit_code == 0);
-  for (const char* key : {"\"weights_bytes\"", "\"kv_pool_bytes\"", "\"reserve_bytes\": 1073741824", "\"kv_bytes_per_token\": 327680", "\"max_batch\"", "\"fits\": true", "\"ttft_s\"",
+  for (const char* key : {"\"weights_bytes_per_gpu\"", "\"kv_pool_bytes_per_gpu\"", "\"reserve_bytes_per_gpu\": 1073741824", "\"kv_bytes_per_token\": 327680", "\"max_batch\"", "\"fits\": true", "\"ttft_s\"",
                           "\"tpot_s\"", "\"output_tokens_per_s\"", "\"points\"", "\"engine\": \"vllm\""})
     CHECK_MESSAGE(j.out.find(key) != std::string::npos, key);
   const auto b = run_napkin("infer --model llama3-8b --hardware h100-sxm --batch 8");

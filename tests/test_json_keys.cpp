@@ -36,7 +36,6 @@ void check_no_drifted_keys(const json& j, const std::string& where) {
     CHECK(k != "mfu_measured");
     CHECK(k != "seq");
     CHECK(k != "hardware_key");
-    CHECK(k.find("_bytes_per_gpu") == std::string::npos);  // weights_bytes_per_gpu: plan and memory say weights_bytes
     check_no_drifted_keys(*it, where);
   }
 }
@@ -90,17 +89,13 @@ TEST_CASE("calibrate's measured MFU is `mfu`, as train and plan name it") {
   check_no_drifted_keys(j, "calibrate");
 }
 
-TEST_CASE("infer: bytes per GPU end in _bytes, as plan's reserve_bytes does; the expert count is an integer") {
+TEST_CASE("infer: the per-GPU bytes under issue 18's contract key and its siblings, integers; the expert count is an integer") {
   const json j = run_json("infer --model llama3-8b --hardware h100-sxm --json");
   // vLLM's engine file reserves 1 GiB a GPU; llama3-8b's bf16 weights are 8,030,261,248 · 2 bytes.
-  CHECK(j["reserve_bytes"] == 1073741824);
-  CHECK(j["weights_bytes"] == 16060522496LL);
-  CHECK(j["kv_pool_bytes"].is_number_integer());
-  CHECK(j["workspace_bytes"].is_number_integer());
-  CHECK_FALSE(j.contains("weights_bytes_per_gpu"));
-  CHECK_FALSE(j.contains("reserve_bytes_per_gpu"));
-  const json plan = run_json("plan --model llama3-8b --hardware h100-sxm --gpus 64 --global-batch 512 --json");
-  CHECK(plan["plans"][0].contains("reserve_bytes"));
+  CHECK(j["reserve_bytes_per_gpu"] == 1073741824);
+  CHECK(j["weights_bytes_per_gpu"] == 16060522496LL);
+  CHECK(j["kv_pool_bytes_per_gpu"].is_number_integer());
+  CHECK(j["workspace_bytes_per_gpu"].is_number_integer());
 
   const json moe = run_json("infer --model mixtral-8x7b --hardware h100-sxm --tp 2 --json");
   REQUIRE(moe.contains("moe"));

@@ -172,14 +172,15 @@ nlohmann::json infer_json(const InferReport& r) {
   j["output_tokens"] = s.output_tokens;
   j["mbu"] = r.time_setup.mbu;
   j["mbu_source"] = r.mbu_source;
-  // Bytes held per GPU end in _bytes, as plan's and memory's do (reserve_bytes, weights_bytes).
-  j["weights_bytes"] = json_count(std::round(m.weights_bytes));
+  // Bytes held per GPU: weights_bytes_per_gpu is the key issue 18 fixed as infer's contract with
+  // other tools, and the other per-GPU bytes follow it.
+  j["weights_bytes_per_gpu"] = json_count(std::round(m.weights_bytes));
   j["kv_bytes_per_token"] = json_count(std::round(m.kv.bytes_per_token));
   j["kv_bytes_per_token_per_gpu"] = json_count(std::round(m.kv.bytes_per_token_per_gpu));
   j["kv_kind"] = m.kv.kind;
-  j["workspace_bytes"] = json_count(std::round(m.workspace_bytes));
-  j["reserve_bytes"] = json_count(std::round(m.reserve_bytes));
-  j["kv_pool_bytes"] = json_count(std::round(m.kv_pool_bytes));
+  j["workspace_bytes_per_gpu"] = json_count(std::round(m.workspace_bytes));
+  j["reserve_bytes_per_gpu"] = json_count(std::round(m.reserve_bytes));
+  j["kv_pool_bytes_per_gpu"] = json_count(std::round(m.kv_pool_bytes));
   j["max_batch"] = m.max_batch;
   j["max_batch_memory"] = m.max_batch_memory;
   j["fits"] = m.fits;
