@@ -45,6 +45,9 @@ std::string short_number(double v) {
 }  // namespace
 
 toml::table parse_toml(std::string_view text, const std::string& display_path) {
+  // A UTF-8 byte-order mark, as Windows editors save one, is no part of the document (toml++ skips
+  // it too); dropped here, the guard does not take it for a stray non-ASCII key character.
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   guard_toml_text(text, display_path);  // before toml++ 3.3.0 can reach undefined behaviour
   try {
     return toml::parse(text, display_path);
