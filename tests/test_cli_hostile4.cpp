@@ -44,3 +44,23 @@ TEST_CASE("a TOML spec saved with a UTF-8 byte-order mark is read, as a config.j
   std::ofstream(bad) << "\xEF\xBB\xBFname = \xC3\xA9\n";
   refused("models show " + bad, "bad.toml:1:8: syntax error: non-ASCII character outside a string or comment");
 }
+
+TEST_CASE("config.json: an empty model_type falls back to the architectures class, as a null one does") {
+  // It used to say "model_type: missing (and no architectures)" beside an architectures list.
+  const TempDir dir("napkin_empty_model_type");
+  std::string text = source_text("tests/data/hf/llama-3.2-3b/config.json");
+  const std::string key = "\"model_type\": \"llama\"";
+  REQUIRE(text.find(key) != std::string::npos);
+  text.replace(text.find(key), key.size(), "\"model_type\": \"\"");
+  std::filesystem::create_directories(dir / "with-arch");
+  std::ofstream(dir / "with-arch" / "config.json") << text;
+  const CliResult r = run_napkin("models show " + (dir / "with-arch").string(), "timeout 20");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("3212749824 exactly") != std::string::npos);
+  // With no architectures either, the message says what it found.
+  const std::string arch = "\"LlamaForCausalLM\"";
+  text.replace(text.find(arch), arch.size(), "");
+  std::filesystem::create_directories(dir / "bare");
+  std::ofstream(dir / "bare" / "config.json") << text;
+  refused("models show " + (dir / "bare").string(), "config.json: model_type: missing or empty (and no architectures)");
+}

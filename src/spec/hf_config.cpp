@@ -376,7 +376,9 @@ std::string model_type_of(const json& j, const std::string& display_path, const 
   // Present but not a string (model_type: 5) is a wrong value, not a missing one.
   if (j.contains("model_type") && !j["model_type"].is_string() && !j["model_type"].is_null())
     throw Error(display_path + ": " + where + "model_type: expected a string such as \"llama\", found " + std::string(j["model_type"].type_name()));
-  if (j.contains("model_type") && j["model_type"].is_string()) return j["model_type"].get<std::string>();
+  // An empty one says no more than a null: the architectures class, if any, names the family.
+  if (j.contains("model_type") && j["model_type"].is_string() && !j["model_type"].get<std::string>().empty())
+    return j["model_type"].get<std::string>();
   if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() && j["architectures"][0].is_string()) {
     const std::string arch = j["architectures"][0].get<std::string>();
     auto it = architectures().find(arch);
@@ -429,7 +431,7 @@ HfImport import_hf_config(std::string_view json_text, const std::string& display
   }
   const json& j = *text;
   if (model_type.empty())
-    throw Error(display_path + ": model_type: missing (and no architectures); napkin needs it to know which keys the config uses");
+    throw Error(display_path + ": model_type: missing or empty (and no architectures); napkin needs it to know which keys the config uses");
   auto fam = families().find(model_type);
   if (fam == families().end())
     throw Error(display_path + ": " + where + "model_type: '" + cut(model_type) + "' is not one napkin maps" + did_you_mean(model_type, hf_model_types()) +
