@@ -64,3 +64,16 @@ TEST_CASE("config.json: an empty model_type falls back to the architectures clas
   std::ofstream(dir / "bare" / "config.json") << text;
   refused("models show " + (dir / "bare").string(), "config.json: model_type: missing or empty (and no architectures)");
 }
+
+TEST_CASE("nccl-tests: a figure past a double once multiplied out is quoted as written, never as inf") {
+  // busbw 1e300 GB/s is 1e309 bytes/s: the message read "a bandwidth of inf GB/s".
+  const TempDir dir("napkin_nccl_huge");
+  const std::string header = "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n";
+  const std::string busbw = (dir / "busbw.txt").string(), time = (dir / "time.txt").string();
+  std::ofstream(busbw) << header << "1048576 262144 float sum -1 203.2 5.16 1e300 0 207.2 5.06 9.49 0\n";
+  std::ofstream(time) << header << "1048576 262144 float sum -1 1e-300 5.16 9.68 0 207.2 5.06 9.49 0\n";
+  const std::string plan = "plan --model llama3-8b --hardware h100-sxm --gpus 16 --global-batch 64 --top 1 --network intra,all_reduce=";
+  refused(plan + busbw, "busbw.txt:2: a bus bandwidth of 1e300 GB/s: above 100 TB/s");
+  refused(plan + time, "time.txt:2: 1048576 bytes in 1e-300 us: above 100 TB/s");
+  CHECK(run_napkin(plan + busbw).err.find("inf GB/s") == std::string::npos);
+}

@@ -144,8 +144,11 @@ MeasuredCurve parse_nccl_tests(std::string_view text, const std::string& file, C
     // No link moves 100 TB/s (NVLink 5: 0.9 TB/s a direction) and nccl-tests sweeps up to GBs: a
     // row past these is a corrupt file, not a measurement to extrapolate from.
     if (*size > 1e13) throw Error(where() + "size " + w[0] + " bytes: above 10 TB, no nccl-tests sweep goes there");
-    for (const double bw : {*size / (*time_us * 1e-6), *busbw * 1e9})
-      if (!(bw <= 1e14)) throw Error(where() + "a bandwidth of " + format_gb_per_s(bw / 1e9) + " GB/s: above 100 TB/s, no link is that fast");
+    // Quoted as the row prints them: a figure past a double once multiplied out (busbw 1e300 is
+    // 1e309 bytes/s) would otherwise read "inf".
+    if (!(*size / (*time_us * 1e-6) <= 1e14))
+      throw Error(where() + first + " bytes in " + w[o].substr(0, 24) + " us: above 100 TB/s, no link is that fast");
+    if (!(*busbw <= 1e5)) throw Error(where() + "a bus bandwidth of " + w[o + 2].substr(0, 24) + " GB/s: above 100 TB/s, no link is that fast");
     // nccl-tests prints algbw = size / time (GB/s, two decimals): a row where they disagree (a
     // bandwidth of 0 beside a time that says 5 GB/s) is not its output.
     const double implied_gb_per_s = *size / (*time_us * 1e3);
