@@ -77,3 +77,16 @@ TEST_CASE("nccl-tests: a figure past a double once multiplied out is quoted as w
   refused(plan + time, "time.txt:2: 1048576 bytes in 1e-300 us: above 100 TB/s");
   CHECK(run_napkin(plan + busbw).err.find("inf GB/s") == std::string::npos);
 }
+
+TEST_CASE("a name of another kind of spec says which flag takes it") {
+  // Swapped --model and --hardware, or an engine given as a framework, used to be "unknown
+  // hardware 'llama3-70b'" with no suggestion.
+  refused("plan --model llama3-8b --hardware llama3-70b --gpus 8 --global-batch 8",
+          "unknown hardware 'llama3-70b': it is a model (--model), not hardware ('napkin hardware list' shows all)");
+  refused("infer --model h100-sxm --hardware llama3-8b", "unknown model 'h100-sxm': it is hardware (--hardware), not a model");
+  refused("infer --model llama3-8b --engine megatron", "unknown engine 'megatron': it is a framework (--framework), not an engine");
+  refused("plan --model llama3-8b --gpus 8 --global-batch 8 --framework vllm", "unknown framework 'vllm': it is an engine (--engine), not a framework");
+  refused("models show vllm", "unknown model 'vllm': it is an engine (--engine)");
+  // A near miss of the right kind still gets its suggestions.
+  refused("hardware show h100", "did you mean 'h100-nvl', 'h100-pcie' or 'h100-sxm'?");
+}

@@ -76,7 +76,9 @@ Framework load_framework(std::string_view name) {
     if (stem(s.path) == name) return parse_framework(s.text, std::string("builtin:") + s.path, stem(s.path));
     names.push_back(stem(s.path));
   }
-  throw Error("unknown framework '" + std::string(name) + "'" + did_you_mean(name, names) + " ('napkin frameworks list' shows all)");
+  const std::string other = other_kind_hint(name, "frameworks");
+  throw Error("unknown framework '" + std::string(name) + "'" + (other.empty() ? did_you_mean(name, names) : other) +
+              " ('napkin frameworks list' shows all)");
 }
 
 }  // namespace napkin

@@ -80,6 +80,28 @@ bool looks_like_path(std::string_view s) {
   return s.find('/') != std::string_view::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".toml") || looks_like_hf_config(s);
 }
 
+std::string other_kind_hint(std::string_view name, std::string_view folder) {
+  struct KindName {
+    std::string_view folder, noun, flag;
+  };
+  static constexpr KindName kinds[] = {{"models", "a model", "--model"},
+                                       {"hardware", "hardware", "--hardware"},
+                                       {"engines", "an engine", "--engine"},
+                                       {"frameworks", "a framework", "--framework"}};
+  std::string_view self = "this kind";
+  for (const KindName& k : kinds)
+    if (k.folder == folder) self = k.noun;
+  for (const EmbeddedSpec& f : builtin_spec_files()) {
+    const std::string_view path(f.path);
+    const std::string_view dir = path.substr(0, path.find('/'));
+    if (dir == folder || stem_of(f.path) != name) continue;
+    for (const KindName& k : kinds)
+      if (k.folder == dir)
+        return ": it is " + std::string(k.noun) + " (" + std::string(k.flag) + "), not " + std::string(self);
+  }
+  return "";
+}
+
 void SpecRegistry::add_user_file(const std::string& path) {
   sources_[stem_of(path)].push_back(Source{path, nullptr, Kind::unknown, {}, as_text(path)});
   ++user_files_;
@@ -211,7 +233,8 @@ Hardware SpecRegistry::hardware(std::string_view name) const {
     return parse_hardware(read_spec_file(path), as_text(path), stem_of(path));
   }
   if (const Hardware* h = find<Hardware>(std::string(name))) return *h;
-  throw Error("unknown hardware '" + std::string(name) + "'" + did_you_mean(name, names_of(Kind::hardware)) +
+  const std::string other = other_kind_hint(name, "hardware");
+  throw Error("unknown hardware '" + std::string(name) + "'" + (other.empty() ? did_you_mean(name, names_of(Kind::hardware)) : other) +
               " ('napkin hardware list' shows all)");
 }
 
@@ -231,7 +254,8 @@ Model SpecRegistry::model(std::string_view name) const {
   if (!name.empty() && std::filesystem::is_directory(std::filesystem::path(std::string(name)), ec))
     throw Error("'" + std::string(name) + "': a folder with no config.json in it, and no model of that name; give a name from "
                 "'napkin models list', a .toml spec, a config.json or a folder holding one");
-  throw Error("unknown model '" + std::string(name) + "'" + did_you_mean(name, names_of(Kind::model)) +
+  const std::string other = other_kind_hint(name, "models");
+  throw Error("unknown model '" + std::string(name) + "'" + (other.empty() ? did_you_mean(name, names_of(Kind::model)) : other) +
               " ('napkin models list' shows all)");
 }
 
@@ -264,7 +288,9 @@ Engine SpecRegistry::engine(std::string_view name) const {
   if (it == engine_sources_.end()) {
     std::vector<std::string> names;
     for (const auto& [key, src] : engine_sources_) names.push_back(key);
-    throw Error("unknown engine '" + std::string(name) + "'" + did_you_mean(name, names) + " ('napkin engines list' shows all)");
+    const std::string other = other_kind_hint(name, "engines");
+    throw Error("unknown engine '" + std::string(name) + "'" + (other.empty() ? did_you_mean(name, names) : other) +
+                " ('napkin engines list' shows all)");
   }
   const EngineSource& s = it->second;
   return parse_engine(s.text ? std::string(s.text) : read_spec_file(s.path), s.display_path, it->first);

@@ -87,4 +87,9 @@ class SpecRegistry {
 // True when the argument names a file rather than a spec: it ends in .toml or has a '/'.
 bool looks_like_path(std::string_view name_or_path);
 
+// For an unknown-name error: ": it is a model (--model), not hardware" when a built-in spec
+// of another kind than `folder` ("models", "hardware", "engines" or "frameworks") has that name,
+// as when --model and --hardware are swapped; empty otherwise.
+std::string other_kind_hint(std::string_view name, std::string_view folder);
+
 }  // namespace napkin
