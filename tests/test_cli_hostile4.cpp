@@ -90,3 +90,33 @@ TEST_CASE("a name of another kind of spec says which flag takes it") {
   // A near miss of the right kind still gets its suggestions.
   refused("hardware show h100", "did you mean 'h100-nvl', 'h100-pcie' or 'h100-sxm'?");
 }
+
+TEST_CASE("a vendor is the same vendor in any case: the runtime reserve and the engines that run only there") {
+  // A spec's vendor = "Nvidia" used to drop the NVIDIA runtime reserve without a word (3.09 GB
+  // more memory available per GPU), and TensorRT-LLM was refused on it: "runs on NVIDIA GPUs
+  // only, and nv-h100 is Nvidia's".
+  const TempDir dir("napkin_vendor_case");
+  std::string text = source_text("hardware/h100-sxm.toml");
+  const std::string vendor = "vendor = \"NVIDIA\"";
+  REQUIRE(text.find(vendor) != std::string::npos);
+  text.replace(text.find(vendor), vendor.size(), "vendor = \"Nvidia\"");
+  const std::string part = (dir / "nv-h100.toml").string();
+  std::ofstream(part) << text;
+  const CliResult mem = run_napkin("memory --model llama3-8b --gpus 8 --zero 3 --hardware " + part, "timeout 20");
+  REQUIRE_MESSAGE(mem.exit_code == 0, mem.err);
+  CHECK(mem.out.find("3.086 GB     what a run holds beyond these (NVIDIA default") != std::string::npos);
+  const CliResult plan = run_napkin("plan --model llama3-8b --gpus 8 --global-batch 64 --top 1 --hardware " + part, "timeout 20");
+  REQUIRE_MESSAGE(plan.exit_code == 0, plan.err);
+  CHECK(plan.out.find("reserve 8.68 GB held back per GPU: CUDA context 400 MB") != std::string::npos);
+  CHECK(run_napkin("infer --model llama3-8b --batch 1 --engine tensorrt-llm --hardware " + part, "timeout 20").exit_code == 0);
+  // An engine spec's vendors likewise; an empty list is refused rather than read as any vendor.
+  std::string engine = source_text("engines/vllm.toml");
+  const std::string version = "version = ";
+  REQUIRE(engine.find(version) != std::string::npos);
+  const std::string nvidia_only = (dir / "nv-engine.toml").string(), none = (dir / "none-engine.toml").string();
+  std::ofstream(nvidia_only) << std::string(engine).insert(engine.find(version), "vendors = [\"nvidia\"]\n");
+  std::ofstream(none) << std::string(engine).insert(engine.find(version), "vendors = []\n");
+  CHECK(run_napkin("infer --model llama3-8b --batch 1 --hardware h100-sxm --engine " + nvidia_only, "timeout 20").exit_code == 0);
+  refused("infer --model llama3-8b --batch 1 --hardware mi300x --engine " + nvidia_only, "runs on nvidia GPUs only");
+  refused("engines show " + none, "none-engine.toml:3:11: vendors: an empty list; name the GPU vendors the engine runs on");
+}

@@ -60,7 +60,8 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   if (!given("--hardware")) r.notes.push_back("no --hardware given: assuming h100-sxm");
   InferSetup& s = r.setup;
   s.engine = ctx.registry().engine(o.engine);
-  if (!s.engine.vendors.empty() && std::find(s.engine.vendors.begin(), s.engine.vendors.end(), r.hardware.vendor) == s.engine.vendors.end())
+  if (!s.engine.vendors.empty() &&
+      std::none_of(s.engine.vendors.begin(), s.engine.vendors.end(), [&](const std::string& v) { return r.hardware.made_by(v); }))
     throw Error(fmt::format("--engine {}: {} runs on {} GPUs only ({}: vendors), and {} is {}'s; give --engine vllm or another from 'napkin engines list'",
                             s.engine.key, s.engine.name, fmt::join(s.engine.vendors, ", "), s.engine.origin, r.hardware.key, r.hardware.vendor));
   s.weights = weight_format(o.weights);

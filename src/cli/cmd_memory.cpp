@@ -63,7 +63,7 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   r.reserve_text = given("--reserve") ? o.reserve : "";
   if (given("--reserve")) s.reserve_bytes = reserve_flag(o.reserve, s.memory_bytes);
   s.cross_entropy = cross_entropy_from_name(o.cross_entropy);
-  s.runtime_reserve = !given("--reserve") && r.hardware.vendor == "NVIDIA";
+  s.runtime_reserve = !given("--reserve") && r.hardware.made_by("NVIDIA");
 
   Layout& l = r.layout;
   auto degree = [&](const std::string& text, const char* flag) { return given(flag) ? whole_flag(text, flag, 1e7) : 1LL; };

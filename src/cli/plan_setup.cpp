@@ -229,7 +229,7 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   q.memory.memory_bytes = gpu_memory_bytes(hw, memory_basis_from_name(f.memory_basis));
   if (!f.reserve.empty()) q.memory.reserve_bytes = reserve_flag(f.reserve, q.memory.memory_bytes);
   q.memory.cross_entropy = cross_entropy_from_name(f.cross_entropy);
-  q.memory.runtime_reserve = f.reserve.empty() && hw.vendor == "NVIDIA";
+  q.memory.runtime_reserve = f.reserve.empty() && hw.made_by("NVIDIA");
 
   q.step.gemm.peak_flops_per_s = *peak;
   q.step.gemm.memory_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;

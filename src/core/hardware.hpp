@@ -1,8 +1,11 @@
 #pragma once
 // One accelerator, as its datasheet describes it.
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -37,6 +40,14 @@ struct Hardware {
   // Scale-up and scale-out networks of a typical cluster of this part (the spec's optional
   // [interconnect] table); `napkin plan` refuses to predict communication without them.
   Interconnect interconnect;
+
+  // Vendors compare without regard to case: a spec's "Nvidia" is NVIDIA, with its runtime reserve
+  // and the engines that run only there.
+  bool made_by(std::string_view v) const {
+    return std::equal(vendor.begin(), vendor.end(), v.begin(), v.end(), [](char a, char b) {
+      return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+    });
+  }
 
   std::optional<double> dense_peak(Dtype d) const {
     auto it = dense_peak_flops_per_s.find(d);

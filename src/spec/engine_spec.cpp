@@ -25,6 +25,9 @@ Engine parse_engine(std::string_view text, const std::string& display_path, cons
   e.source = r.required_string("source");
   e.notes = r.optional_string("notes").value_or("");
   e.vendors = r.optional_string_array("vendors");
+  // Left out, the engine runs on any GPU; an empty list would read as none, and was taken as any.
+  if (e.vendors.empty() && root.contains("vendors"))
+    r.fail(root.get("vendors"), "vendors", "an empty list; name the GPU vendors the engine runs on (e.g. [\"NVIDIA\"]), or leave the key out for any");
   e.memory_fraction = r.required_quantity("memory_fraction", QuantityKind::count, {0.01, 1.0, ""});
   e.memory_fraction_of = r.required_choice("memory_fraction_of", {"total", "free"}) == "free" ? MemoryFractionOf::free
                                                                                                : MemoryFractionOf::total;
