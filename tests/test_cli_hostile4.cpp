@@ -2,6 +2,7 @@
 // cases, nccl-tests files): each answer it found wrong or unclear is a check here, through the
 // real binary.
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -119,4 +120,26 @@ TEST_CASE("a vendor is the same vendor in any case: the runtime reserve and the 
   CHECK(run_napkin("infer --model llama3-8b --batch 1 --hardware h100-sxm --engine " + nvidia_only, "timeout 20").exit_code == 0);
   refused("infer --model llama3-8b --batch 1 --hardware mi300x --engine " + nvidia_only, "runs on nvidia GPUs only");
   refused("engines show " + none, "none-engine.toml:3:11: vendors: an empty list; name the GPU vendors the engine runs on");
+}
+
+TEST_CASE("--json stays JSON when a string holds DEL (0x7F)") {
+  // The JSON writer leaves DEL as it is (valid JSON); the output's control-character escaping then
+  // made it "\x7f", no JSON escape: 'models show --json' of a name "x\u007F" could not be parsed.
+  const TempDir dir("napkin_del_json");
+  std::string text = source_text("models/llama3-8b.toml");
+  const std::string name = "name = \"Llama 3 8B\"";
+  REQUIRE(text.find(name) != std::string::npos);
+  text.replace(text.find(name), name.size(), "name = \"del\\u007Fname\"");
+  const std::string spec = (dir / "del.toml").string();
+  std::ofstream(spec) << text;
+  for (const std::string& args : {"models show " + spec + " --json", "models list --json --spec " + spec}) {
+    CAPTURE(args);
+    const CliResult r = run_napkin(args, "timeout 20");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.out.find("del\\u007fname") != std::string::npos);
+    CHECK(r.out.find("\\x7f") == std::string::npos);
+    CHECK(nlohmann::json::parse(r.out).dump().find("del\x7fname") != std::string::npos);  // parses, to the name itself
+  }
+  // Text output keeps its visible escape.
+  CHECK(run_napkin("models show " + spec, "timeout 20").out.find("del\\x7fname") != std::string::npos);
 }

@@ -196,7 +196,7 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
     nlohmann::json j = infer_json(r);
     j["notes"] = r.notes;
     if (o.explain) j["explain"] = infer_explain_steps(r);
-    emit(j.dump(2) + "\n");
+    emit(json_text(j));
   } else {
     emit(infer_text(r, o.explain, ctx.columns()));
   }

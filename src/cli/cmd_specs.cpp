@@ -69,7 +69,7 @@ void setup_frameworks(CLI::App& app, Context& ctx) {
         if (json) {
           nlohmann::json arr = nlohmann::json::array();
           for (const Framework& f : all) arr.push_back(framework_json(f));
-          emit(arr.dump(2) + "\n");
+          emit(json_text(arr));
         } else {
           emit(frameworks_list_text(all, c.columns()));
         }
@@ -77,7 +77,7 @@ void setup_frameworks(CLI::App& app, Context& ctx) {
       [](Context& c, const std::string& name, bool json) {
         (void)c.registry();
         const Framework f = load_framework(name);
-        emit(json ? framework_json(f).dump(2) + "\n" : framework_show_text(f));
+        emit(json ? json_text(framework_json(f)) : framework_show_text(f));
       });
 }
 
@@ -138,14 +138,14 @@ void setup_engines(CLI::App& app, Context& ctx) {
         if (json) {
           nlohmann::json arr = nlohmann::json::array();
           for (const auto& [k, e] : all) arr.push_back(engine_json(e));
-          emit(arr.dump(2) + "\n");
+          emit(json_text(arr));
         } else {
           emit(engines_list_text(all, c.columns()));
         }
       },
       [](Context& c, const std::string& name, bool json) {
         const Engine e = c.registry().engine(name);
-        emit(json ? engine_json(e).dump(2) + "\n" : engine_show_text(e, c.columns()));
+        emit(json ? json_text(engine_json(e)) : engine_show_text(e, c.columns()));
       });
 }
 

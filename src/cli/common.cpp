@@ -197,7 +197,18 @@ void check_recipe_on_hardware(const PrecisionRecipe& recipe, const Hardware& hw,
 
 void emit_json(nlohmann::json j) {
   integer_counts(j);
-  emit(j.dump(2) + "\n");
+  emit(json_text(j));
+}
+
+std::string json_text(const nlohmann::json& j) {
+  const std::string dumped = j.dump(2);
+  std::string out;
+  out.reserve(dumped.size() + 1);
+  for (const char c : dumped) {
+    if (c == '\x7f') out += "\\u007f";
+    else out += c;
+  }
+  return out + "\n";
 }
 
 void emit(const std::string& text) {

@@ -82,6 +82,9 @@ int finish_output(int status);
 // --json output of every command: counts made integers by one rule (report/json_count.hpp), then
 // printed with emit.
 void emit_json(nlohmann::json j);
+// A JSON value printed for emit: the JSON writer escapes control characters but DEL (0x7F), which
+// emit would turn into "\x7f", no JSON escape; here it becomes "\u007f" first.
+std::string json_text(const nlohmann::json& j);
 // "napkin: warning: ..." on stderr: one line, escaped, echoed input shortened.
 void warn(const std::string& text);
 // "napkin: error: ..." on stderr, the same way; main() prints every error with it.
