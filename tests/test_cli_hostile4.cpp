@@ -143,3 +143,15 @@ TEST_CASE("--json stays JSON when a string holds DEL (0x7F)") {
   // Text output keeps its visible escape.
   CHECK(run_napkin("models show " + spec, "timeout 20").out.find("del\\x7fname") != std::string::npos);
 }
+
+TEST_CASE("train: a solved MFU far below 0.1% is printed, not rounded to 0.0%") {
+  // 70B over 1T tokens on 8 GPUs in a billion days implies an MFU of 6.14e-7: the headline read
+  // "MFU 0.0%" beside "MFU 6.141e-07" two lines down.
+  const CliResult r = run_napkin("train --params 70B --tokens 1T --gpus 8 --days 1e9 --hardware h100-sxm", "timeout 20");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("6.14e-5%  C / (N × peak × time)  <- solved") != std::string::npos);
+  CHECK(r.out.find(" 0.0%") == std::string::npos);
+  // A usual one keeps its three digits.
+  CHECK(run_napkin("train --model llama3.1-405b --tokens 15.6T --gpus 16384 --days 78.4 --hardware h100-sxm").out.find("34.6%  C / (N") !=
+        std::string::npos);
+}

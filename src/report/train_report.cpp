@@ -101,7 +101,7 @@ std::string train_text(const TrainReport& r, std::size_t max_width) {
          run.solved_for == Unknown::gpus ? fmt::format("{} exactly, rounded up to whole accelerators  <- solved", format_sig(run.gpus_exact, 6))
                                          : r.hardware_name);
   if (run.solved_for == Unknown::mfu)
-    kv.add("MFU", fmt::format("{:.1f}%", 100 * run.mfu), "C / (N × peak × time)  <- solved");
+    kv.add("MFU", format_percent(run.mfu), "C / (N × peak × time)  <- solved");
   kv.add("", "");
   kv.add("FLOPs per token", format_si(run.flops_per_token, "FLOP"), flops_formula(r));
   kv.add("total compute", sci(run.total_flops) + " FLOP", flops_formula(r) + " × D");
