@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/comm.hpp"
 #include "core/error.hpp"
 #include "core/plan_search.hpp"
 #include "core/step_time.hpp"
@@ -101,6 +102,37 @@ TEST_CASE("pipeline transfers beside the compute: only with interleaving, and on
   CHECK(load_framework("nemo").overlap_p2p_comm);
   CHECK_FALSE(load_framework("torchtitan").overlap_p2p_comm);
   CHECK_FALSE(load_framework("deepspeed").overlap_p2p_comm);
+}
+
+TEST_CASE("MoE layers: the dispatched tokens' tensor-parallel gather and scatter, k times the dense pair, never overlapped") {
+  Model m = toy();                         // 2 layers, width 64
+  m.moe = MoeSpec{4, 2, 0, 128, 0};        // 4 experts, top-2, every layer MoE
+  Layout l;
+  l.tp = 2, l.micro_batch = 2;             // 2 micro-batches of 64 tokens
+  l.sequence_parallel = true;
+  StepSetup s = setup();
+  const StepTime t = step_time(m, l, s);
+  // Dense pairs: 4 a layer (attention and MLP, forward and backward) less the MLP's 2 in each MoE layer.
+  CHECK(t.tp.calls == 2 * 4 - 2 * 2);
+  // Megatron-Core's alltoall dispatcher: an all-gather of the top-2 copies of the 64 tokens, 64 wide,
+  // 2 bytes (2 · 64 · 64 · 2 = 16,384 B), and its reduce-scatter, forward and backward.
+  CHECK(t.moe_tp.calls == 2 * 2);
+  CHECK(t.moe_tp.bytes == 16384);
+  CHECK(t.moe_tp.time_per_call_s == near(collective_time_s(Collective::all_gather, 16384, t.tp.group, s.net) +
+                                         collective_time_s(Collective::reduce_scatter, 16384, t.tp.group, s.net)));
+  CHECK(term(t, "moe_tp_comm_s") == near(2 * 4 * t.moe_tp.time_per_call_s));
+  // Transformer Engine's overlap hides the dense pairs, not these.
+  s.tp_comm_overlap = true;
+  CHECK(term(step_time(m, l, s), "moe_tp_comm_s") == near(term(t, "moe_tp_comm_s")));
+  s.tp_comm_overlap = false;
+  // Full recomputation replays the forward pair; shared experts keep the dense MLP pair beside it.
+  l.recompute = Recompute::full;
+  CHECK(step_time(m, l, s).moe_tp.calls == 2 * 3);
+  l.recompute = Recompute::none;
+  m.moe->shared_experts = 1;
+  CHECK(step_time(m, l, s).tp.calls == 2 * 4);
+  // A dense model has none.
+  CHECK(step_time(toy(), l, s).moe_tp.calls == 0);
 }
 
 TEST_CASE("the loss: each framework's bytes a logit, on the last stage's memory-bound time") {

@@ -361,6 +361,24 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
                                                      collective_time_s(Collective::all_gather, r.tp.bytes, r.tp.group, net)
                                                : collective_time_s(Collective::all_reduce, r.tp.bytes, r.tp.group, net);
     r.tp.calls = layers * (4 + 2 * recompute_full + tp_replayed);
+    if (m.moe && moe_layers_here > 0) {
+      // A MoE layer's MLP half has no dense gather and scatter: Megatron-Core's alltoall token
+      // dispatcher (transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher) routes each
+      // rank's own tokens, sends them over the expert group, then all-gathers the dispatched top-k
+      // copies over the tensor-parallel group (dispatch_postprocess:
+      // gather_from_sequence_parallel_region) for the tensor-parallel experts, and reduce-scatters
+      // the experts' output back (combine_preprocess). k times the dense pair's bytes, and outside
+      // Transformer Engine's userbuffers overlap, which wraps the dense layers' linear modules only.
+      // Shared experts keep the dense pair beside it.
+      const double moe_pairs = moe_layers_here * (2 + recompute_full);
+      if (m.moe->shared_experts == 0) r.tp.calls -= moe_pairs;
+      r.moe_tp.group = r.tp.group;
+      r.moe_tp.collective = Collective::all_gather;
+      r.moe_tp.bytes = d(m.moe->experts_per_token) * c.tokens * h * B;
+      r.moe_tp.time_per_call_s = collective_time_s(Collective::all_gather, r.moe_tp.bytes, r.moe_tp.group, net) +
+                                 collective_time_s(Collective::reduce_scatter, r.moe_tp.bytes, r.moe_tp.group, net);
+      r.moe_tp.calls = moe_pairs;
+    }
   }
   r.tp_exposed_s = tp_exposed_s(r.tp, layers * ((1 + recompute_full) * c.gemm_fwd_s + c.gemm_bwd_s), l.tp,
                                 s.tp_comm_overlap && l.sequence_parallel);
@@ -566,7 +584,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   const double eager_replays = recompute_full + (selective && s.selective == SelectiveRecompute::every_other_matmul ? 1 : 0);
   r.eager_s = layers * (1 + memory_bound_backward_over_forward + eager_replays) * c.eager_fwd_s + (last_is_slowest ? c.head_eager_s : 0);
   r.microbatch_s = r.matmul_s + r.attention_s + r.memory_bound_s + r.recompute_s + r.tp_exposed_s + r.cp_exposed_s +
-                   r.ep.total_s() + r.pp_exposed_s + r.zero3_exposed_s + r.zero3_copy_s + r.launch_s + r.eager_s + r.dequant_s + r.tp_overlap_sm_s;
+                   r.ep.total_s() + r.moe_tp.total_s() + r.pp_exposed_s + r.zero3_exposed_s + r.zero3_copy_s + r.launch_s + r.eager_s + r.dequant_s + r.tp_overlap_sm_s;
 
   // Per step. 1F1B idles p−1 micro-batch times in the warm-up and cool-down (Narayanan et al.
   // 2021 §2.2.1): (p−1)·(t_f + t_b). The interleaved schedule pipelines model chunks instead of
@@ -598,6 +616,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
       {"tp_comm_s", "tensor-parallel communication (exposed)", mb * r.tp_exposed_s},
       {"cp_comm_s", "context-parallel communication (exposed)", mb * r.cp_exposed_s},
       {"ep_comm_s", "expert all-to-all", mb * r.ep.total_s()},
+      {"moe_tp_comm_s", "MoE tokens' tensor-parallel gather and scatter", mb * r.moe_tp.total_s()},
       {"pp_comm_s", "pipeline send/recv (exposed)", mb * r.pp_exposed_s},
       {"zero3_comm_s", "ZeRO-3 gathers (exposed)", mb * r.zero3_exposed_s},
       {"zero3_copy_s", "ZeRO-3 buffer copies (FSDP2)", mb * r.zero3_copy_s},

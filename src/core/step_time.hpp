@@ -210,6 +210,7 @@ struct StepTime {
   // Per micro-batch on the slowest stage.
   double matmul_s = 0, attention_s = 0, memory_bound_s = 0, recompute_s = 0;  // LM head in matmul and memory
   CommTerm tp, cp, ep, pp;      // per micro-batch (cp: before overlap)
+  CommTerm moe_tp;              // per micro-batch: MoE layers' tensor-parallel gather and scatter of the dispatched tokens
   double cp_exposed_s = 0;      // cp after hiding behind the attention kernels
   double pp_exposed_s = 0;      // pipeline transfers not hidden behind a chunk's compute (= pp.total_s() without overlap)
   double zero3_exposed_s = 0;   // ZeRO-3 gathers not hidden behind the micro-batch's compute

@@ -325,7 +325,9 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
     const std::string note =
         paid_s < ct.total_s() * (1 - 1e-9) ? fmt::format("; {} in all, exposed after overlap {}", secs(ct.total_s()), secs(paid_s)) : "";
     const double busbw = bus_bandwidth_bytes_per_s(s.net, ct.group);
-    const std::string what = &ct == &t.tp && l.sequence_parallel ? "reduce-scatter + all-gather" : std::string(collective_name(ct.collective));
+    const std::string what = &ct == &t.tp && l.sequence_parallel ? "reduce-scatter + all-gather"
+                             : &ct == &t.moe_tp                  ? "all-gather + reduce-scatter"
+                                                                 : std::string(collective_name(ct.collective));
     // A --network file prices it from its measured curve: name the file, not the constant model's bandwidth.
     const MeasuredCurve* measured = measured_curve(s.net, ct.collective, ct.group);
     const std::string rate = measured ? "timed from the nccl-tests curve in " + measured->source : "bus bandwidth " + format_si(busbw, "B/s", 3);
@@ -337,6 +339,7 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
   comm("tensor parallel", t.tp, t.tp_exposed_s);
   comm("context parallel", t.cp, t.cp_exposed_s);
   comm("expert all-to-all", t.ep, t.ep.total_s());
+  comm("MoE tokens over tp", t.moe_tp, t.moe_tp.total_s());
   comm("pipeline", t.pp, t.pp_exposed_s);
   if (t.tp_overlap_sm_s > 0)
     kv.add("TP overlap's SMs", secs(t.tp_overlap_sm_s),
