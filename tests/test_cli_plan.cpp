@@ -1,8 +1,10 @@
 // napkin plan, run as a user would: the search, one given layout, JSON keys, and every bad-input
 // path (one line naming the flag, exit 2; a layout that does not fit: exit 1).
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -10,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "cli_helpers.hpp"
+#include "core/validation.hpp"
 
 using napkin::test::run_napkin;
 
@@ -379,6 +382,12 @@ TEST_CASE("the answer says where the best plan leaves napkin's validation set") 
   REQUIRE_MESSAGE(moe.exit_code == 0, moe.err);
   // NeMo's Grok-1 rows ran ep 8: validated, on one MoE model where napkin reads fast; ep 16 is beyond.
   CHECK(moe.out.find("plan 1's expert parallelism (ep 8) is validated on one MoE model only") != std::string::npos);
+  // The range it quotes is the Grok-1 rows' errors as the validation table holds them.
+  double lo = 1, hi = -1;
+  for (const napkin::MeasuredRun& r : napkin::measured_runs())
+    if (r.ep > 1) lo = std::min(lo, r.error), hi = std::max(hi, r.error);
+  REQUIRE(hi >= lo);
+  CHECK(moe.out.find(fmt::format("where napkin reads {:+.0f}% to {:+.0f}%", 100 * lo, 100 * hi)) != std::string::npos);
   const auto moe16 = run_napkin("plan --model qwen3-30b-a3b --hardware h100-sxm --gpus 64 --global-batch 512 --seq 4096 --ep 16 --cp 1");
   REQUIRE_MESSAGE(moe16.exit_code == 0, moe16.err);
   CHECK(moe16.out.find("plan 1's expert parallelism (ep 16) is beyond napkin's validation set (docs/validation: ep 8 at most)") !=
