@@ -223,7 +223,7 @@ TEST_CASE("configs napkin cannot read: one line naming the file, the key and the
         "c/config.json: num_hidden_layers: missing; napkin needs the number of layers (llama)");
   // an unknown model_type, with the closest known one
   const std::string unknown = error_of(R"({"model_type": "lama"})");
-  CHECK(unknown.rfind("c/config.json: model_type: 'lama' is not one napkin maps", 0) == 0);
+  CHECK(unknown.rfind("c/config.json:1:2: model_type: 'lama' is not one napkin maps", 0) == 0);
   CHECK(unknown.find("did you mean 'llama'") != std::string::npos);
   CHECK(error_of(R"({"architectures": ["BertModel"]})").find("architectures: 'BertModel'") != std::string::npos);
   CHECK(error_of(R"({"hidden_size": 4})").find("model_type: missing") != std::string::npos);
@@ -407,12 +407,37 @@ TEST_CASE("multimodal configs: the language model under text_config, counted alo
   CHECK(llama4.rfind("c/config.json: text_config.model_type: 'llama4_text' is not one napkin maps", 0) == 0);
   CHECK(llama4.find("napkin reads RefinedWeb, ") != std::string::npos);
   CHECK(error_of(R"({"model_type": "llava", "text_config": null})") ==
-        "c/config.json: text_config: expected an object holding the language model's keys (hidden_size, ...), found null");
+        "c/config.json:1:25: text_config: expected an object holding the language model's keys (hidden_size, ...), found null");
   // The inner keys are named where they sit.
   CHECK(error_of(R"({"model_type": "llava", "text_config": {"hidden_size": 64}})") ==
         "c/config.json: text_config.num_hidden_layers: missing; napkin needs the number of layers (llama)");
   // A config with the text keys at the top reads them there, text_config or not.
   CHECK(import_hf_config(kLlama + std::string(R"(, "text_config": {"hidden_size": 1}})"), "c", "c").model.d_model == 64);
+}
+
+TEST_CASE("a value napkin cannot take is refused at its key's line and column") {
+  // These named the file and the key but no line, while syntax and duplicate-key errors did.
+  const std::string base = "{\n  \"model_type\": \"llama\",\n  \"hidden_size\": 64,\n  \"num_hidden_layers\": 2,\n"
+                           "  \"num_attention_heads\": 8,\n  \"intermediate_size\": 128,\n  \"vocab_size\": 100,\n"
+                           "  \"max_position_embeddings\": 32\n}";
+  REQUIRE(import_hf_config(base, "c", "c").model.d_model == 64);
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = base;
+    return t.replace(t.find(from), from.size(), to);
+  };
+  CHECK(error_of(with("\"hidden_size\": 64", "\"hidden_size\": -5")) ==
+        "c/config.json:3:3: hidden_size: expected a whole number from 1 to 2^53, found -5 (llama)");
+  CHECK(error_of(with("\"num_attention_heads\": 8", "\"num_attention_heads\": \"32\"")) ==
+        "c/config.json:5:3: num_attention_heads: expected a whole number, found \"32\" (llama)");
+  CHECK(error_of(with("\"vocab_size\": 100,", "\"vocab_size\": 100, \"num_key_value_heads\": 3,")) ==
+        "c/config.json:7:22: num_key_value_heads: must divide num_attention_heads (8) (llama)");
+  // Under text_config, at the inner key, not at a same-named key elsewhere (in a list, or outside).
+  const std::string nested = "{\"model_type\": \"llava\", \"other\": {\"hidden_size\": 1},\n \"list\": [{\"hidden_size\": 1}],\n"
+                             " \"text_config\": {\n   \"hidden_size\": 64, \"num_hidden_layers\": 0}}";
+  CHECK(error_of(nested) == "c/config.json:4:23: text_config.num_hidden_layers: expected a whole number from 1 to 2^53, found 0 (llama)");
+  // A key the file lacks has no place: file and key, as before.
+  CHECK(error_of(with(",\n  \"max_position_embeddings\": 32", "")) ==
+        "c/config.json: max_position_embeddings: missing; napkin needs the longest sequence (llama)");
 }
 
 TEST_CASE("a key given twice in one object is refused at its line, not taken last") {

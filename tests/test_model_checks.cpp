@@ -81,19 +81,19 @@ TEST_CASE("model_problem: each contradiction names the field a TOML spec spells"
   CHECK(field_of(m).empty());
 }
 
-TEST_CASE("config.json: the contradictions the TOML loader refuses are refused here too") {
+TEST_CASE("config.json: the contradictions the TOML loader refuses are refused here too, at the key's line and column") {
   const TempDir tmp("napkin_model_checks_hf");
   // Mixtral 8x7B with top-k 9: printed "active 52.34B of total 46.70B" before.
   const std::string mixtral = changed_config(tmp, "dolphin-2.5-mixtral-8x7b", {{"num_experts_per_tok", 9}});
   for (const std::string& cmd : {"models show " + mixtral, "models import " + mixtral, "train --model " + mixtral + " --tokens 1T --gpus 8"})
-    check_one_line_error(run_napkin(cmd), "config.json: moe.experts_per_token (from num_experts_per_tok): exceeds experts (8) (mixtral)");
+    check_one_line_error(run_napkin(cmd), "config.json:16:3: moe.experts_per_token (from num_experts_per_tok): exceeds experts (8) (mixtral)");
   // layer_types names one attention kind per layer (transformers' layer_type_validation).
   const std::string types = changed_config(tmp, "mistral-7b-kamila",
                                            {{"sliding_window", 4096}, {"layer_types", std::vector<std::string>(100, "sliding_attention")}});
-  check_one_line_error(run_napkin("models import " + types), "config.json: layer_types: lists 100 layers; num_hidden_layers is 32");
+  check_one_line_error(run_napkin("models import " + types), "config.json:12:3: layer_types: lists 100 layers; num_hidden_layers is 32");
   // GPT-NeoX rotary_pct 1e-320: a denormal, accepted before and written to a spec the loader refused.
   const std::string neox = changed_config(tmp, "redpajama-incite-7b-base", {{"rotary_pct", 1e-320}});
-  check_one_line_error(run_napkin("models import " + neox), "config.json: rotary_fraction (from rotary_pct): 1e-320 of head_dim 128");
+  check_one_line_error(run_napkin("models import " + neox), "config.json:18:3: rotary_fraction (from rotary_pct): 1e-320 of head_dim 128");
 }
 
 TEST_CASE("config.json: Qwen2 with use_sliding_window and max_window_layers 0 windows every layer") {

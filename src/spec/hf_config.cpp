@@ -11,6 +11,7 @@
 #include "core/model_checks.hpp"
 #include "core/suggest.hpp"
 #include "spec/hf_reader.hpp"
+#include "spec/json_guard.hpp"
 
 namespace napkin {
 namespace {
@@ -370,12 +371,18 @@ std::string hf_model_key(const std::string& config_path) {
 
 namespace {
 
+// `where` ("" or "text_config.") and a key, as the names HfKeyError carries.
+std::vector<std::string> key_path(const std::string& where, const std::string& key) {
+  if (where.empty()) return {key};
+  return {where.substr(0, where.size() - 1), key};
+}
+
 // The model_type of `j` (`where` is its place in the file, for errors): its own, else the one its
 // architectures class maps to.
 std::string model_type_of(const json& j, const std::string& display_path, const std::string& where) {
   // Present but not a string (model_type: 5) is a wrong value, not a missing one.
   if (j.contains("model_type") && !j["model_type"].is_string() && !j["model_type"].is_null())
-    throw Error(display_path + ": " + where + "model_type: expected a string such as \"llama\", found " + std::string(j["model_type"].type_name()));
+    throw HfKeyError(display_path, key_path(where, "model_type"), "expected a string such as \"llama\", found " + std::string(j["model_type"].type_name()));
   // An empty one says no more than a null: the architectures class, if any, names the family.
   if (j.contains("model_type") && j["model_type"].is_string() && !j["model_type"].get<std::string>().empty())
     return j["model_type"].get<std::string>();
@@ -383,8 +390,8 @@ std::string model_type_of(const json& j, const std::string& display_path, const 
     const std::string arch = j["architectures"][0].get<std::string>();
     auto it = architectures().find(arch);
     if (it == architectures().end())
-      throw Error(display_path + ": " + where + "architectures: '" + cut(arch) + "' is not one napkin maps, and there is no model_type; napkin reads " +
-                  join_names(hf_model_types()));
+      throw HfKeyError(display_path, key_path(where, "architectures"),
+                       "'" + cut(arch) + "' is not one napkin maps, and there is no model_type; napkin reads " + join_names(hf_model_types()));
     return it->second;
   }
   return "";
@@ -409,10 +416,7 @@ bool has_text_model_keys(const json& j) {
   return false;
 }
 
-}  // namespace
-
-HfImport import_hf_config(std::string_view json_text, const std::string& display_path, const std::string& key) {
-  const json top = parse_hf_json(json_text, display_path);
+HfImport import_placed(const json& top, const std::string& display_path, const std::string& key) {
   HfImport out;
   std::string model_type = model_type_of(top, display_path, "");
   // LLaVA, Gemma 3, Mistral 3, Llama 4 ...: the language model under text_config, read alone.
@@ -421,8 +425,8 @@ HfImport import_hf_config(std::string_view json_text, const std::string& display
   if (!has_text_model_keys(top) && top.contains("text_config")) {
     const json& tc = top["text_config"];
     if (!tc.is_object())
-      throw Error(display_path + ": text_config: expected an object holding the language model's keys (hidden_size, ...), found " +
-                  std::string(tc.type_name()));
+      throw HfKeyError(display_path, {"text_config"},
+                       "expected an object holding the language model's keys (hidden_size, ...), found " + std::string(tc.type_name()));
     text = &tc, where = "text_config.";
     const std::string inner = model_type_of(tc, display_path, where);
     model_type = inner.empty() ? text_model_type(model_type) : inner;
@@ -434,8 +438,9 @@ HfImport import_hf_config(std::string_view json_text, const std::string& display
     throw Error(display_path + ": model_type: missing or empty (and no architectures); napkin needs it to know which keys the config uses");
   auto fam = families().find(model_type);
   if (fam == families().end())
-    throw Error(display_path + ": " + where + "model_type: '" + cut(model_type) + "' is not one napkin maps" + did_you_mean(model_type, hf_model_types()) +
-                "; napkin reads " + join_names(hf_model_types()) + (where.empty() ? "" : " as a text model") + " (or write a napkin TOML spec)");
+    throw HfKeyError(display_path, key_path(where, "model_type"),
+                     "'" + cut(model_type) + "' is not one napkin maps" + did_you_mean(model_type, hf_model_types()) + "; napkin reads " +
+                         join_names(hf_model_types()) + (where.empty() ? "" : " as a text model") + " (or write a napkin TOML spec)");
   out.model_type = model_type;
   out.family = fam->second;
   HfReader r(j, display_path, out, where);
@@ -458,10 +463,27 @@ HfImport import_hf_config(std::string_view json_text, const std::string& display
   if (const auto problem = model_problem(m)) {
     std::string from;
     for (const auto& [k, how] : out.derivations)
-      if (k == problem->field) from = " (from " + how.substr(0, how.find(" (")) + ")";  // the key, not its gloss
-    throw Error(display_path + ": " + problem->field + from + ": " + problem->message + " (" + model_type + ")");
+      if (k == problem->field) from = how.substr(0, how.find(" ("));  // the key, not its gloss
+    // Placed at that key when it is one ("hidden_size", not "hidden_size / num_attention_heads").
+    const std::string said = problem->field + (from.empty() ? "" : " (from " + from + ")");
+    const std::string detail = problem->message + " (" + model_type + ")";
+    if (!from.empty() && j.contains(from)) throw HfKeyError(display_path, key_path(where, from), detail, said);
+    throw Error(display_path + ": " + said + ": " + detail);
   }
   return out;
+}
+
+}  // namespace
+
+HfImport import_hf_config(std::string_view json_text, const std::string& display_path, const std::string& key) {
+  const json top = parse_hf_json(json_text, display_path);
+  try {
+    return import_placed(top, display_path, key);
+  } catch (const HfKeyError& e) {
+    const auto at = find_json_key(json_text, e.key_path());
+    if (!at) throw Error(e.what());
+    throw Error(display_path + ":" + std::to_string(at->line) + ":" + std::to_string(at->col) + ": " + e.said() + ": " + e.detail());
+  }
 }
 
 }  // namespace napkin

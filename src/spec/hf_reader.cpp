@@ -87,7 +87,11 @@ const nlohmann::json* HfReader::find(std::string_view key) const {
 bool HfReader::has(std::string_view key) const { return find(key) != nullptr; }
 
 void HfReader::fail(std::string_view key, const std::string& message) const {
-  throw Error(path_ + ": " + prefix_ + std::string(key) + ": " + message + " (" + out_.model_type + ")");
+  // prefix_ is "" or "text_config.", napkin's own: split at its dots into the names it holds.
+  std::vector<std::string> key_path;
+  for (std::size_t at = 0, dot; (dot = prefix_.find('.', at)) != std::string::npos; at = dot + 1) key_path.push_back(prefix_.substr(at, dot - at));
+  key_path.emplace_back(key);
+  throw HfKeyError(path_, std::move(key_path), message + " (" + out_.model_type + ")");
 }
 
 void HfReader::derive(std::string_view napkin_key, const std::string& how) {

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/error.hpp"
 #include "spec/hf_config.hpp"
 
 namespace napkin {
@@ -18,6 +19,33 @@ nlohmann::json parse_hf_json(std::string_view text, const std::string& display_p
 // Text from the file, cut to `max_chars` (ending "...") before an error message quotes it.
 std::string cut(std::string s, std::size_t max_chars = 40);
 std::string join_names(const std::vector<std::string>& names);
+
+// A value napkin cannot take, thrown before import_hf_config places it. what() reads
+// "file: text_config.hidden_size: message (llama)"; import_hf_config, which holds the text, finds
+// the key (find_json_key in spec/json_guard.hpp) and rethrows it as "file:line:col: ...", the
+// form of the syntax and duplicate-key errors. A key the file lacks ("missing") keeps this form.
+class HfKeyError : public Error {
+ public:
+  // `said` is how the message names the key, when not its dotted path ("d_model (from hidden_size)").
+  HfKeyError(const std::string& display_path, std::vector<std::string> key_path, std::string detail, std::string said = "")
+      : Error(display_path + ": " + (said.empty() ? dotted(key_path) : said) + ": " + detail),
+        key_path_(std::move(key_path)),
+        detail_(std::move(detail)),
+        said_(said.empty() ? dotted(key_path_) : std::move(said)) {}
+  const std::vector<std::string>& key_path() const { return key_path_; }
+  const std::string& said() const { return said_; }      // before ": "
+  const std::string& detail() const { return detail_; }  // after "key: "
+  static std::string dotted(const std::vector<std::string>& key_path) {
+    std::string out;
+    for (const auto& k : key_path) out += (out.empty() ? "" : ".") + k;
+    return out;
+  }
+
+ private:
+  std::vector<std::string> key_path_;
+  std::string detail_;
+  std::string said_;
+};
 
 class HfReader {
  public:

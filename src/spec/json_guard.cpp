@@ -63,4 +63,56 @@ void guard_duplicate_keys(std::string_view text, const std::string& display_path
   }
 }
 
+std::optional<JsonPos> find_json_key(std::string_view text, const std::vector<std::string>& key_path) {
+  if (key_path.empty()) return std::nullopt;
+  // One entry per open bracket: how many names of key_path lead to it (-1: off the path, or a
+  // list), and for an object the last name read in it (whose value a '{' that follows is).
+  struct Open {
+    long matched;
+    bool object;
+    std::string last;
+  };
+  std::vector<Open> open;
+  std::size_t line = 1, line_start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') line++, line_start = i + 1;
+    if (c == '{' || c == '[') {
+      long matched = -1;
+      if (open.empty()) {
+        matched = c == '{' ? 0 : -1;
+      } else if (const Open& up = open.back(); up.object && up.matched >= 0 &&
+                                               static_cast<std::size_t>(up.matched) < key_path.size() &&
+                                               up.last == key_path[static_cast<std::size_t>(up.matched)]) {
+        matched = c == '{' ? up.matched + 1 : -1;
+      }
+      open.push_back({matched, c == '{', {}});
+    } else if ((c == '}' || c == ']') && !open.empty()) {
+      open.pop_back();
+    }
+    if (c != '"') continue;
+    const std::size_t start = i, col = i - line_start + 1;
+    for (++i; i < text.size() && text[i] != '"'; ++i)
+      if (text[i] == '\\') ++i;  // the escaped character cannot end the string
+    if (i >= text.size()) return std::nullopt;
+    std::size_t next = i + 1;
+    while (next < text.size() && (text[next] == ' ' || text[next] == '\t' || text[next] == '\r' || text[next] == '\n')) ++next;
+    if (next >= text.size() || text[next] != ':' || open.empty() || !open.back().object) continue;  // a value, not a name
+    const std::string_view raw = text.substr(start, i - start + 1);
+    std::string name(raw.substr(1, raw.size() - 2));
+    if (raw.find('\\') != std::string_view::npos) {
+      try {
+        name = nlohmann::json::parse(raw).get<std::string>();
+      } catch (const nlohmann::json::exception&) {
+        continue;  // not a name the parser accepted; the caller's text parsed, so never here
+      }
+    }
+    Open& here = open.back();
+    if (here.matched >= 0 && static_cast<std::size_t>(here.matched) + 1 == key_path.size() && name == key_path.back())
+      return JsonPos{line, col};
+    here.last = std::move(name);
+  }
+  return std::nullopt;
+}
+
 }  // namespace napkin
