@@ -166,6 +166,43 @@ TEST_CASE("a row the table cannot hold is named by line, never skipped") {
             ":54: 'abc' where nccl-tests prints the size in bytes (the line has the 13 columns of the header above it); delete the line if it is not a row");
 }
 
+TEST_CASE("a run whose data check failed is refused at its line, never planned with") {
+  // #wrong counts the elements nccl-tests' check found wrong at that size; the trailer totals
+  // them ("# Out of bounds values : N FAILED", common.cu). Either not 0 used to load silently.
+  const napkin::test::TempDir tmp("nccl-wrong");
+  const auto error_of = [](const std::string& path) {
+    try {
+      load_nccl_tests(path, Collective::all_reduce);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(loaded)");
+  };
+  const std::string row_1g = "  1073741824     268435456     float     sum      -1   6759.0  158.86  297.86      0   6737.4  159.37  298.82      0";
+  CHECK(error_of(edited(tmp, "out.txt", row_1g,
+                        "  1073741824     268435456     float     sum      -1   6759.0  158.86  297.86      3   6737.4  159.37  298.82      0")) ==
+        (tmp.path / "out.txt").string() +
+            ":53: #wrong 3 (out-of-place) at 1073741824 bytes: nccl-tests' data check found wrong results, so the run's times are not "
+            "ones to plan with; rerun once the check passes");
+  CHECK(error_of(edited(tmp, "in.txt", row_1g,
+                        "  1073741824     268435456     float     sum      -1   6759.0  158.86  297.86      0   6737.4  159.37  298.82   1024")) ==
+        (tmp.path / "in.txt").string() +
+            ":53: #wrong 1024 (in-place) at 1073741824 bytes: nccl-tests' data check found wrong results, so the run's times are not "
+            "ones to plan with; rerun once the check passes");
+  CHECK(error_of(edited(tmp, "trailer.txt", "# Out of bounds values : 0 OK", "# Out of bounds values : 2 FAILED")) ==
+        (tmp.path / "trailer.txt").string() +
+            ":57: nccl-tests reported 2 out-of-bounds values (its data check FAILED): the run returned wrong results, so its times are "
+            "not ones to plan with; rerun once the check passes");
+  // The check off (-c 0) prints N/A, and older versions' "error" column is a deviation, not a count.
+  CHECK(error_of(edited(tmp, "na.txt", row_1g,
+                        "  1073741824     268435456     float     sum      -1   6759.0  158.86  297.86    N/A   6737.4  159.37  298.82    N/A")) ==
+        "(loaded)");
+  // Through the command line: exit 2, the one line.
+  const auto r = run_napkin("plan --model llama3-8b --gpus 16 --global-batch 64 --network all_reduce=" + (tmp.path / "trailer.txt").string());
+  CHECK(r.exit_code == 2);
+  CHECK_MESSAGE(r.err.find("trailer.txt:57: nccl-tests reported 2 out-of-bounds values") != std::string::npos, r.err);
+}
+
 TEST_CASE("logs between rows are not rows: NCCL INFO and mpirun's notices") {
   // NCCL_DEBUG=INFO lines have the form "host:pid:tid [cudaDev] NCCL INFO ..." (NCCL's debug.cc);
   // Open MPI aggregates help messages as "[host:pid] N more processes have sent help message ...".

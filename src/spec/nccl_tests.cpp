@@ -100,6 +100,9 @@ MeasuredCurve parse_nccl_tests(std::string_view text, const std::string& file, C
   std::size_t columns = 0;  // named by the column header, once read; 0 outside the table
   std::map<std::string, long long> hosts;  // "#  Rank  3 Group 0 Pid 6902 on HOST device 3 ...": ranks per host
   long long listed = 0;
+  // Whether the header names the check column "#wrong" (a count of elements that failed the data
+  // check, nccl-tests 2.13 on) or "error" (the largest deviation, older; a small one passed).
+  bool wrong_counts = true;
   for (std::string line; std::getline(in, line);) {
     ++line_no;
     const std::vector<std::string> w = words(line);
@@ -109,7 +112,19 @@ MeasuredCurve parse_nccl_tests(std::string_view text, const std::string& file, C
           ++hosts[w[k + 1]], ++listed;
           break;
         }
-    if (const std::size_t n = header_columns(w)) columns = n;
+    if (const std::size_t n = header_columns(w)) {
+      columns = n;
+      wrong_counts = std::find(w.begin(), w.end(), "error") == w.end();
+    }
+    // "# Out of bounds values : 3 FAILED" (" Out of ..." before nccl-tests 2.x put '#' there):
+    // the tests' verdict on their data check over all rows (common.cu prints the count of wrong
+    // values, and "FAILED" when it is not 0). A run that returned wrong bytes timed a broken
+    // fabric or driver: its times are not ones to plan with.
+    if (const std::size_t k = !w.empty() && w[0] == "#" ? 1 : 0;
+        w.size() > k + 6 && w[k] == "Out" && w[k + 2] == "bounds" && (w[k + 5] != "0" || w.back() == "FAILED"))
+      throw Error(file + ":" + std::to_string(line_no) + ": nccl-tests reported " + w[k + 5].substr(0, 24) +
+                  " out-of-bounds values (its data check FAILED): the run returned wrong results, so its times are not ones to plan with; "
+                  "rerun once the check passes");
     if (w.size() > 2 && w[0] == "#" && (w[1] == "Out" || w[1] == "Avg")) columns = 0;  // the trailer: "# Out of bounds values", "# Avg bus bandwidth"
     if (w.empty() || w[0][0] == '#') continue;
     // A row: its first word a number, or (below the header) as many words as the header names,
@@ -136,6 +151,12 @@ MeasuredCurve parse_nccl_tests(std::string_view text, const std::string& file, C
     if (!size) throw Error(where() + "size " + first + ": not a number of bytes napkin can hold");
     for (std::size_t k : {o, o + 1, o + 2, o + 4, o + 5, o + 6})
       if (!number(w[k])) throw Error(where() + "'" + w[k] + "' where nccl-tests prints a time (us) or a bandwidth (GB/s)");
+    // #wrong: the elements that failed nccl-tests' data check at this size, out-of-place then
+    // in-place ("N/A" with -c 0, the check off). Not zero: the collective returned wrong results.
+    for (std::size_t k : {o + 3, o + 7})
+      if (wrong_counts && all_digits(w[k]) && w[k].find_first_not_of('0') != std::string::npos)
+        throw Error(where() + "#wrong " + w[k].substr(0, 24) + " (" + (k == o + 3 ? "out-of-place" : "in-place") + ") at " + first +
+                    " bytes: nccl-tests' data check found wrong results, so the run's times are not ones to plan with; rerun once the check passes");
     if (*size == 0) continue;  // nccl-tests' zero-byte rows time nothing
     if (!curve.size_bytes.empty() && *size <= curve.size_bytes.back())
       throw Error(where() + "size " + w[0] + " after " + std::to_string(static_cast<long long>(curve.size_bytes.back())) +

@@ -6,7 +6,8 @@
 // versions print "error" for "#wrong"; "N/A" is accepted there). A line whose first word is a
 // number, or that has the header's column count below it, is a row, and a row napkin cannot use
 // (a negative size, text, nan) is an error; other lines (NCCL INFO logs, mpirun's notices) are
-// skipped. A table whose every row reads 0.00 GB/s is refused. Errors name the file and line.
+// skipped. A table whose every row reads 0.00 GB/s is refused, as is a run whose data check
+// failed (a #wrong count not 0, or "Out of bounds values : N FAILED"). Errors name the file and line.
 #include <optional>
 #include <string>
 #include <string_view>
