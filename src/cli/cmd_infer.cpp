@@ -142,8 +142,8 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   r.memory = infer_memory(r.model, s);
   if (given("--batch")) r.batch = whole_flag(o.batch, "--batch", 1e7);
   if (r.batch && *r.batch > r.memory.max_batch_memory) {
-    r.notes.push_back(fmt::format("--batch {} is more than the {} sequences of {} tokens whose cache fits", *r.batch, r.memory.max_batch_memory,
-                                  s.input_tokens + s.output_tokens));
+    r.notes.push_back(fmt::format("--batch {} is more than the {} of {} whose cache fits", *r.batch, plural(r.memory.max_batch_memory, "sequence"),
+                                  plural(s.input_tokens + s.output_tokens, "token")));
     r.memory.fits = false;
   } else if (r.batch && *r.batch > r.memory.max_batch) {
     // Memory holds it; only the engine's scheduler limit (max_num_seqs) is below it, and that is a
@@ -175,9 +175,9 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   r.assumptions.push_back(fmt::format("weights {}: {}; embedding and LM head kept in bf16", s.weights.name, s.weights.scales));
   r.assumptions.push_back(s.engine.prefill_chunk_tokens >= (1LL << 30)
                               ? std::string("prefill: the whole batch's prompts in one pass (flash attention, causal); TTFT is that pass")
-                              : fmt::format("prefill: the batch's prompts in passes of at most {} tokens (the engine's prefill_chunk_tokens), each reading "
+                              : fmt::format("prefill: the batch's prompts in passes of at most {} (the engine's prefill_chunk_tokens), each reading "
                                             "the weights and paying its step (flash attention, causal); TTFT is the last pass's end",
-                                            s.engine.prefill_chunk_tokens));
+                                            plural(s.engine.prefill_chunk_tokens, "token")));
   if (per_replica > 1)
     r.assumptions.push_back(fmt::format("tensor parallel: 2 all-reduces a layer over {} (NCCL ring model, {} µs a step)",
                                         ic.scale_up.technology.empty() ? "the scale-up link" : ic.scale_up.technology, format_sig(t.net.scale_up_latency_s * 1e6, 3)));

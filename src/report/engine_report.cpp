@@ -35,9 +35,9 @@ std::string engine_show_text(const Engine& e, std::size_t max_width) {
   kv.add("runs on", e.vendors.empty() ? "any GPU" : fmt::format("{} GPUs", fmt::join(e.vendors, ", ")));
   kv.add("memory", fraction_text(e),
          e.memory_fraction_of == MemoryFractionOf::total ? "weights, workspace and KV cache together" : "the KV cache's share of what the weights leave free");
-  kv.add("KV block", std::to_string(e.kv_block_tokens) + " tokens");
+  kv.add("KV block", plural(e.kv_block_tokens, "token"));
   kv.add("max sequences", std::to_string(e.max_num_seqs));
-  kv.add("prefill chunk", format_count(static_cast<double>(e.prefill_chunk_tokens)) + " tokens");
+  kv.add("prefill chunk", plural_count(static_cast<double>(e.prefill_chunk_tokens), "token"));
   kv.add("CUDA graphs", e.cuda_graphs ? "yes" : "no");
   kv.add("runtime reserve", format_si(e.runtime_reserve_bytes, "B", 3));
   kv.add("step floor", format_sig(e.step_overhead_s * 1e3, 3) + " ms", "host time per decode step");

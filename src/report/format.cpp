@@ -127,4 +127,6 @@ std::string format_duration(double seconds) {
 
 std::string plural(long long n, std::string_view noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
 
+std::string plural_count(double n, std::string_view noun) { return fmt::format("{} {}{}", format_count(n), noun, n == 1 ? "" : "s"); }
+
 }  // namespace napkin

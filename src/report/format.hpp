@@ -21,6 +21,8 @@ std::string format_sci(double value, int significant_digits = 4);
 std::string format_duration(double seconds);
 // "1 GPU", "8 GPUs", "1 layer": a count and its noun, singular for exactly one.
 std::string plural(long long n, std::string_view noun);
+// The same for a count format_count writes: "1 token", "8.192K tokens".
+std::string plural_count(double n, std::string_view noun);
 // A fraction as a percentage with `significant_digits`: 0.4512 -> "45.1%", 2e-5 -> "0.00200%",
 // 3.26e10 -> "3.26e12%"; with `sign`, "+" before a non-negative one.
 std::string format_percent(double fraction, int significant_digits = 3, bool sign = false);

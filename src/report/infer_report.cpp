@@ -17,9 +17,9 @@ std::string per_s(double v) { return format_si(v, "tok/s", 3); }
 const InferTime& headline(const InferReport& r) { return r.points[r.batch ? 0 : r.knee]; }
 
 std::string engine_line(const Engine& e) {
-  return fmt::format("{} ({}): {} of {} memory, KV blocks of {} tokens, at most {} sequences, {}, {} a step on the host", e.name, e.key,
+  return fmt::format("{} ({}): {} of {} memory, KV blocks of {}, at most {}, {}, {} a step on the host", e.name, e.key,
                      format_sig(e.memory_fraction, 3), e.memory_fraction_of == MemoryFractionOf::total ? "the total" : "the free",
-                     e.kv_block_tokens, e.max_num_seqs, e.cuda_graphs ? "CUDA graphs" : "eager launches",
+                     plural(e.kv_block_tokens, "token"), plural(e.max_num_seqs, "sequence"), e.cuda_graphs ? "CUDA graphs" : "eager launches",
                      format_sig(e.step_overhead_s * 1e3, 3) + " ms");
 }
 
@@ -40,15 +40,15 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
                               r.model.layers, r.model.kv_heads, r.model.head_dim, format_sig(s.kv.bytes(), 3),
                               format_si(m.kv.bytes_per_token, "B", 6), format_si(m.kv.bytes_per_token_per_gpu, "B", 6),
                               format_sig(m.kv.kv_heads_per_gpu, 3)));
-  out.push_back(fmt::format("workspace = {} tokens × per-token activations + logits of {} sequences = {}{}", format_count(m.workspace_tokens),
-                            format_count(m.workspace_sequences), bytes(m.workspace_bytes),
+  out.push_back(fmt::format("workspace = {} × per-token activations + logits of {} = {}{}", plural_count(m.workspace_tokens, "token"),
+                            plural_count(m.workspace_sequences, "sequence"), bytes(m.workspace_bytes),
                             s.engine.static_batch ? " (a static engine built for its largest batch: the workspace grows with it)" : ""));
   out.push_back(fmt::format("KV pool = {} − weights − workspace − reserve {} = {}", s.engine.memory_fraction_of == MemoryFractionOf::total
                                                                                    ? fmt::format("{} × {}", format_sig(s.engine.memory_fraction, 3), bytes(s.memory_bytes))
                                                                                    : fmt::format("{} × (memory {} − the rest)", format_sig(s.engine.memory_fraction, 3), bytes(s.memory_bytes)),
                             bytes(m.reserve_bytes), bytes(m.kv_pool_bytes)));
-  out.push_back(fmt::format("max batch = floor({} / {} per sequence of {} tokens) = {}{}", bytes(m.kv_pool_bytes), bytes(m.bytes_per_sequence),
-                            format_sig(m.sequence_tokens, 6), m.max_batch_memory,
+  out.push_back(fmt::format("max batch = floor({} / {} per sequence of {}) = {}{}", bytes(m.kv_pool_bytes), bytes(m.bytes_per_sequence),
+                            format_sig(m.sequence_tokens, 6) + (m.sequence_tokens == 1 ? " token" : " tokens"), m.max_batch_memory,
                             m.capped_by_engine ? fmt::format(", capped at the engine's {}", s.engine.max_num_seqs) : std::string()));
   const InferTime& t = headline(r);
   const double bw = r.time_setup.mbu * r.time_setup.memory_bandwidth_bytes_per_s;
@@ -62,8 +62,8 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
                               ms(st->attention_s), bytes(st->kv_bytes), ms(st->kernels_s), format_sig(st->kernels, 4),
                               format_sig(st->kernels > 0 ? st->kernels_s / st->kernels * 1e6 : 0, 3), ms(st->tp_comm_s + st->pp_comm_s), ms(st->overhead_s),
                               ms(st->step_s)));
-  out.push_back(fmt::format("TPOT = mean of the {} steps = {}; output = {} replica(s) × {} × {} tokens / ({} + {}) = {}", s.output_tokens - 1,
-                            ms(t.tpot_s), t.replicas, t.batch, s.output_tokens, ms(t.ttft_s), ms(t.decode_s), per_s(t.output_tokens_per_s)));
+  out.push_back(fmt::format("TPOT = mean of the {} = {}; output = {} × {} × {} / ({} + {}) = {}", plural(s.output_tokens - 1, "step"),
+                            ms(t.tpot_s), plural(t.replicas, "replica"), t.batch, plural(s.output_tokens, "token"), ms(t.ttft_s), ms(t.decode_s), per_s(t.output_tokens_per_s)));
   return out;
 }
 
@@ -80,7 +80,7 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
          fmt::format("{} params at {} ({}) + {} embedding/LM-head params at bf16", format_count(m.quantized_params), s.weights.name,
                      s.weights.scales, format_count(m.unquantized_params)));
   kv.add("prefill workspace", bytes(m.workspace_bytes),
-         fmt::format("a chunk of {} tokens and the logits of {} sequences{}", format_count(m.workspace_tokens), format_count(m.workspace_sequences),
+         fmt::format("a chunk of {} and the logits of {}{}", plural_count(m.workspace_tokens, "token"), plural_count(m.workspace_sequences, "sequence"),
                      s.engine.static_batch ? " (static batch: the largest that fits)" : ""));
   kv.add("engine reserve", bytes(m.reserve_bytes), "CUDA graphs, NCCL and cuBLAS buffers");
   kv.add("KV cache pool", bytes(m.kv_pool_bytes),
@@ -89,13 +89,13 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
   kv.add("KV per token", format_si(m.kv.bytes_per_token, "B", 4),
          fmt::format("{}, {} per GPU ({} KV head{} on each{}{})", m.kv.kind, format_si(m.kv.bytes_per_token_per_gpu, "B", 4), format_sig(m.kv.kv_heads_per_gpu, 3),
                      m.kv.kv_heads_per_gpu == 1 ? "" : "s", m.kv.replicated ? ", replicated: tp exceeds the KV heads" : "",
-                     m.kv.stage_windowed_layers > 0 ? fmt::format("; {} layers capped at a {}-token window", m.kv.stage_windowed_layers, m.kv.window) : ""));
+                     m.kv.stage_windowed_layers > 0 ? fmt::format("; {} capped at a {}-token window", plural(m.kv.stage_windowed_layers, "layer"), m.kv.window) : ""));
   kv.add("per sequence", bytes(m.bytes_per_sequence), fmt::format("{} tokens in blocks of {}", format_sig(m.sequence_tokens, 6), s.engine.kv_block_tokens));
   kv.add("max batch", std::to_string(m.max_batch),
          m.capped_by_engine ? fmt::format("the engine's max_num_seqs; memory holds {}", m.max_batch_memory) : "sequences of input + output tokens whose cache fits");
   const bool batch_too_big = r.batch && *r.batch > m.max_batch_memory && m.max_batch_memory >= 1;
   kv.add("fits", m.fits ? "yes" : "no",
-         m.fits ? "" : batch_too_big ? fmt::format("--batch {} is more than the {} sequences whose cache fits", *r.batch, m.max_batch_memory)
+         m.fits ? "" : batch_too_big ? fmt::format("--batch {} is more than the {} whose cache fits", *r.batch, plural(m.max_batch_memory, "sequence"))
                                      : "the weights, workspace and reserve leave no room for one sequence's cache");
   out += kv.render();
   if (!r.hints.empty()) {

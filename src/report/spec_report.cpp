@@ -160,15 +160,15 @@ std::string model_show_text(const Model& m, std::size_t max_width) {
   arch.add("block", fmt::format("{}, {} norm{} per layer", block_name(m.block), m.norms_per_layer, m.norms_per_layer == 1 ? "" : "s"),
            m.qk_norm == QkNorm::none ? "" : fmt::format("QK-norm {}", qk_norm_name(m.qk_norm)));
   if (m.sliding_window > 0)
-    arch.add("sliding window", fmt::format("{} tokens on {} of {}", m.sliding_window, m.windowed_layers, plural(m.layers, "layer")),
+    arch.add("sliding window", fmt::format("{} on {} of {}", plural(m.sliding_window, "token"), m.windowed_layers, plural(m.layers, "layer")),
              m.sliding_window >= m.context ? fmt::format("not shorter than the context ({}): it never limits a sequence", m.context) : "");
   if (m.moe) {
     const MoeSpec& e = *m.moe;
     std::string shared = fmt::format("{} shared", e.shared_experts);
     if (e.shared_experts > 0 && shared_expert_width(e) != e.d_ff_expert) shared += fmt::format(" of width {}", shared_expert_width(e));
     if (e.shared_expert_gate) shared += " (gated)";
-    arch.add("MoE", fmt::format("{} experts, top-{}, {}, d_ff_expert {}, {} dense layers{}", e.experts, e.experts_per_token, shared,
-                                e.d_ff_expert, e.dense_layers, e.router_bias ? ", router bias" : ""));
+    arch.add("MoE", fmt::format("{}, top-{}, {}, d_ff_expert {}, {}{}", plural(e.experts, "expert"), e.experts_per_token, shared,
+                                e.d_ff_expert, plural(e.dense_layers, "dense layer"), e.router_bias ? ", router bias" : ""));
   }
   if (m.mla)
     arch.add("MLA", fmt::format("q rank {}, kv rank {}, qk {}+{} (rope), v {}", m.mla->q_lora_rank, m.mla->kv_lora_rank,

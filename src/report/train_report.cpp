@@ -136,7 +136,7 @@ std::string train_text(const TrainReport& r, std::size_t max_width) {
     out += fmt::format("\n  attention at sequence {} ({}; PaLM's count; {} the headline):\n", seq_text(a.seq_len), a.seq_source,
                        r.flops_model == FlopsModel::six_pd ? "not in" : "included in");
     if (a.window > 0 && a.windowed_layers > 0)
-      out += fmt::format("  ({} of {} layers attend to a window of {} tokens)\n", a.windowed_layers, a.layers, a.window);
+      out += fmt::format("  ({} of {} attend to a window of {})\n", a.windowed_layers, plural(a.layers, "layer"), plural(a.window, "token"));
     KeyValues at;
     at.max_width = max_width;
     at.value_align = Align::right;

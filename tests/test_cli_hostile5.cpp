@@ -1,0 +1,67 @@
+// Defects found reading napkin's answers at their edges (a count of one, a non-NVIDIA card, a
+// scale-up domain a tensor-parallel group does not divide): each is a check here, through the
+// real binary.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <string>
+
+#include "cli_checks.hpp"
+#include "cli_helpers.hpp"
+
+using napkin::test::CliResult;
+using napkin::test::run_napkin;
+using napkin::test::TempDir;
+
+namespace {
+
+std::string source_text(const std::string& path) { return napkin::test::slurp(std::string(NAPKIN_SOURCE_DIR) + "/" + path); }
+
+// `text` with `line` replaced by `to` (once).
+std::string vllm_with(std::string text, const std::string& line, const std::string& to) {
+  const std::size_t at = text.find(line);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, line.size(), to);
+}
+
+bool has(const std::string& text, const std::string& fragment) {
+  CAPTURE(fragment);
+  return text.find(fragment) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("a count of one is singular: '1 token', '1 sequence', never '1 tokens'") {
+  // An engine with one-token KV blocks, one sequence and one-token prefill chunks printed "KV
+  // blocks of 1 tokens, at most 1 sequences", "a chunk of 1 tokens and the logits of 1
+  // sequences", "mean of the 1 steps", "1 replica(s)"; models show deepseek-v2 "1 dense layers".
+  const TempDir dir("napkin_plural");
+  std::string engine = source_text("engines/vllm.toml");
+  engine = vllm_with(engine, "kv_block_tokens = 16", "kv_block_tokens = 1");
+  engine = vllm_with(engine, "max_num_seqs = 256", "max_num_seqs = 1");
+  engine = vllm_with(engine, "prefill_chunk_tokens = 8192", "prefill_chunk_tokens = 1");
+  const std::string spec = (dir / "one.toml").string();
+  std::ofstream(spec) << engine;
+  const CliResult r = run_napkin("infer --model llama3-8b --hardware h100-sxm --engine " + spec + " --input 1 --output 2 --explain", "timeout 20");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(has(r.out, "KV blocks of 1 token, at most 1 sequence, CUDA graphs"));
+  CHECK(has(r.out, "a chunk of 1 token and the logits of 1 sequence\n"));
+  CHECK(has(r.out, "workspace = 1 token × per-token activations + logits of 1 sequence = "));
+  CHECK(has(r.out, "TPOT = mean of the 1 step = "));
+  CHECK(has(r.out, "output = 1 replica × 1 × 2 tokens / ("));
+  CHECK(has(r.out, "passes of at most 1 token (the engine's prefill_chunk_tokens)"));
+  CHECK_FALSE(has(r.out, "1 tokens"));
+  CHECK_FALSE(has(r.out, "1 sequences"));
+  // Many stay plural.
+  const CliResult many = run_napkin("infer --model llama3-8b --hardware h100-sxm --explain", "timeout 20");
+  REQUIRE_MESSAGE(many.exit_code == 0, many.err);
+  CHECK(has(many.out, "KV blocks of 16 tokens, at most 256 sequences"));
+  const CliResult shown = run_napkin("engines show " + spec, "timeout 20");
+  REQUIRE_MESSAGE(shown.exit_code == 0, shown.err);
+  CHECK(has(shown.out, "KV block           1 token\n"));
+  CHECK(has(shown.out, "prefill chunk      1 token\n"));
+  const CliResult v2 = run_napkin("models show deepseek-v2", "timeout 20");
+  REQUIRE_MESSAGE(v2.exit_code == 0, v2.err);
+  CHECK(has(v2.out, "d_ff_expert 1536, 1 dense layer\n"));
+  CHECK(has(run_napkin("models show deepseek-v3", "timeout 20").out, ", 3 dense layers, router bias"));
+}
