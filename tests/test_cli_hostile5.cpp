@@ -65,3 +65,29 @@ TEST_CASE("a count of one is singular: '1 token', '1 sequence', never '1 tokens'
   CHECK(has(v2.out, "d_ff_expert 1536, 1 dense layer\n"));
   CHECK(has(run_napkin("models show deepseek-v3", "timeout 20").out, ", 3 dense layers, router bias"));
 }
+
+TEST_CASE("infer names the engine reserve by the part's vendor, never CUDA on a TPU or a Gaudi") {
+  // vLLM on tpu-v5e or gaudi3 printed "engine reserve ... CUDA graphs, NCCL and cuBLAS buffers".
+  // (int4: bf16 Llama 3 8B leaves a 16 GB TPU v5e no room for a sequence, exit 1.)
+  const auto line_of = [](const std::string& out, const std::string& start) {
+    const std::size_t at = out.find(start);
+    REQUIRE_MESSAGE(at != std::string::npos, out);
+    return out.substr(at, out.find('\n', at) - at);
+  };
+  for (const char* hw : {"tpu-v5e", "gaudi3"}) {
+    CAPTURE(hw);
+    const CliResult r = run_napkin(std::string("infer --model llama3-8b --weights int4 --engine vllm --hardware ") + hw, "timeout 20");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(line_of(r.out, "  engine reserve") == "  engine reserve     1.07 GB   graphs, collective and math-library buffers");
+    CHECK(has(line_of(r.out, "engine: "), ", captured graphs, "));
+    CHECK_FALSE(has(r.out, "NCCL and cuBLAS"));
+  }
+  const CliResult amd = run_napkin("infer --model llama3-8b --engine vllm --hardware mi300x", "timeout 20");
+  REQUIRE_MESSAGE(amd.exit_code == 0, amd.err);
+  CHECK(line_of(amd.out, "  engine reserve") == "  engine reserve     1.07 GB   HIP graphs, RCCL and hipBLASLt buffers");
+  CHECK(has(line_of(amd.out, "engine: "), ", HIP graphs, "));
+  const CliResult nv = run_napkin("infer --model llama3-8b --engine vllm --hardware h100-sxm", "timeout 20");
+  REQUIRE_MESSAGE(nv.exit_code == 0, nv.err);
+  CHECK(line_of(nv.out, "  engine reserve") == "  engine reserve     1.07 GB   CUDA graphs, NCCL and cuBLAS buffers");
+  CHECK(has(line_of(nv.out, "engine: "), ", CUDA graphs, "));
+}

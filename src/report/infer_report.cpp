@@ -16,10 +16,25 @@ std::string per_s(double v) { return format_si(v, "tok/s", 3); }
 
 const InferTime& headline(const InferReport& r) { return r.points[r.batch ? 0 : r.knee]; }
 
-std::string engine_line(const Engine& e) {
+// The runtime an engine's reserve and graphs belong to, named by the part's vendor: CUDA, NCCL
+// and cuBLAS are NVIDIA's; ROCm's counterparts are HIP graphs, RCCL and hipBLASLt (vLLM and
+// SGLang on ROCm capture HIP graphs through torch.cuda.graphs). Other parts (TPU, Gaudi) run
+// their own compilers and collectives: named by role, never as CUDA.
+struct RuntimeWords {
+  const char* graphs;   // what an engine with cuda_graphs = true replays
+  const char* reserve;  // what its runtime_reserve_bytes holds
+};
+
+RuntimeWords runtime_words(const Hardware& h) {
+  if (h.made_by("NVIDIA")) return {"CUDA graphs", "CUDA graphs, NCCL and cuBLAS buffers"};
+  if (h.made_by("AMD")) return {"HIP graphs", "HIP graphs, RCCL and hipBLASLt buffers"};
+  return {"captured graphs", "graphs, collective and math-library buffers"};
+}
+
+std::string engine_line(const Engine& e, const Hardware& h) {
   return fmt::format("{} ({}): {} of {} memory, KV blocks of {}, at most {}, {}, {} a step on the host", e.name, e.key,
                      format_sig(e.memory_fraction, 3), e.memory_fraction_of == MemoryFractionOf::total ? "the total" : "the free",
-                     plural(e.kv_block_tokens, "token"), plural(e.max_num_seqs, "sequence"), e.cuda_graphs ? "CUDA graphs" : "eager launches",
+                     plural(e.kv_block_tokens, "token"), plural(e.max_num_seqs, "sequence"), e.cuda_graphs ? runtime_words(h).graphs : "eager launches",
                      format_sig(e.step_overhead_s * 1e3, 3) + " ms");
 }
 
@@ -73,7 +88,7 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
   std::string out = fmt::format("{} on {} × {} (tp {}, pp {}{}), weights {}, KV {}, {} in / {} out\n", r.model.name, s.gpus, r.hardware.name, s.tp, s.pp,
                                 s.gpus > s.tp * s.pp ? fmt::format(", {} replicas", s.gpus / (s.tp * s.pp)) : "", s.weights.name, s.kv.name,
                                 s.input_tokens, s.output_tokens);
-  out += "engine: " + engine_line(s.engine) + "\n\nMemory per GPU\n";
+  out += "engine: " + engine_line(s.engine, r.hardware) + "\n\nMemory per GPU\n";
   KeyValues kv;
   kv.max_width = max_width;
   kv.add("weights", bytes(m.weights_bytes),
@@ -82,7 +97,7 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
   kv.add("prefill workspace", bytes(m.workspace_bytes),
          fmt::format("a chunk of {} and the logits of {}{}", plural_count(m.workspace_tokens, "token"), plural_count(m.workspace_sequences, "sequence"),
                      s.engine.static_batch ? " (static batch: the largest that fits)" : ""));
-  kv.add("engine reserve", bytes(m.reserve_bytes), "CUDA graphs, NCCL and cuBLAS buffers");
+  kv.add("engine reserve", bytes(m.reserve_bytes), runtime_words(r.hardware).reserve);
   kv.add("KV cache pool", bytes(m.kv_pool_bytes),
          fmt::format("{} of {} {}", format_sig(s.engine.memory_fraction, 3), s.engine.memory_fraction_of == MemoryFractionOf::total ? "the" : "what is free of the",
                      bytes(s.memory_bytes)));
