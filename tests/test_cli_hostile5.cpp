@@ -91,3 +91,24 @@ TEST_CASE("infer names the engine reserve by the part's vendor, never CUDA on a 
   CHECK(line_of(nv.out, "  engine reserve") == "  engine reserve     1.07 GB   CUDA graphs, NCCL and cuBLAS buffers");
   CHECK(has(line_of(nv.out, "engine: "), ", CUDA graphs, "));
 }
+
+TEST_CASE("plan --node-gpus that tp does not divide: the straddling groups said, not passed over") {
+  // --node-gpus 3 --tp 2 was accepted without a word: ranks fill domains tensor-fastest, so the
+  // groups {2,3} and {8,9} of 12 ranks straddle two domains while every group is priced inside one.
+  const std::string warning =
+      "napkin: warning: tp 2 does not divide the 3-GPU scale-up domain: ranks fill domains tensor-fastest (Megatron's order), so 2 of the 6 "
+      "tensor-parallel groups (1 of every 3) straddle two domains, yet every group is priced inside one: plan 1's tensor-parallel "
+      "communication is optimistic (a tp that divides 3, or a --node-gpus that tp divides, places every group whole)\n";
+  const std::string base = "plan --model llama3-8b --hardware h100-sxm --gpus 12 --global-batch 48 --top 1 ";
+  const CliResult r = run_napkin(base + "--node-gpus 3 --tp 2", "timeout 60");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err == warning);
+  // Searched, not given: plan 1 takes tp 2 here too, and says the same.
+  const CliResult searched = run_napkin(base + "--node-gpus 3", "timeout 60");
+  CHECK(searched.exit_code == 0);
+  CHECK(searched.err == warning);
+  // A domain tp divides: no word.
+  const CliResult whole = run_napkin(base + "--node-gpus 4 --tp 2", "timeout 60");
+  CHECK(whole.exit_code == 0);
+  CHECK(whole.err.empty());
+}

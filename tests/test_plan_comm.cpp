@@ -43,6 +43,27 @@ TEST_CASE("durations need a unit") {
   CHECK_THROWS_WITH_AS(parse_duration("5", "scale_up_latency"), doctest::Contains("with its unit"), Error);
 }
 
+TEST_CASE("tensor-parallel groups that straddle a domain a tp does not divide") {
+  // 12 ranks, domains of 3, tp 2: groups {0,1} {2,3} {4,5} ... ; {2,3} and {8,9} straddle.
+  const Straddle s = straddling_groups(2, 12, 3);
+  CHECK(s.groups == 2);
+  CHECK(s.per_period == 1);
+  CHECK(s.period == 3);
+  // NVL72, tp 16: 9 groups in 144 ranks (the pattern repeats every lcm(16, 72) = 144 ranks).
+  const Straddle nvl = straddling_groups(16, 144, 72);
+  CHECK(nvl.period == 9);
+  CHECK(nvl.per_period == 1);  // only {64..79} crosses 72 in the first 144 ranks
+  CHECK(nvl.groups == 1);
+  // A tp that divides the domain, one as wide or wider (domain_caveat's case), or one group that fits: none.
+  CHECK(straddling_groups(2, 16, 8).groups == 0);
+  CHECK(straddling_groups(8, 16, 8).groups == 0);
+  CHECK(straddling_groups(4, 12, 3).groups == 0);
+  CHECK(straddling_groups(2, 2, 3).groups == 0);
+  CHECK(straddling_groups(1, 12, 3).groups == 0);
+  // A partial period: 4 ranks on domains of 3, tp 2: {2,3} straddles.
+  CHECK(straddling_groups(2, 4, 3).groups == 1);
+}
+
 TEST_CASE("where a group sits: Megatron's tensor-fastest rank order on 8-GPU domains") {
   // tp = 8: one domain.
   CHECK(place_group(1, 8, 8).per_domain == 8);

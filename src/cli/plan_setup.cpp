@@ -447,6 +447,7 @@ PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus,
                          recompute_name(l.recompute), l.zero, "framework " + setup.framework.key);
   r.caveats = validation_caveats(m, hw.key, p);
   if (auto c = domain_caveat(p, setup.query.step.net.domain_gpus)) r.caveats.push_back(*c);
+  if (auto c = straddle_caveat(p, gpus, setup.query.step.net.domain_gpus)) r.caveats.push_back(*c);
   return r;
 }
 

@@ -28,6 +28,20 @@ GroupPlacement place_group(long long stride, long long size, long long domain_gp
   return g;
 }
 
+Straddle straddling_groups(long long size, long long gpus, long long domain_gpus) {
+  Straddle s;
+  if (size <= 1 || domain_gpus <= size || domain_gpus % size == 0 || gpus < size) return s;
+  // Group g holds ranks [g·size, (g+1)·size): it straddles when its first and last rank fall in
+  // different domains. The pattern repeats every lcm(size, D) ranks, D/gcd(size, D) groups.
+  s.period = domain_gpus / std::gcd(size, domain_gpus);
+  const auto straddles = [&](long long g) { return (g * size) / domain_gpus != ((g + 1) * size - 1) / domain_gpus; };
+  for (long long g = 0; g < s.period; ++g) s.per_period += straddles(g);
+  const long long groups = gpus / size;
+  s.groups = groups / s.period * s.per_period;
+  for (long long g = groups / s.period * s.period; g < groups; ++g) s.groups += straddles(g);
+  return s;
+}
+
 double ramped_bytes(double bytes) { return bytes * (1 + collective_half_bandwidth_bytes / (bytes + collective_half_bandwidth_bytes)); }
 
 double scale_up_rate_bytes_per_s(const Network& net, long long peers_in_group) {

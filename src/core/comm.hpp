@@ -30,6 +30,18 @@ struct GroupPlacement {
 // members are `stride` ranks apart, `size` long, on domains of `domain_gpus` GPUs.
 GroupPlacement place_group(long long stride, long long size, long long domain_gpus);
 
+// place_group prices every group alike, as if a domain held whole groups. Consecutive groups of
+// `size` (tensor-parallel: stride 1) over `gpus` ranks on domains of `domain_gpus` do not all fit
+// when `size` is below `domain_gpus` and does not divide it (3-GPU domains, tp 2: ranks 2 and 3
+// straddle two): how many of the gpus/size groups straddle a domain boundary, and in how many
+// consecutive groups the pattern repeats (3 there: 1 of every 3). {0, 1} when none can.
+struct Straddle {
+  long long groups = 0;  // groups that straddle
+  long long period = 1;  // consecutive groups per repeat of the pattern
+  long long per_period = 0;
+};
+Straddle straddling_groups(long long size, long long gpus, long long domain_gpus);
+
 // S·(1 + S½/(S + S½)): the bytes a message of S costs at the full bus bandwidth.
 double ramped_bytes(double bytes);
 
