@@ -154,6 +154,22 @@ TEST_CASE("--explain names the ops eager PyTorch runs one kernel each, and price
   CHECK(g.out.find("unfused elementwise") == std::string::npos);
 }
 
+TEST_CASE("the overlap assumption says where pipeline transfers hide: Megatron-Core's overlap_p2p_comm, or --no-overlap") {
+  const std::string fixed = "plan --model llama3-70b --hardware h100-sxm --gpus 64 --global-batch 64 --seq 8192 --tp 4 --pp 4 --interleave 5 "
+                            "--cp 1 --micro-batch 1 --framework nemo";
+  const auto on = run_napkin(fixed);
+  REQUIRE(on.exit_code == 0);
+  CHECK(on.out.find("pipeline transfers behind a model chunk's forward when interleaved, exposed otherwise") != std::string::npos);
+  CHECK(on.out.find("the loss moves 30 bytes a logit; pipeline transfers beside the compute when interleaved") != std::string::npos);
+  const auto off = run_napkin(fixed + " --no-overlap");
+  REQUIRE(off.exit_code == 0);
+  CHECK(off.out.find("expert all-to-all and MoE token gathers exposed; pipeline transfers exposed") != std::string::npos);
+  CHECK(off.out.find("pipeline transfers waited on where issued") != std::string::npos);
+  // The exposed transfers cost time only without the overlap.
+  const auto jon = json_of(fixed), joff = json_of(fixed + " --no-overlap");
+  CHECK(jon["plans"][0]["breakdown"]["pp_comm_s"].get<double>() < joff["plans"][0]["breakdown"]["pp_comm_s"].get<double>());
+}
+
 TEST_CASE("a given layout that does not fit: its numbers, fits = false, exit 1") {
   // Llama 3 70B on 8 GPUs, tp 8, no sharding, no recompute: 16 bytes × 70.6B / 8 = 141 GB of
   // model states per GPU alone.

@@ -343,11 +343,13 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
                                            format_sig(net.scale_out_latency_s * 1e6, 3)));
     ps.assumptions.push_back(fmt::format("collectives reach {} of the scale-up and {} of the scale-out link (NCCL measurements), ramping up over messages of ~{} MB; ring factors 2(n−1)/n, (n−1)/n",
                                          scale_up_efficiency, scale_out_efficiency, collective_half_bandwidth_bytes / 1e6));
-    ps.assumptions.push_back(fmt::format("overlap: {}; context-parallel ring behind attention; tensor-parallel transfers {}; expert and pipeline transfers exposed",
+    ps.assumptions.push_back(fmt::format("overlap: {}; context-parallel ring behind attention; tensor-parallel transfers {}; expert all-to-all "
+                                         "and MoE token gathers exposed; pipeline transfers {}",
                                          q.step.overlap_grad_reduce
                                              ? "data-parallel reduction behind the last micro-batch's backward but its last bucket, ZeRO gathers behind forward, ZeRO-3 layer by layer"
                                              : "none for the data-parallel reduction and gathers",
-                                         q.step.tp_comm_overlap ? "behind the layer's products (with sequence parallelism) but the last chunk of each reduce-scatter" : "exposed"));
+                                         q.step.tp_comm_overlap ? "behind the layer's products (with sequence parallelism) but the last chunk of each reduce-scatter" : "exposed",
+                                         q.step.overlap_p2p_comm ? "behind a model chunk's forward when interleaved, exposed otherwise" : "exposed"));
   }
   // A LoRA step states its own dtypes and bytes (apply_plan_lora): the full-training line would
   // claim 16 bytes a parameter of a model whose base is frozen.
