@@ -349,3 +349,25 @@ TEST_CASE("a prefill longer than the engine's step runs in passes, each reading 
   CHECK(chunked.overhead_s == doctest::Approx(4 * s.engine.step_overhead_s));
   CHECK(chunked.total_s > whole.total_s);
 }
+
+TEST_CASE("a decode batch one past a row of 128 tiles is never faster than the row") {
+  // Nemotron-4 340B at int4 on 4 H100s is compute-bound past batch 64. Its products' exposed
+  // reads were divided by ⌈batch/128⌉, so batch 129 exposed half of what 128 did and the table's
+  // TPOT fell from 128 (71.0 ms) to the max batch 149 (70.1 ms).
+  using napkin::test::run_napkin;
+  const std::string base =
+      "infer --model nemotron4-340b --hardware h100-sxm --tp 4 --kv int8 --weights int4 --engine sglang --input 1024 --output 1024 --json";
+  auto tpot = [&](const std::string& extra) {
+    const auto r = run_napkin(base + extra);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const nlohmann::json table = tpot("");
+  const auto& pts = table.at("points");
+  REQUIRE(pts.size() > 2);
+  REQUIRE(pts.back().at("batch").get<long long>() > 128);
+  for (std::size_t i = 1; i < pts.size(); ++i) CHECK(pts[i].at("tpot_s").get<double>() >= pts[i - 1].at("tpot_s").get<double>());
+  const double t128 = tpot(" --batch 128").at("tpot_s").get<double>(), t129 = tpot(" --batch 129").at("tpot_s").get<double>();
+  CHECK(t129 >= t128);
+  CHECK(t129 < t128 * 1.02);  // one more sequence: about 1/128 more math, not a jump
+}

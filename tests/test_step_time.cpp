@@ -280,6 +280,11 @@ TEST_CASE("the default GEMM curve: roofline, a flat product's exposed time and a
   // 64.37 µs), and half of the reads are exposed.
   const double flops256 = 2.0 * 256 * 12288 * 4096, bytes256 = (256.0 * 4096 + 4096.0 * 12288 + 256.0 * 12288) * 2;
   CHECK(g.time_s(256, 12288, 4096) == near(flops256 / (0.81 * 312e12) + bytes256 / bw / 2 + 8e-6).epsilon(1e-6));
+  // One token past a row of tiles: 129 rows of 128 expose the reads (the lesser, 62.04 µs) over
+  // 129/128 rows, not over ⌈129/128⌉ = 2, which made 129 tokens (83 µs) faster than 128 (121 µs).
+  const double flops129 = 2.0 * 129 * 12288 * 4096, bytes129 = (129.0 * 4096 + 4096.0 * 12288 + 129.0 * 12288) * 2;
+  CHECK(g.time_s(129, 12288, 4096) == near(bytes129 / bw + flops129 / (0.81 * 312e12) * 128 / 129 + 8e-6).epsilon(1e-6));
+  for (long long m = 1; m <= 1024; ++m) CHECK(g.time_s(m + 1, 12288, 4096) >= g.time_s(m, 12288, 4096));
   // Calibrated times: exact shapes as measured; other shapes scaled by the median ratio.
   const GemmTimeModel m = measured_gemm_model(g, {{8192, 8192, 8192, 2 * g.curve_time_s(8192, 8192, 8192)}}, "cal.json");
   CHECK(m.time_s(8192, 8192, 8192) == near(2 * g.curve_time_s(8192, 8192, 8192)));

@@ -236,7 +236,7 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   q.step.gemm.value_bytes = recipe.activation_bytes;
   const GemmPeakEfficiency eff = gemm_peak_efficiency_parts(hw.key, ps.dtype);
   q.step.gemm.peak_efficiency = eff.efficiency;
-  q.step.gemm.source = fmt::format("default curve: roofline at {} of peak ({}) and {} of memory bandwidth, the lesser exposed ÷ ⌈m/{}⌉, + {} µs a product",
+  q.step.gemm.source = fmt::format("default curve: roofline at {} of peak ({}) and {} of memory bandwidth, the lesser exposed ÷ max(1, m/{}), + {} µs a product",
                                    format_sig(q.step.gemm.peak_efficiency, 3),
                                    eff.mamf ? fmt::format("MAMF {} × {}", format_sig(*eff.mamf, 3), eff.over_mamf) : "no MAMF measured for this part: a median",
                                    memory_bandwidth_efficiency, gemm_tile_m, gemm_launch_s * 1e6);

@@ -41,7 +41,9 @@ GemmPeakEfficiency gemm_peak_efficiency_parts(std::string_view hardware_key, Dty
 double gemm_peak_efficiency(std::string_view hardware_key, Dtype dtype) { return gemm_peak_efficiency_parts(hardware_key, dtype).efficiency; }
 
 double flat_gemm_exposed_s(double compute_s, double memory_s, long long m) {
-  const double rows = std::ceil(static_cast<double>(std::max(1LL, m)) / gemm_tile_m);
+  // Rows counted as m / 128, not rounded up: with ⌈m / 128⌉ a product of 129 rows would hide half of
+  // what one of 128 rows hides, and so finish faster than it (a decode batch of 129 beat one of 128).
+  const double rows = std::max(1.0, static_cast<double>(m) / gemm_tile_m);
   return std::min(compute_s, memory_s) / rows;
 }
 

@@ -8,7 +8,7 @@
 //   curve    — the default: a roofline with a per-launch cost and a flat product's exposed time,
 //              compute = FLOPs / (peak · peak_efficiency),
 //              memory  = bytes / (bandwidth · memory_bandwidth_efficiency),
-//              time = max(compute, memory) + min(compute, memory) / ⌈m / gemm_tile_m⌉ + gemm_launch_s,
+//              time = max(compute, memory) + min(compute, memory) / max(1, m / gemm_tile_m) + gemm_launch_s,
 //              bytes = (m·k + k·n + m·n) · value bytes (A and B read once, C written once).
 #include <optional>
 #include <string>
@@ -76,10 +76,11 @@ inline constexpr double gemm_tile_m = 128;
 // overlap its weight reads with its math: each thread block streams its panel of B once and
 // multiplies it, so loads and math follow each other instead of hiding behind other blocks'
 // (Hong et al. 2023, FlashDecoding++, arXiv 2311.01282 §4: flat GEMMs lose over 50% in cuBLAS and
-// CUTLASS, which tile m to 64 or more to hide memory latency). With ⌈m / gemm_tile_m⌉ rows of tiles
+// CUTLASS, which tile m to 64 or more to hide memory latency). With m / gemm_tile_m rows of tiles
 // the reads of one row hide behind the others' math, so the exposed part is the smaller of the two
 // times over the rows: all of it for m ≤ 128, under 1% of a training product (m = 4096 tokens: 32
-// rows, and its memory time is a tenth of its math).
+// rows, and its memory time is a tenth of its math). The rows are not rounded up: ⌈m / 128⌉ made
+// m = 129 expose half of what m = 128 exposes, and finish sooner.
 double flat_gemm_exposed_s(double compute_s, double memory_s, long long m);
 
 struct MeasuredGemm {

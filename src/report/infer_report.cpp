@@ -71,7 +71,7 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
                             ms(t.prefill.gemm_s), ms(t.prefill.attention_s), ms(t.prefill.memory_bound_s), ms(t.prefill.head_s),
                             ms(t.prefill.tp_comm_s + t.prefill.pp_comm_s), ms(t.ttft_s)));
   for (const DecodeStep* st : {&t.first, &t.last})
-    out.push_back(fmt::format("decode step at context {}: products {} (max of {} weights at {} and their FLOPs, plus the lesser over ⌈batch/{}⌉: "
+    out.push_back(fmt::format("decode step at context {}: products {} (max of {} weights at {} and their FLOPs, plus the lesser over max(1, batch/{}): "
                               "a flat product) + attention {} (max of {} KV read and its FLOPs) + kernels {} ({} × {} µs) + tp {} + host floor {} = {}",
                               format_sig(st->context, 6), ms(st->gemm_s), bytes(st->weight_bytes), format_si(bw, "B/s", 3), gemm_tile_m,
                               ms(st->attention_s), bytes(st->kv_bytes), ms(st->kernels_s), format_sig(st->kernels, 4),
