@@ -371,3 +371,14 @@ TEST_CASE("a decode batch one past a row of 128 tiles is never faster than the r
   CHECK(t129 >= t128);
   CHECK(t129 < t128 * 1.02);  // one more sequence: about 1/128 more math, not a jump
 }
+
+TEST_CASE("the latency table prints seconds from 10 s up, never '1.25e5 ms'") {
+  using napkin::test::run_napkin;
+  const auto r = run_napkin("infer --model nemotron4-340b --hardware h100-sxm --tp 4 --kv int8 --weights int4 --engine sglang --input 1024 --output 1024");
+  REQUIRE(r.exit_code == 0);
+  // TTFT at batch 64: 64 prompts of 1024 tokens, about 20 s of prefill.
+  CHECK(r.out.find("e4 ms") == std::string::npos);
+  CHECK(r.out.find("e5 ms") == std::string::npos);
+  CHECK(r.out.find("   19.7 s  48.8 ms") != std::string::npos);
+  CHECK(r.out.find("  9854 ms  37.5 ms") != std::string::npos);  // under 10 s: still milliseconds
+}
