@@ -25,6 +25,14 @@ void refused(const std::string& args, const std::string& fragment) {
 
 std::string source_text(const std::string& path) { return napkin::test::slurp(std::string(NAPKIN_SOURCE_DIR) + "/" + path); }
 
+// A shipped file's text with `from` (which must be there) replaced once by `to`.
+std::string replaced(const std::string& path, const std::string& from, const std::string& to) {
+  std::string text = source_text(path);
+  const std::size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
 }  // namespace
 
 TEST_CASE("a TOML spec saved with a UTF-8 byte-order mark is read, as a config.json with one is") {
@@ -49,10 +57,7 @@ TEST_CASE("a TOML spec saved with a UTF-8 byte-order mark is read, as a config.j
 TEST_CASE("config.json: an empty model_type falls back to the architectures class, as a null one does") {
   // It used to say "model_type: missing (and no architectures)" beside an architectures list.
   const TempDir dir("napkin_empty_model_type");
-  std::string text = source_text("tests/data/hf/llama-3.2-3b/config.json");
-  const std::string key = "\"model_type\": \"llama\"";
-  REQUIRE(text.find(key) != std::string::npos);
-  text.replace(text.find(key), key.size(), "\"model_type\": \"\"");
+  std::string text = replaced("tests/data/hf/llama-3.2-3b/config.json", "\"model_type\": \"llama\"", "\"model_type\": \"\"");
   std::filesystem::create_directories(dir / "with-arch");
   std::ofstream(dir / "with-arch" / "config.json") << text;
   const CliResult r = run_napkin("models show " + (dir / "with-arch").string(), "timeout 20");
@@ -97,12 +102,8 @@ TEST_CASE("a vendor is the same vendor in any case: the runtime reserve and the 
   // more memory available per GPU), and TensorRT-LLM was refused on it: "runs on NVIDIA GPUs
   // only, and nv-h100 is Nvidia's".
   const TempDir dir("napkin_vendor_case");
-  std::string text = source_text("hardware/h100-sxm.toml");
-  const std::string vendor = "vendor = \"NVIDIA\"";
-  REQUIRE(text.find(vendor) != std::string::npos);
-  text.replace(text.find(vendor), vendor.size(), "vendor = \"Nvidia\"");
   const std::string part = (dir / "nv-h100.toml").string();
-  std::ofstream(part) << text;
+  std::ofstream(part) << replaced("hardware/h100-sxm.toml", "vendor = \"NVIDIA\"", "vendor = \"Nvidia\"");
   const CliResult mem = run_napkin("memory --model llama3-8b --gpus 8 --zero 3 --hardware " + part, "timeout 20");
   REQUIRE_MESSAGE(mem.exit_code == 0, mem.err);
   CHECK(mem.out.find("3.086 GB     what a run holds beyond these (NVIDIA default") != std::string::npos);
@@ -111,12 +112,9 @@ TEST_CASE("a vendor is the same vendor in any case: the runtime reserve and the 
   CHECK(plan.out.find("reserve 8.68 GB held back per GPU: CUDA context 400 MB") != std::string::npos);
   CHECK(run_napkin("infer --model llama3-8b --batch 1 --engine tensorrt-llm --hardware " + part, "timeout 20").exit_code == 0);
   // An engine spec's vendors likewise; an empty list is refused rather than read as any vendor.
-  std::string engine = source_text("engines/vllm.toml");
-  const std::string version = "version = ";
-  REQUIRE(engine.find(version) != std::string::npos);
   const std::string nvidia_only = (dir / "nv-engine.toml").string(), none = (dir / "none-engine.toml").string();
-  std::ofstream(nvidia_only) << std::string(engine).insert(engine.find(version), "vendors = [\"nvidia\"]\n");
-  std::ofstream(none) << std::string(engine).insert(engine.find(version), "vendors = []\n");
+  std::ofstream(nvidia_only) << replaced("engines/vllm.toml", "version = ", "vendors = [\"nvidia\"]\nversion = ");
+  std::ofstream(none) << replaced("engines/vllm.toml", "version = ", "vendors = []\nversion = ");
   CHECK(run_napkin("infer --model llama3-8b --batch 1 --hardware h100-sxm --engine " + nvidia_only, "timeout 20").exit_code == 0);
   refused("infer --model llama3-8b --batch 1 --hardware mi300x --engine " + nvidia_only, "runs on nvidia GPUs only");
   refused("engines show " + none, "none-engine.toml:3:11: vendors: an empty list; name the GPU vendors the engine runs on");
@@ -126,12 +124,8 @@ TEST_CASE("--json stays JSON when a string holds DEL (0x7F)") {
   // The JSON writer leaves DEL as it is (valid JSON); the output's control-character escaping then
   // made it "\x7f", no JSON escape: 'models show --json' of a name "x\u007F" could not be parsed.
   const TempDir dir("napkin_del_json");
-  std::string text = source_text("models/llama3-8b.toml");
-  const std::string name = "name = \"Llama 3 8B\"";
-  REQUIRE(text.find(name) != std::string::npos);
-  text.replace(text.find(name), name.size(), "name = \"del\\u007Fname\"");
   const std::string spec = (dir / "del.toml").string();
-  std::ofstream(spec) << text;
+  std::ofstream(spec) << replaced("models/llama3-8b.toml", "name = \"Llama 3 8B\"", "name = \"del\\u007Fname\"");
   for (const std::string& args : {"models show " + spec + " --json", "models list --json --spec " + spec}) {
     CAPTURE(args);
     const CliResult r = run_napkin(args, "timeout 20");

@@ -35,6 +35,16 @@ std::string edited(const napkin::test::TempDir& tmp, const std::string& name, co
   return path;
 }
 
+// The message an all-reduce file fails to load with, or "(loaded)".
+std::string error_of(const std::string& path) {
+  try {
+    load_nccl_tests(path, Collective::all_reduce);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(loaded)";
+}
+
 }  // namespace
 
 TEST_CASE("a 2-node H100 all_reduce_perf table: sizes, times and ranks") {
@@ -143,14 +153,6 @@ TEST_CASE("a row the table cannot hold is named by line, never skipped") {
   // spoiled as a hostile-input run spoiled them; each used to load, the row silently dropped.
   const napkin::test::TempDir tmp("nccl-rows");
   const std::string row_1g = "  1073741824     268435456     float     sum      -1   6759.0  158.86  297.86";
-  const auto error_of = [](const std::string& path) {
-    try {
-      load_nccl_tests(path, Collective::all_reduce);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(loaded)");
-  };
   CHECK(error_of(edited(tmp, "neg.txt", row_1g, "  -1073741824     268435456     float     sum      -1   6759.0  158.86  297.86")) ==
         (tmp.path / "neg.txt").string() + ":53: size -1073741824: negative; nccl-tests prints the size as a whole number of bytes");
   CHECK(error_of(edited(tmp, "half.txt", row_1g, "  1073741824.5     268435456     float     sum      -1   6759.0  158.86  297.86"))
@@ -170,14 +172,6 @@ TEST_CASE("a run whose data check failed is refused at its line, never planned w
   // #wrong counts the elements nccl-tests' check found wrong at that size; the trailer totals
   // them ("# Out of bounds values : N FAILED", common.cu). Either not 0 used to load silently.
   const napkin::test::TempDir tmp("nccl-wrong");
-  const auto error_of = [](const std::string& path) {
-    try {
-      load_nccl_tests(path, Collective::all_reduce);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(loaded)");
-  };
   const std::string row_1g = "  1073741824     268435456     float     sum      -1   6759.0  158.86  297.86      0   6737.4  159.37  298.82      0";
   CHECK(error_of(edited(tmp, "out.txt", row_1g,
                         "  1073741824     268435456     float     sum      -1   6759.0  158.86  297.86      3   6737.4  159.37  298.82      0")) ==

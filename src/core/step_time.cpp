@@ -288,10 +288,11 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
     // Eager PyTorch's extra traffic beyond the fused kernels (the constants' derivation is in
     // step_time.hpp): RMSNorm's chain of fp32 ops, a gated MLP's separate activation and product,
     // rotary embeddings' casts; LayerNorm, GeLU and residual adds are single kernels either way.
-    const double norm_extra = m.norm == NormKind::rmsnorm ? eager_rmsnorm_extra_fp32_bytes + 2 * B : 0;
+    const EagerChains chains = eager_chains(m);
+    const double norm_extra = chains.rmsnorm ? eager_rmsnorm_extra_fp32_bytes + 2 * B : 0;
     double eager = 2 * norm_extra * h_tokens * h;
-    if (is_gated(m.mlp)) eager += eager_gated_extra_activations * B * T * mlp_width;
-    if (m.positions == Positions::rotary || m.mla) {
+    if (chains.gated_mlp) eager += eager_gated_extra_activations * B * T * mlp_width;
+    if (chains.rotary) {
       const double rope_dim = m.mla ? d(m.mla->qk_rope_head_dim) : d(m.head_dim);
       eager += eager_rotary_extra_bytes * T * (heads_local + (m.mla ? 1.0 : kv_heads_local(m, tp))) * rope_dim;
     }
@@ -312,8 +313,12 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
 
 StepTime step_time(const Model& m, const Layout& l, const StepSetup& s) { return step_time(m, l, s, layer_cost(m, l, s)); }
 
+EagerChains eager_chains(const Model& m) {
+  return {m.norm == NormKind::rmsnorm, is_gated(m.mlp), m.positions == Positions::rotary || m.mla.has_value()};
+}
+
 bool uses_measured_curve(const StepTime& t, const Network& net, const MeasuredCurve& curve) {
-  for (const CommTerm* c : {&t.tp, &t.cp, &t.ep, &t.pp, &t.dp_grad_bucket, &t.dp_grads, &t.dp_params, &t.expert_grads, &t.expert_params})
+  for (const CommTerm* c : {&t.tp, &t.moe_tp, &t.cp, &t.ep, &t.pp, &t.dp_grad_bucket, &t.dp_grads, &t.dp_params, &t.expert_grads, &t.expert_params})
     if (c->calls > 0 && c->bytes > 0 && measured_curve(net, c->collective, c->group) == &curve) return true;
   return false;
 }

@@ -56,6 +56,13 @@ inline constexpr double eager_gated_extra_activations = 2.0;
 inline constexpr double eager_rotary_extra_bytes = 16.0;
 // The loss is not among them: each framework's bytes a logit already say how it runs
 // (Framework::loss_bytes_per_logit, eager or fused).
+
+struct Model;
+// Which of a model's block ops eager PyTorch runs as chains of kernels (what eager_s prices).
+struct EagerChains {
+  bool rmsnorm = false, gated_mlp = false, rotary = false;
+};
+EagerChains eager_chains(const Model& m);
 // Megatron-Core's gradient bucket when --ddp-bucket-size is not given: max(40M, 1M × dp)
 // parameters (megatron/core/distributed/distributed_data_parallel.py, DistributedDataParallel
 // __init__: "bucket_size = max(40000000, 1000000 * dp_size)"), each bucket one collective that

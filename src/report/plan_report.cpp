@@ -349,10 +349,11 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
   if (t.launch_s > 0) kv.add("kernel launch floor", secs(t.launch_s));
   if (t.eager_s > 0) {
     // Which of the block's ops eager PyTorch runs as chains of kernels (core/step_time.hpp).
+    const EagerChains chains = eager_chains(r.model);
     std::vector<std::string> ops;
-    if (r.model.norm == NormKind::rmsnorm) ops.emplace_back("RMSNorm");
-    if (is_gated(r.model.mlp)) ops.emplace_back("the gated MLP's activation");
-    if (r.model.positions == Positions::rotary || r.model.mla) ops.emplace_back("rotary embeddings");
+    if (chains.rmsnorm) ops.emplace_back("RMSNorm");
+    if (chains.gated_mlp) ops.emplace_back("the gated MLP's activation");
+    if (chains.rotary) ops.emplace_back("rotary embeddings");
     kv.add("unfused elementwise", secs(t.eager_s), fmt::format("eager: {} run as one kernel an op", fmt::join(ops, ", ")));
   }
   if (t.dequant_s > 0)
