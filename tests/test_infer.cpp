@@ -269,7 +269,7 @@ TEST_CASE("napkin infer and napkin engines from the command line") {
                                           {"zero.toml", "decode_kernels_per_layer = 0", "decode_kernels_per_layer"},
                                           {"flag.toml", "decode_attention_shares_kv = \"no\"", "decode_attention_shares_kv"}}) {
     std::ofstream(dir / file) << valid << line << "\n";
-    const auto r = run_napkin("engines show " + (dir / file).string());
+    const auto r = test::run_napkin("engines show " + (dir / file).string());
     CAPTURE(r.err);
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(std::string(file) + ":13") != std::string::npos);
@@ -307,7 +307,7 @@ TEST_CASE("infer edge cases: one output token, a prompt past any context, a batc
 TEST_CASE("infer's default prompt and output fit a short-context model") {
   using napkin::test::run_napkin;
   // GPT-2: 1024 positions. The defaults (2048 + 256) become 896 + 128, and the answer says so.
-  const auto r = run_napkin("infer --model gpt2 --hardware h100-sxm");
+  const auto r = test::run_napkin("infer --model gpt2 --hardware h100-sxm");
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("the default 2048 + 256 tokens exceed gpt2's context of 1024: --input 896 --output 128") != std::string::npos);
   CHECK(r.out.find("longer than gpt2's context") == std::string::npos);
@@ -358,7 +358,7 @@ TEST_CASE("a decode batch one past a row of 128 tiles is never faster than the r
   const std::string base =
       "infer --model nemotron4-340b --hardware h100-sxm --tp 4 --kv int8 --weights int4 --engine sglang --input 1024 --output 1024 --json";
   auto tpot = [&](const std::string& extra) {
-    const auto r = run_napkin(base + extra);
+    const auto r = test::run_napkin(base + extra);
     REQUIRE(r.exit_code == 0);
     return nlohmann::json::parse(r.out);
   };
@@ -374,11 +374,61 @@ TEST_CASE("a decode batch one past a row of 128 tiles is never faster than the r
 
 TEST_CASE("the latency table prints seconds from 10 s up, never '1.25e5 ms'") {
   using napkin::test::run_napkin;
-  const auto r = run_napkin("infer --model nemotron4-340b --hardware h100-sxm --tp 4 --kv int8 --weights int4 --engine sglang --input 1024 --output 1024");
+  const auto r = test::run_napkin("infer --model nemotron4-340b --hardware h100-sxm --tp 4 --kv int8 --weights int4 --engine sglang --input 1024 --output 1024");
   REQUIRE(r.exit_code == 0);
   // TTFT at batch 64: 64 prompts of 1024 tokens, about 20 s of prefill.
   CHECK(r.out.find("e4 ms") == std::string::npos);
   CHECK(r.out.find("e5 ms") == std::string::npos);
   CHECK(r.out.find("   19.7 s  48.8 ms") != std::string::npos);
   CHECK(r.out.find("  9854 ms  37.5 ms") != std::string::npos);  // under 10 s: still milliseconds
+}
+
+TEST_CASE("an engine whose prefill stops one token short gives the first token from a decode step") {
+  // TurboMind v0.1.0a1 (engines/lmdeploy-0.1.toml): a 128-token prompt is a 127-token prefill, then
+  // a decode step for token 128 against 127 cached ones, whose logits are the first output token.
+  // So its TTFT is a 127-token prefill plus that step, and a 1-token prompt has no prefill at all:
+  // its first token is one decode step (the v0.1.0a1 A100 table: a 1-token prompt's first token at
+  // 11 ms, its later tokens at 9-10 ms a step).
+  const SpecRegistry specs = SpecRegistry::builtin_only();
+  const Model m = specs.model("llama2-7b");
+  const Hardware hw = specs.hardware("a100-sxm-80gb");
+  InferSetup s;
+  s.engine = specs.engine("lmdeploy-0.1");
+  REQUIRE(s.engine.prefill_skips_last_token);
+  s.weights = weight_format("fp16");
+  s.kv = kv_format("fp16");
+  s.input_tokens = 128;
+  s.output_tokens = 128;
+  const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu, nullptr);
+  const InferMemory mem = infer_memory(m, s);
+  const InferTime skip = infer_time(m, s, mem, t, 1);
+  InferSetup shorter = s;
+  shorter.input_tokens = 127;
+  const double prefill_127 = prefill_time(m, shorter, t, 1).total_s;
+  const double step_at_127 = decode_step(m, s, mem, t, 1, 127).step_s;
+  CHECK(skip.last_prompt_token_s == doctest::Approx(step_at_127));
+  CHECK(skip.ttft_s == doctest::Approx(prefill_127 + step_at_127));
+  // The same engine giving its first token from the prefill: TTFT is the 128-token prefill alone,
+  // shorter than the skipping engine's by about a decode step (≈ 13.5 GB of fp16 weights at
+  // 0.83 × 2,039 GB/s ≈ 8 ms, plus the step's kernels): more than 5 ms either way.
+  InferSetup whole = s;
+  whole.engine.prefill_skips_last_token = false;
+  const InferTime from_prefill = infer_time(m, whole, infer_memory(m, whole), t, 1);
+  CHECK(from_prefill.last_prompt_token_s == 0);
+  CHECK(skip.ttft_s - from_prefill.ttft_s > 5e-3);
+  CHECK(skip.ttft_s - from_prefill.ttft_s < step_at_127);
+  // The later decode steps do not change.
+  CHECK(skip.tpot_s == doctest::Approx(from_prefill.tpot_s));
+  // A 1-token prompt: no prefill, one decode step over an empty cache.
+  s.input_tokens = 1;
+  const InferTime one = infer_time(m, s, infer_memory(m, s), t, 1);
+  CHECK(one.prefill.total_s == 0);
+  CHECK(one.ttft_s == doctest::Approx(decode_step(m, s, mem, t, 1, 0).step_s));
+  CHECK(one.ttft_s > 8e-3);
+  CHECK(one.ttft_s < 12e-3);
+  // The answer says so.
+  const auto r = test::run_napkin("infer --model llama2-7b --hardware a100-sxm-80gb --engine lmdeploy-0.1 --weights fp16 --kv fp16 --input 128 --output 128 --batch 1");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("prefill of 1 × 127 tokens") != std::string::npos);
+  CHECK(r.out.find("then the last prompt token's decode step") != std::string::npos);
 }

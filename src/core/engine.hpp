@@ -51,6 +51,11 @@ struct Engine {
   // (TensorRT-LLM's masked multi-head attention before XQA, and with XQA off: one thread block
   // per (sequence, query head), each loading its KV head's cache).
   bool decode_attention_shares_kv = true;
+  // Whether the prefill stops one token short and the first output token comes from a decode
+  // step over the prompt's last token (TurboMind before v0.1.0, LlamaBatch::ContextDecode:
+  // "skip last input token (will process with decoder later)"): the time to first token is the
+  // prefill of I − 1 tokens plus one decode step, and O output tokens take O decode steps.
+  bool prefill_skips_last_token = false;
   // GPU kernels one decode step launches (docs/bench/decode_kernels.md, read from each engine's
   // model code): per dense layer, per MoE layer (the router, top-k, permutation and weighted sum
   // on top), and outside the layers (embedding, final norm, LM head, sampling, input copies).

@@ -203,9 +203,22 @@ InferTime infer_time(const Model& m, const InferSetup& s, const InferMemory& mem
   r.batch = batch;
   r.replicas = std::max(1LL, s.gpus / (s.tp * s.pp));
   r.moe = moe_regime(m, batch);
-  r.prefill = prefill_time(m, s, t, batch);
-  r.ttft_s = r.prefill.total_s;
   const double I = d(s.input_tokens), steps = d(s.output_tokens - 1);
+  if (s.engine.prefill_skips_last_token) {
+    // The prompt's first I − 1 tokens in the prefill, its last through a decode step against
+    // their cache, whose logits give the first output token.
+    if (s.input_tokens > 1) {
+      InferSetup shorter = s;
+      shorter.input_tokens = s.input_tokens - 1;
+      r.prefill = prefill_time(m, shorter, t, batch);
+    } else {
+      r.prefill.passes = 0;
+    }
+    r.last_prompt_token_s = decode_step(m, s, mem, t, batch, I - 1).step_s;
+  } else {
+    r.prefill = prefill_time(m, s, t, batch);
+  }
+  r.ttft_s = r.prefill.total_s + r.last_prompt_token_s;
   r.first = decode_step(m, s, mem, t, batch, I);
   r.last = decode_step(m, s, mem, t, batch, I + std::max(0.0, steps - 1));
   // The O − 1 steps after the first token see contexts I … I + O − 2: the mean of at most 64

@@ -93,6 +93,9 @@ struct InferTime {
   DecodeStep first, last;  // at context I and I + O − 1
   double decode_s = 0;     // the O − 1 steps after the first token
   double ttft_s = 0;
+  // The decode step that yields the first token when the engine's prefill stops one token short
+  // (Engine::prefill_skips_last_token); 0 otherwise: the prefill's last position yields it.
+  double last_prompt_token_s = 0;
   double tpot_s = 0;       // mean over the O − 1 steps
   double e2e_s = 0;        // ttft + decode
   double output_tokens_per_s = 0;  // every replica, batch·O / e2e each

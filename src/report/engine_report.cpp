@@ -50,6 +50,7 @@ std::string engine_show_text(const Engine& e, std::size_t max_width) {
   kv.add("decode attention", e.decode_attention_shares_kv ? "one KV read per KV head" : "one KV read per query head",
          "GQA-aware kernel or not");
   kv.add("batch", e.static_batch ? "static: built for one batch, its workspace that batch's" : "continuous: workspace for max_num_seqs");
+  kv.add("first token", e.prefill_skips_last_token ? "a decode step over the prompt's last token, after a prefill of the rest" : "from the prefill's last position");
   kv.add("source", e.source);
   if (!e.notes.empty()) kv.add("notes", e.notes);
   kv.add("origin", e.origin);
@@ -74,6 +75,7 @@ nlohmann::json engine_json(const Engine& e) {
           {"allreduce_latency_s", e.allreduce_latency_s ? nlohmann::json(*e.allreduce_latency_s) : nlohmann::json(nullptr)},
           {"decode_attention_shares_kv", e.decode_attention_shares_kv},
           {"static_batch", e.static_batch},
+          {"prefill_skips_last_token", e.prefill_skips_last_token},
           {"decode_kernels_per_layer", json_count(e.decode_kernels_per_layer)},
           {"decode_kernels_per_moe_layer", json_count(e.decode_kernels_per_moe_layer)},
           {"decode_kernels_outside_layers", json_count(e.decode_kernels_outside_layers)},

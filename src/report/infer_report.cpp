@@ -68,9 +68,15 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
                             m.capped_by_engine ? fmt::format(", capped at the engine's {}", s.engine.max_num_seqs) : std::string()));
   const InferTime& t = headline(r);
   const double bw = r.time_setup.mbu * r.time_setup.memory_bandwidth_bytes_per_s;
-  out.push_back(fmt::format("batch {}: TTFT = prefill = products {} + attention {} + elementwise {} + LM head {} + tp all-reduce {} = {}", t.batch,
-                            ms(t.prefill.gemm_s), ms(t.prefill.attention_s), ms(t.prefill.memory_bound_s), ms(t.prefill.head_s),
-                            ms(t.prefill.tp_comm_s + t.prefill.pp_comm_s), ms(t.ttft_s)));
+  if (t.last_prompt_token_s > 0)
+    out.push_back(fmt::format("batch {}: TTFT = prefill of the first {} = products {} + attention {} + elementwise {} + LM head {} + tp all-reduce {}, "
+                              "then the last prompt token's decode step {} (the engine's prefill stops one token short) = {}",
+                              t.batch, plural(s.input_tokens - 1, "token"), ms(t.prefill.gemm_s), ms(t.prefill.attention_s), ms(t.prefill.memory_bound_s),
+                              ms(t.prefill.head_s), ms(t.prefill.tp_comm_s + t.prefill.pp_comm_s), ms(t.last_prompt_token_s), ms(t.ttft_s)));
+  else
+    out.push_back(fmt::format("batch {}: TTFT = prefill = products {} + attention {} + elementwise {} + LM head {} + tp all-reduce {} = {}", t.batch,
+                              ms(t.prefill.gemm_s), ms(t.prefill.attention_s), ms(t.prefill.memory_bound_s), ms(t.prefill.head_s),
+                              ms(t.prefill.tp_comm_s + t.prefill.pp_comm_s), ms(t.ttft_s)));
   for (const DecodeStep* st : {&t.first, &t.last})
     out.push_back(fmt::format("decode step at context {}: products {} (max of {} weights at {} and their FLOPs, plus the lesser over max(1, batch/{}): "
                               "a flat product) + attention {} (max of {} KV read and its FLOPs) + kernels {} ({} × {} µs) + tp {} + host floor {} = {}",
@@ -126,14 +132,20 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
       out += fmt::format("\nTime at batch {}\n", t.batch);
       KeyValues tk;
       tk.max_width = max_width;
-      tk.add("TTFT", ms(t.ttft_s), fmt::format("prefill of {} × {} tokens{}: products {}, attention {}, tp all-reduce {}", t.batch, s.input_tokens,
-                                               t.prefill.passes > 1 ? fmt::format(" in {} passes", t.prefill.passes) : std::string(),
-                                               ms(t.prefill.gemm_s), ms(t.prefill.attention_s), ms(t.prefill.tp_comm_s)));
+      const long long prefill_tokens = t.last_prompt_token_s > 0 ? s.input_tokens - 1 : s.input_tokens;
+      std::string ttft = fmt::format("prefill of {} × {}{}: products {}, attention {}, tp all-reduce {}", t.batch, plural(prefill_tokens, "token"),
+                                     t.prefill.passes > 1 ? fmt::format(" in {} passes", t.prefill.passes) : std::string(), ms(t.prefill.gemm_s),
+                                     ms(t.prefill.attention_s), ms(t.prefill.tp_comm_s));
+      if (t.last_prompt_token_s > 0)
+        ttft = (prefill_tokens > 0 ? ttft + ", then " : std::string()) +
+               fmt::format("the last prompt token's decode step {} (the engine's prefill stops one token short)", ms(t.last_prompt_token_s));
+      tk.add("TTFT", ms(t.ttft_s), ttft);
       if (t.tpot_s > 0)
         tk.add("TPOT", ms(t.tpot_s), fmt::format("mean decode step: {} at context {} → {} at {} ({}-bound)", ms(t.first.step_s), format_sig(t.first.context, 6),
                                                  ms(t.last.step_s), format_sig(t.last.context, 6), t.last.memory_bound() ? "memory" : "compute"));
       else
-        tk.add("TPOT", "—", "no decode step: the one output token comes with the prefill (--output 1)");
+        tk.add("TPOT", "—", t.last_prompt_token_s > 0 ? "no decode step after the first token (--output 1)"
+                                                       : "no decode step: the one output token comes with the prefill (--output 1)");
       tk.add("decode step", ms(t.last.step_s),
              fmt::format("memory {} (weights {} + KV {}), products {}, {} kernels {}, tp all-reduce {}, host floor {}", ms(t.last.memory_s),
                          bytes(t.last.weight_bytes), bytes(t.last.kv_bytes), ms(t.last.compute_s), format_sig(t.last.kernels, 4), ms(t.last.kernels_s),
