@@ -284,6 +284,23 @@ TEST_CASE("error bars: from the most similar measured runs; what none covers is 
   t.layout.cp = 4;
   CHECK(error_bar(t, 0.5).unvalidated == std::vector<std::string>{"cp 4, wider than any measured run (cp 2)"});
   t.layout.cp = 1;
+  // MoE experts narrower than the measured MoE runs' (Grok-1: 32768 / 6144 = 5.33 × d_model) are
+  // unvalidated: Qwen3 30B-A3B's 768 / 2048 = 0.375; as wide or wider is covered; leaving the
+  // only MoE source out leaves no MoE run at all.
+  REQUIRE(widest_measured().narrowest_experts == doctest::Approx(32768.0 / 6144).epsilon(1e-3));
+  t.expert_width = 768.0 / 2048;
+  CHECK(error_bar(t, 0.5).unvalidated == std::vector<std::string>{"routed experts 0.38 × d_model wide, narrower than any measured MoE run's (5.3 ×)"});
+  t.expert_width = 6.0;
+  CHECK(error_bar(t, 0.5).unvalidated.empty());
+  CHECK(error_bar(t, 0.5, "dgxc-benchmarking v25.03 (NeMo 24.12), DGX H100").unvalidated ==
+        std::vector<std::string>{"mixture of experts, no measured MoE run"});
+  t.expert_width = 0;
+  Model qwen;
+  qwen.d_model = 2048;
+  qwen.moe = MoeSpec{128, 8, 0, 768};
+  CHECK(expert_width_of(qwen) == doctest::Approx(0.375));
+  qwen.moe.reset();
+  CHECK(expert_width_of(qwen) == 0);
   t.gpu = "b200";
   CHECK(error_bar(t, 0.5).unvalidated == std::vector<std::string>{"hardware b200, no measured run on it"});
   CHECK(gpu_generation("h200-sxm") == "h100");

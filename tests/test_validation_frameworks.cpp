@@ -15,70 +15,14 @@
 #include "core/step_time.hpp"
 #include "spec/framework_spec.hpp"
 #include "spec/registry.hpp"
+#include "framework_rows.hpp"
 #include "validation_support.hpp"
 
 using namespace napkin;
 using napkin::test::Row;
+using namespace napkin::test;
 
 namespace {
-
-// A card's datasheet figures, the network between nodes, and the framework's knobs.
-StepSetup card(const char* hardware_key, double peak, double hbm, double scale_out, const char* framework) {
-  StepSetup s;
-  s.flash_attention = true;
-  s.activation_bytes = 2;
-  const PrecisionRecipe& r = find_recipe("bf16-mixed");
-  s.bytes_per_param = bytes_per_param(find_optimizer("adamw"), r);
-  s.grad_reduce_bytes = r.grad_bytes;
-  s.peak_flops_per_s = s.gemm.peak_flops_per_s = peak;
-  s.memory_bandwidth_bytes_per_s = s.gemm.memory_bandwidth_bytes_per_s = hbm;
-  s.gemm.peak_efficiency = gemm_peak_efficiency(hardware_key, Dtype::bf16);
-  s.net.domain_gpus = 8;
-  s.net.scale_up_bytes_per_s = std::string(hardware_key).substr(0, 4) == "a100" ? 300e9 : 450e9;
-  s.net.scale_out_bytes_per_s = scale_out;
-  s.sm_count = std::string(hardware_key).substr(0, 4) == "a100" ? 108 : 132;  // A100 / H100 whitepapers
-  const Framework f = load_framework(framework);
-  apply_framework(f, s);
-  s.flash_rate = flash_rate_for(f.attention_kernel, std::string(hardware_key).substr(0, 4) == "a100" ? "a100" : "h100");
-  return s;
-}
-
-struct Run {
-  std::string name;
-  Model model;
-  StepSetup setup;
-  Layout layout;
-  long long global_batch, seq;
-  double measured_tokens_per_s_per_gpu;
-};
-
-Row priced(const Run& x, const char* source, const char* gpu, const char* framework) {
-  StepSetup s = x.setup;
-  s.global_batch = x.global_batch;
-  s.seq = x.seq;
-  const Layout& l = x.layout;
-  const StepTime t = step_time(x.model, l, s);
-  Row r;
-  r.name = x.name, r.source = source, r.unit = "tokens/s per GPU";
-  r.layout = "tp " + std::to_string(l.tp) + ", pp " + std::to_string(l.pp) + (l.cp > 1 ? ", cp " + std::to_string(l.cp) : "") +
-             (l.ep > 1 ? ", ep " + std::to_string(l.ep) : "") +
-             (l.interleave > 1 ? ", v " + std::to_string(l.interleave) : "") + ", dp " + std::to_string(l.dp) + ", b " +
-             std::to_string(l.micro_batch) + ", B " + std::to_string(x.global_batch) + " × " + std::to_string(x.seq) + ", ZeRO " +
-             std::to_string(l.zero) + ", recompute " + std::string(recompute_name(l.recompute)) + (s.compiled ? ", compiled" : ", eager") +
-             (s.tp_comm_overlap && l.tp > 1 ? ", async TP" : "");
-  r.measured = x.measured_tokens_per_s_per_gpu;
-  r.predicted = t.tokens_per_s / static_cast<double>(l.gpus());
-  r.gpu = gpu, r.framework = framework;
-  r.params = count_params(x.model).total, r.tp = l.tp, r.pp = l.pp, r.cp = l.cp, r.ep = l.ep, r.dp = l.dp, r.zero = l.zero;
-  return r;
-}
-
-Layout layout(long long tp, long long dp, long long b, int zero, Recompute rc) {
-  Layout l;
-  l.tp = tp, l.dp = dp, l.micro_batch = b, l.zero = zero, l.recompute = rc;
-  l.sequence_parallel = tp > 1;  // torchtitan's TP plan shards the norms over the sequence
-  return l;
-}
 
 // MosaicML's MPT as the benchmarks ran it (llm-foundry scripts/train/yamls/pretrain/mpt-*.yaml at
 // v0.3.0, the branch submit_benchmarks.py installed when the H100 tables were published, b2a43a14):
@@ -206,26 +150,6 @@ std::vector<Row> llm_foundry() {
 // the same layout in BF16 and in FP8 (Transformer Engine, per-tensor scaling); micro-batch 1,
 // Megatron's distributed optimizer (ZeRO 1), sequence parallel with tp > 1, no recomputation.
 // Throughput as the page gives it: seq · GBS / step time, over the GPUs.
-StepSetup dgx_h100(bool fp8) {
-  StepSetup s = card("h100-sxm", 989.5e12, 3.35e12, 50e9, "nemo");
-  if (fp8) {
-    const PrecisionRecipe& r = find_recipe("fp8-mixed");
-    s.bytes_per_param = bytes_per_param(find_optimizer("adamw"), r);
-    s.peak_flops_per_s = s.gemm.peak_flops_per_s = 1979e12;
-    s.gemm.peak_efficiency = gemm_peak_efficiency("h100-sxm", Dtype::fp8);
-    s.attention_peak_flops_per_s = 989.5e12;  // TE's attention stays bf16 (fp8_dpa off)
-    s.fp8_casts = true;
-  }
-  return s;
-}
-
-Layout megatron_layout(long long tp, long long pp, long long cp, long long v, long long dp) {
-  Layout l;
-  l.tp = tp, l.pp = pp, l.cp = cp, l.interleave = v, l.dp = dp, l.micro_batch = 1, l.zero = 1, l.recompute = Recompute::none;
-  l.sequence_parallel = tp > 1;
-  return l;
-}
-
 std::vector<Row> nemo_h100() {
   const char* src = "dgxc-benchmarking v25.03 (NeMo 24.12), DGX H100";
   const Model l8 = specs().model("llama3-8b"), l70 = specs().model("llama3-70b"), l405 = specs().model("llama3.1-405b");
@@ -347,6 +271,7 @@ PredictionTraits traits_of(const MeasuredRun& r) {
   PredictionTraits t;
   t.gpu = std::string(r.gpu), t.framework = std::string(r.framework), t.params = r.params;
   t.layout.tp = r.tp, t.layout.pp = r.pp, t.layout.cp = r.cp, t.layout.ep = r.ep, t.layout.dp = r.dp, t.layout.zero = r.zero;
+  t.expert_width = r.expert_width;
   return t;
 }
 

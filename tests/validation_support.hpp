@@ -28,6 +28,7 @@ struct Row {
   double params = 0;
   long long tp = 1, pp = 1, cp = 1, ep = 1, dp = 1;
   int zero = 0;
+  double expert_width = 0;  // MeasuredRun::expert_width
   double error() const { return predicted / measured - 1; }
 };
 
@@ -53,6 +54,7 @@ inline void check_recorded(const std::vector<Row>& rows) {
     CHECK(found->ep == r.ep);
     CHECK(found->dp == r.dp);
     CHECK(found->zero == r.zero);
+    CHECK(found->expert_width == doctest::Approx(r.expert_width).epsilon(0.001));
   }
 }
 
@@ -65,8 +67,8 @@ inline void print_rows(const std::vector<Row>& rows) {
   }
   if (table_wanted("rows"))
     for (const Row& r : rows)
-      std::printf("    {\"%s\", \"%s\", \"%s\", \"%s\", %.4g, %lld, %lld, %lld, %lld, %lld, %d, %.4f},\n", r.name.c_str(), r.source.c_str(), r.gpu.c_str(),
-                  r.framework.c_str(), r.params, r.tp, r.pp, r.cp, r.ep, r.dp, r.zero, r.error());
+      std::printf("    {\"%s\", \"%s\", \"%s\", \"%s\", %.4g, %lld, %lld, %lld, %lld, %lld, %d, %.4f, %.4g},\n", r.name.c_str(), r.source.c_str(),
+                  r.gpu.c_str(), r.framework.c_str(), r.params, r.tp, r.pp, r.cp, r.ep, r.dp, r.zero, r.error(), r.expert_width);
 }
 
 }  // namespace napkin::test

@@ -199,7 +199,9 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
     } else {
       (backward ? c.gemm_bwd_s : c.gemm_fwd_s) += t;
       if (tp > 1 && te_overlap_margin_product(g.name)) (backward ? c.tp_margin_bwd_s : c.tp_margin_fwd_s) += t;
-      if (!backward) c.gemm_fwd_flops += g.flops * (calls / (d(g.count) * d(g.batch)));
+      // Under expert parallelism each call is ep times the tokens (gm) for 1/ep of the calls: the
+      // same FLOPs as without it.
+      if (!backward) c.gemm_fwd_flops += g.flops * (calls / (d(g.count) * d(g.batch))) * (d(gm) / d(g.m)) * (d(gk) / d(g.k));
       // fp8 products: the activation going in is cast (with a transposed copy for the weight
       // gradient) in the forward, the gradient coming out in the backward (fp8_casts_bytes_per_value).
       if (s.fp8_casts && !backward) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace napkin {
 namespace {
@@ -34,6 +35,7 @@ WidestMeasured widest_measured(std::string_view exclude_source) {
     if (!exclude_source.empty() && r.source == exclude_source) continue;
     w.cp = std::max(w.cp, r.cp);
     w.ep = std::max(w.ep, r.ep);
+    if (r.expert_width > 0 && (w.narrowest_experts == 0 || r.expert_width < w.narrowest_experts)) w.narrowest_experts = r.expert_width;
   }
   return w;
 }
@@ -69,6 +71,18 @@ ErrorBar error_bar(const PredictionTraits& t, double predicted, std::string_view
   const WidestMeasured widest = widest_measured(exclude_source);
   wider("cp", t.layout.cp, widest.cp);
   wider("ep", t.layout.ep, widest.ep);
+  if (t.expert_width > 0) {
+    const auto ratio = [](double w) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.2g", w);
+      return std::string(buf);
+    };
+    if (widest.narrowest_experts == 0)
+      bar.unvalidated.push_back("mixture of experts, no measured MoE run");
+    else if (t.expert_width < widest.narrowest_experts)
+      bar.unvalidated.push_back("routed experts " + ratio(t.expert_width) + " × d_model wide, narrower than any measured MoE run's (" +
+                                ratio(widest.narrowest_experts) + " ×)");
+  }
   std::sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
     return a.score != b.score ? a.score > b.score : a.size_gap != b.size_gap ? a.size_gap < b.size_gap : a.run < b.run;
   });
@@ -86,6 +100,10 @@ ErrorBar error_bar(const PredictionTraits& t, double predicted, std::string_view
   bar.validated_by = static_cast<long long>(n);
   bar.similarity = sum / static_cast<double>(n) - 10.0 * static_cast<double>(bar.unvalidated.size());
   return bar;
+}
+
+double expert_width_of(const Model& m) {
+  return m.moe && m.d_model > 0 ? static_cast<double>(m.moe->d_ff_expert) / static_cast<double>(m.d_model) : 0;
 }
 
 bool bars_overlap(const ErrorBar& a, const ErrorBar& b) { return a.low <= b.high && b.low <= a.high; }

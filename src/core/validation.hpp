@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/layout.hpp"
+#include "core/model.hpp"
 
 namespace napkin {
 
@@ -22,6 +23,7 @@ struct MeasuredRun {
   long long tp = 1, pp = 1, cp = 1, ep = 1, dp = 1;
   int zero = 0;
   double error = 0;            // napkin's prediction / measured − 1, + = napkin too optimistic
+  double expert_width = 0;     // a MoE run's routed experts: d_ff_expert / d_model (0: dense)
 };
 
 std::span<const MeasuredRun> measured_runs();
@@ -30,6 +32,7 @@ std::span<const MeasuredRun> measured_runs();
 // source's rows when it is named): a plan past them rests on no measured run.
 struct WidestMeasured {
   long long cp = 1, ep = 1;
+  double narrowest_experts = 0;  // the narrowest routed experts of a MoE run, d_ff_expert / d_model (0: none)
 };
 WidestMeasured widest_measured(std::string_view exclude_source = {});
 
@@ -42,7 +45,19 @@ struct PredictionTraits {
   std::string framework;  // the framework's key
   double params = 0;
   Layout layout;
+  double expert_width = 0;  // routed experts' d_ff_expert / d_model (0: dense); expert_width_of()
 };
+
+// A MoE model's routed experts' width over its d_model, 0 for a dense model. Narrow experts
+// (fine-grained MoE: Qwen3 30B-A3B's 768 of 2048, DeepSeek-V3's 2048 of 7168) move a token's h
+// values around k times for little math each: the all-to-all, the permutations and the many small
+// products weigh more than on the wide experts of the measured MoE runs.
+double expert_width_of(const Model& m);
+
+// napkin's error on the one held-out fine-grained MoE run (docs/validation/README.md, "Held-out
+// runs": Qwen3 30B-A3B on 16 H100, Megatron-Bridge 25.11, FP8); tests/test_validation_heldout.cpp
+// fails when the live error drifts from it.
+inline constexpr double heldout_fine_grained_moe_error = 1.705;
 
 // How many of the most similar runs a bar is taken from.
 inline constexpr std::size_t similar_runs = 9;
