@@ -159,3 +159,23 @@ TEST_CASE("pinned: K and V stored per rank when tp exceeds the KV heads") {
   const ActivationEstimate e = estimate_activations(llama3_8b(), c);
   CHECK(e.layer_full_bytes == doctest::Approx(325124096.0));
 }
+
+TEST_CASE("an fp8 recipe keeps each product's input as a 1-byte copy (Transformer Engine)") {
+  // TE's fp8 Linear / LayerNormLinear / GroupedLinear keep only their own fp8 cast of the input for
+  // the weight gradient. Llama 3 8B, per token per layer, B = 2, B_q = 1:
+  //   norm inputs 2 · 2·4096 = 16,384; QKV and MLP inputs 2 · 1·4096 = 8,192; Q 2·4096 = 8,192;
+  //   K, V 2 · 2·1024 = 4,096; logsumexp 128; flash attention's own 16-bit output 2·4096 = 8,192
+  //   beside the projection's fp8 copy 1·4096 = 4,096; gate and up 2 · 2·14336 = 57,344 and the
+  //   down-projection's fp8 input 14,336. Total 120,960 bytes/token against 139,392 in 16 bits.
+  ActivationConfig c = cfg(1, 8192, Recompute::none, true, false);
+  c.gemm_input_bytes = 1;
+  CHECK(estimate_activations(llama3_8b(), c).layer_full_bytes == doctest::Approx(120960.0 * 8192));
+  // Mixtral: the attention half and the norms as above, 16,384 + 8,192 + 8,192 + 4,096 + 128 +
+  // 8,192 + 4,096 = 49,280; router fp32 4·8 = 32; the two routed copies 2 · 1·4096 = 8,192; each
+  // expert 2·2·14336 + 14,336 = 71,680, two of them 143,360. Total 200,864 bytes/token.
+  c.seq = 4096;
+  CHECK(estimate_activations(mixtral(), c).layer_full_bytes == doctest::Approx(200864.0 * 4096));
+  // The same value as the 16-bit ones is no change.
+  c.gemm_input_bytes = 2;
+  CHECK(estimate_activations(mixtral(), c).layer_full_bytes == doctest::Approx(241824.0 * 4096));
+}

@@ -128,13 +128,17 @@ LayerActivations layer_activations(const Model& m, const ActivationConfig& c, bo
   const double h = static_cast<double>(m.d_model), a = static_cast<double>(m.heads);
   const double sb = s * b;
   LayerSum L{m, c, terms, {}};
+  // Under an fp8 recipe each product keeps its own fp8 copy of its input (B_q bytes a value,
+  // PrecisionRecipe::gemm_input_bytes), not the 16-bit tensor.
+  const bool quantized = c.gemm_input_bytes > 0 && c.gemm_input_bytes != B;
+  const double Bq = quantized ? c.gemm_input_bytes : B;
 
   // Attention block. The norm input and the QKV input (the norm output, all-gathered over tp
   // under sequence parallelism) are h wide; Q, K, V, the scores and the output-projection
   // input are split by heads (Korthikanti §4.2.1: 24/t of the 34, and 5as/(ht)).
   L.add("attention norm input", "B·s·b·h", B * sb * h, Split::sequence);
   const FrozenBase& fz = c.frozen;
-  if (fz.keep_qkv_input) L.add("QKV input (norm output)", "B·s·b·h", B * sb * h, Split::sequence);
+  if (fz.keep_qkv_input) L.add("QKV input (norm output)", quantized ? "B_q·s·b·h" : "B·s·b·h", Bq * sb * h, Split::sequence);
   double q_width = 0, k_width = 0, v_width = 0, o_width = 0;
   Split kv_split = Split::kv_heads;
   if (m.mla) {
@@ -142,8 +146,10 @@ LayerActivations layer_activations(const Model& m, const ActivationConfig& c, bo
     // materialized per head as in standard attention. The down-projections are replicated
     // over tp (Megatron-core MLA), so the latents are h-like edge tensors.
     const MlaSpec& x = *m.mla;
-    if (x.q_lora_rank > 0 && fz.keep_q_latent) L.add("q latent (W_UQ input)", "B·s·b·r_q", B * sb * static_cast<double>(x.q_lora_rank), Split::sequence);
-    if (fz.keep_kv_latent) L.add("kv latent (W_UKV input)", "B·s·b·r_kv", B * sb * static_cast<double>(x.kv_lora_rank), Split::sequence);
+    if (x.q_lora_rank > 0 && fz.keep_q_latent)
+      L.add("q latent (W_UQ input)", quantized ? "B_q·s·b·r_q" : "B·s·b·r_q", Bq * sb * static_cast<double>(x.q_lora_rank), Split::sequence);
+    if (fz.keep_kv_latent)
+      L.add("kv latent (W_UKV input)", quantized ? "B_q·s·b·r_kv" : "B·s·b·r_kv", Bq * sb * static_cast<double>(x.kv_lora_rank), Split::sequence);
     q_width = k_width = a * static_cast<double>(x.qk_nope_head_dim + x.qk_rope_head_dim);
     v_width = o_width = a * static_cast<double>(x.v_head_dim);
     kv_split = Split::tensor;
@@ -169,37 +175,57 @@ LayerActivations layer_activations(const Model& m, const ActivationConfig& c, bo
   }
   // FlashAttention saves its output for its own backward, so the output projection's input stays
   // whether or not the projection needs it (flash_attn_interface.py FlashAttnFunc.forward).
-  if (fz.keep_o_input || c.flash_attention) L.add("output projection input", "B·s·b·a·d_v", B * sb * o_width, Split::tensor);
+  if (!quantized) {
+    if (fz.keep_o_input || c.flash_attention) L.add("output projection input", "B·s·b·a·d_v", B * sb * o_width, Split::tensor);
+  } else {
+    // Flash attention keeps its 16-bit output; the projection keeps its own fp8 copy beside it.
+    if (c.flash_attention) L.add("attention output (kept by flash attention)", "B·s·b·a·d_v", B * sb * o_width, Split::tensor);
+    if (fz.keep_o_input) L.add("output projection input (fp8 copy)", "B_q·s·b·a·d_v", Bq * sb * o_width, Split::tensor);
+  }
   if (c.dropout) L.add("attention dropout mask", "s·b·h", mask_bytes * sb * h, Split::sequence);
 
   // MLP block. Gated MLP: gate and up outputs, and their product (the down-projection input);
   // the activation of the gate is recomputed inside the fused kernel (Megatron bias_swiglu).
   L.add("MLP norm input", "B·s·b·h", B * sb * h, Split::sequence);
-  if (fz.keep_mlp_input) L.add("MLP input (norm output)", "B·s·b·h", B * sb * h, Split::sequence);
+  if (fz.keep_mlp_input) L.add("MLP input (norm output)", quantized ? "B_q·s·b·h" : "B·s·b·h", Bq * sb * h, Split::sequence);
   const bool gated = is_gated(m.mlp);
   // Stored f-wide tensors per MLP; the down-projection's input (the last of them) only where its
   // weight gradient or a saving frozen layer needs it.
   const double per_f = (gated ? 3 : 2) - (fz.keep_down_input ? 0 : 1);
+  // Bytes of those f-wide values per position: the down-projection's input (when kept) is a
+  // product input, fp8 under an fp8 recipe; the gate and up outputs feed the activation, 16-bit.
+  const bool down_kept = fz.keep_down_input;
+  const double f_bytes = quantized && down_kept ? (per_f - 1) * B + Bq : per_f * B;
+  // The formulas are literals: ActivationTerm keeps a view of them. `who`: 0 dense, 1 routed
+  // (k copies), 2 shared experts.
+  const auto f_formula = [&](int who) -> std::string_view {
+    static constexpr std::string_view q3[] = {"(2·B+B_q)·s·b·f", "k·(2·B+B_q)·s·b·f", "n_shared·(2·B+B_q)·s·b·f"};
+    static constexpr std::string_view q2[] = {"(B+B_q)·s·b·f", "k·(B+B_q)·s·b·f", "n_shared·(B+B_q)·s·b·f"};
+    static constexpr std::string_view p3[] = {"3·B·s·b·f", "k·3·B·s·b·f", "n_shared·3·B·s·b·f"};
+    static constexpr std::string_view p2[] = {"2·B·s·b·f", "k·2·B·s·b·f", "n_shared·2·B·s·b·f"};
+    static constexpr std::string_view p1[] = {"B·s·b·f", "k·B·s·b·f", "n_shared·B·s·b·f"};
+    if (quantized && down_kept) return per_f == 3 ? q3[who] : q2[who];
+    return per_f == 3 ? p3[who] : per_f == 2 ? p2[who] : p1[who];
+  };
   if (moe_layer) {
     // Balanced routing: each GPU's tokens send k copies to the experts and get as many back,
     // whatever the expert-parallel degree; the experts' f-wide tensors split over tp.
     const MoeSpec& e = *m.moe;
     const double k = static_cast<double>(e.experts_per_token), f = static_cast<double>(e.d_ff_expert);
     L.add("router probabilities (fp32)", "4·s·b·E", fp32_bytes * sb * static_cast<double>(e.experts), Split::sequence);
-    if (fz.keep_mlp_input) L.add("routed expert inputs (top-k copies)", "k·B·s·b·h", k * B * sb * h, Split::sequence);
+    if (fz.keep_mlp_input) L.add("routed expert inputs (top-k copies)", quantized ? "k·B_q·s·b·h" : "k·B·s·b·h", k * Bq * sb * h, Split::sequence);
     const bool all_f = per_f == (gated ? 3 : 2);  // LoRA may drop the down-projection's input
     L.add(gated ? (all_f ? "routed experts: gate, up and down-projection inputs" : "routed experts: gate and up outputs")
                 : (all_f ? "routed experts: GeLU input and output" : "routed experts: GeLU input"),
-          per_f == 3 ? "k·3·B·s·b·f" : per_f == 2 ? "k·2·B·s·b·f" : "k·B·s·b·f", k * per_f * B * sb * f, Split::tensor);
+          f_formula(1), k * f_bytes * sb * f, Split::tensor);
     if (e.shared_experts > 0)
       L.add(gated ? (all_f ? "shared experts: gate, up and down-projection inputs" : "shared experts: gate and up outputs")
                   : (all_f ? "shared experts: GeLU input and output" : "shared experts: GeLU input"),
-            per_f == 3 ? "n_shared·3·B·s·b·f" : per_f == 2 ? "n_shared·2·B·s·b·f" : "n_shared·B·s·b·f", static_cast<double>(e.shared_experts) * per_f * B * sb * static_cast<double>(shared_expert_width(e)),
+            f_formula(2), static_cast<double>(e.shared_experts) * f_bytes * sb * static_cast<double>(shared_expert_width(e)),
             Split::tensor);
   } else {
     L.add(gated ? (per_f == 3 ? "gate, up and down-projection inputs" : "gate and up outputs") : (per_f == 2 ? "GeLU input and output" : "GeLU input"),
-          per_f == 3 ? "3·B·s·b·f" : per_f == 2 ? "2·B·s·b·f" : "B·s·b·f",
-          per_f * B * sb * static_cast<double>(m.d_ff), Split::tensor);
+          f_formula(0), f_bytes * sb * static_cast<double>(m.d_ff), Split::tensor);
   }
   if (c.dropout) L.add("MLP dropout mask", "s·b·h", mask_bytes * sb * h, Split::sequence);
   if (fz.on) add_adapter_terms(L, moe_layer);

@@ -57,6 +57,7 @@ struct ActivationConfig {
   bool flash_attention = true;   // no s² tensors; keeps fp32 softmax statistics (Dao et al. 2022 §3.1)
   bool dropout = false;          // Korthikanti's accounting has it; modern LLMs train without it
   double value_bytes = 2;        // per stored activation; dropout masks are 1 byte
+  double gemm_input_bytes = 0;   // a product's input kept for its backward when quantized (fp8: 1); 0 = value_bytes
   long long tp = 1;              // tensor-parallel ranks: head- and f-wide tensors split over them
   long long cp = 1;              // context-parallel ranks: every per-token tensor split over them
   bool sequence_parallel = false;  // the h-wide tensors (norms, dropout, layer inputs) split over tp too

@@ -415,6 +415,7 @@ ActivationConfig activation_config(const Layout& l, const MemorySetup& s) {
   c.flash_attention = s.flash_attention;
   c.dropout = s.dropout;
   c.value_bytes = s.recipe.activation_bytes;
+  c.gemm_input_bytes = s.recipe.gemm_input_bytes;
   c.tp = l.tp, c.cp = l.cp, c.sequence_parallel = l.sequence_parallel;
   return c;
 }

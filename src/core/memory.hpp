@@ -52,6 +52,12 @@ struct PrecisionRecipe {
   double state_bytes = 0;       // per optimizer state value
   double activation_bytes = 0;  // per stored activation value (dropout masks are 1 byte regardless)
   std::string_view weight_dtype, grad_dtype, master_dtype, state_dtype;
+  // A matrix product's input as its backward keeps it, where the recipe quantizes it (0: as
+  // activation_bytes). Transformer Engine's fp8 Linear, LayerNormLinear and GroupedLinear cast
+  // their own input and keep only that cast's column-wise fp8 data for the weight gradient
+  // (transformer_engine/pytorch/module/linear.py, _Linear.forward: "Discard row-wise data since
+  // it is not needed in backward pass"): 1 byte a value.
+  double gemm_input_bytes = 0;
 };
 
 inline constexpr std::array<PrecisionRecipe, 10> recipes = {{
@@ -72,9 +78,9 @@ inline constexpr std::array<PrecisionRecipe, 10> recipes = {{
      2, 4, 4, 4, 2, "bf16/fp16", "fp32", "fp32", "fp32"},
     {"fp8-mixed", "fp8 weights (fp8 GEMMs), bf16 gradients, fp32 master weights and optimizer states",
      "Transformer Engine fp8_model_init / Megatron --fp8-param-gather; Micikevicius et al. 2022", 1, 2, 4, 4, 2, "fp8", "bf16",
-     "fp32", "fp32"},
+     "fp32", "fp32", 1},
     {"fp8-mixed-bf16-weights", "bf16 weights plus a cached fp8 copy for the GEMMs, bf16 gradients, fp32 master and states",
-     "Transformer Engine default (fp8_autocast over bf16 modules)", 3, 2, 4, 4, 2, "bf16 + fp8 cache", "bf16", "fp32", "fp32"},
+     "Transformer Engine default (fp8_autocast over bf16 modules)", 3, 2, 4, 4, 2, "bf16 + fp8 cache", "bf16", "fp32", "fp32", 1},
     {"bf16-states", "bf16 weights and gradients, bf16 optimizer states and a bf16 copy of the parameters as optimizer state",
      "Apex DistributedFusedAdam(dtype=bf16, grad_sync_dtype=bf16, store_params=True) as NeMo ran Nemotron-4 340B "
      "(NVIDIA/dgxc-benchmarking nemotron4-340b-synth.yaml, optim.dtype bf16): 2 + 2 + 2 + 4 = 10 bytes with Adam",

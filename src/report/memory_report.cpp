@@ -59,7 +59,7 @@ std::string substitute(const std::string& formula, const std::map<std::string, d
       flush();
       out += "·";
       i += 2;
-    } else if (formula[i] == '/' || formula[i] == '(' || formula[i] == ')') {
+    } else if (formula[i] == '/' || formula[i] == '(' || formula[i] == ')' || formula[i] == '+') {
       flush();
       out += formula[i++];
     } else {
@@ -72,6 +72,7 @@ std::string substitute(const std::string& formula, const std::map<std::string, d
 
 std::map<std::string, double> symbols(const Model& m, const ActivationConfig& c) {
   std::map<std::string, double> v{{"B", c.value_bytes},
+                                  {"B_q", c.gemm_input_bytes > 0 ? c.gemm_input_bytes : c.value_bytes},
                                   {"s", c.seq},
                                   {"b", c.micro_batch},
                                   {"h", static_cast<double>(m.d_model)},
@@ -264,9 +265,13 @@ std::string activations_section(const MemoryReport& r, bool explain, std::size_t
   const ActivationConfig c = activation_config(r.layout, r.setup);
   std::string out(1, '\n');
   out += para(fmt::format(
-      "Activations per GPU (micro-batch {}, seq {}, recompute {}, flash attention {}, dropout {}, {}-byte values; tp {}{}, cp {})",
+      "Activations per GPU (micro-batch {}, seq {}, recompute {}, flash attention {}, dropout {}, {}-byte values{}; tp {}{}, cp {})",
       num(c.micro_batch), num(c.seq), recompute_name(c.recompute), c.flash_attention ? "on" : "off", c.dropout ? "on" : "off",
-      num(c.value_bytes), c.tp, c.sequence_parallel ? " with sequence parallelism" : "", c.cp), w);
+      num(c.value_bytes),
+      c.gemm_input_bytes > 0 && c.gemm_input_bytes != c.value_bytes
+          ? fmt::format(", each product's input kept as its own {}-byte fp8 copy (B_q)", num(c.gemm_input_bytes))
+          : std::string(),
+      c.tp, c.sequence_parallel ? " with sequence parallelism" : "", c.cp), w);
   const LayerTerms lt = layer_terms(r);
   const bool moe = lt.moe;
   const LayerActivations& layer = lt.layer;
