@@ -6,15 +6,39 @@
 #include <sstream>
 
 #include "report/model_names.hpp"
+#include "report/text.hpp"
 
 namespace napkin {
 namespace {
 
-// A TOML basic string, escaped by toml++ itself.
+// A TOML string, escaped by toml++ itself, unless it holds a character the output boundary
+// (printable()) would rewrite: a tab, a C1 control, a bidirectional override. toml++ writes those
+// raw in a literal string ('my<TAB>model'), which printable() turned into 'my\x09model', a
+// different name; here they are TOML escapes in a basic string, which printable() leaves alone.
 std::string quoted(const std::string& s) {
   std::ostringstream os;
   os << toml::value<std::string>(s);
-  return os.str();
+  if (printable(os.str(), false) == os.str()) return os.str();
+  std::string out = "\"";
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const auto at = [&](std::size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\u{:04X}", c);
+    } else if (c == 0xC2 && at(1) >= 0x80 && at(1) <= 0x9F) {  // U+0080..U+009F
+      out += fmt::format("\\u{:04X}", at(1));
+      i += 1;
+    } else if (c == 0xE2 && ((at(1) == 0x80 && at(2) >= 0xAA && at(2) <= 0xAE) || (at(1) == 0x81 && at(2) >= 0xA6 && at(2) <= 0xA9))) {
+      out += fmt::format("\\u{:04X}", 0x2000u + ((at(1) & 0x3Fu) << 6) + (at(2) & 0x3Fu));  // U+202A..E, U+2066..9
+      i += 2;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
 }
 
 
@@ -40,7 +64,8 @@ class Writer {
 std::string model_toml(const Model& m, const std::vector<std::pair<std::string, std::string>>& derivations,
                        const std::vector<std::string>& header) {
   Writer w(derivations);
-  for (const auto& h : header) w.raw("# " + h + "\n");
+  // A header line is a comment: a line break in it (a folder named "a<LF>b") would end the comment.
+  for (const auto& h : header) w.raw("# " + printable(h, false) + "\n");
   auto num = [](long long v) { return std::to_string(v); };
   auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
   w.line("", "name", quoted(m.name));

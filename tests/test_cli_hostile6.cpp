@@ -1,0 +1,64 @@
+// A sixth hostile-input sweep of every subcommand: each defect it found is a check here, through
+// the real binary.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <string>
+
+#include "cli_checks.hpp"
+#include "cli_helpers.hpp"
+
+using napkin::test::check_one_line_error;
+using napkin::test::CliResult;
+using napkin::test::run_napkin;
+using napkin::test::TempDir;
+
+namespace {
+
+bool has(const std::string& text, const std::string& fragment) {
+  CAPTURE(fragment);
+  return text.find(fragment) != std::string::npos;
+}
+
+// A Hugging Face Llama config.json whose _name_or_path is `name` (JSON text, escapes allowed).
+std::string llama_config(const std::string& name) {
+  return R"({"model_type":"llama","_name_or_path":")" + name +
+         R"(","hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,)"
+         R"("intermediate_size":14336,"vocab_size":128256,"max_position_embeddings":8192})";
+}
+
+}  // namespace
+
+TEST_CASE("models import writes a tab or a bidi override in a name as a TOML escape, and it loads back the same") {
+  // toml++ wrote a tab raw in a literal string, and the output boundary escaped it for the
+  // terminal: name = 'my\x09model', a literal backslash, so the spec loaded back a different name.
+  const TempDir dir("napkin_import_escape");
+  const struct {
+    const char* json;
+    const char* line;
+    const char* shown;
+  } cases[] = {{R"(my\tmodel)", "name = \"my\\u0009model\"\n", "my\\x09model\n"},
+               {R"(my\u202emodel)", "name = \"my\\u202Emodel\"\n", "my\\u202emodel\n"},
+               {R"(a\u0085b\"c)", "name = \"a\\u0085b\\\"c\"\n", "a\\u0085b\"c\n"}};
+  for (const auto& c : cases) {
+    CAPTURE(c.json);
+    const std::string config = (dir / "config.json").string();
+    std::ofstream(config) << llama_config(c.json);
+    const CliResult r = run_napkin("models import " + config, "timeout 20");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(has(r.out, c.line));
+    const std::string spec = (dir / "back.toml").string();
+    std::ofstream(spec) << r.out;
+    const CliResult back = run_napkin("models show " + spec, "timeout 20");
+    REQUIRE_MESSAGE(back.exit_code == 0, back.err);
+    CHECK(back.out.rfind(c.shown, 0) == 0);
+  }
+  // A folder name with a tab: the source path is escaped the same way, and in the header comment.
+  const std::string tabbed = (dir / "e\tf").string();
+  std::filesystem::create_directories(tabbed);
+  std::ofstream(tabbed + "/config.json") << llama_config("m");
+  const CliResult r = run_napkin("models import '" + tabbed + "'", "timeout 20");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(has(r.out, "e\\u0009f/config.json\"\n"));
+  CHECK_FALSE(has(r.out, "'" + tabbed));
+}
