@@ -62,3 +62,12 @@ TEST_CASE("models import writes a tab or a bidi override in a name as a TOML esc
   CHECK(has(r.out, "e\\u0009f/config.json\"\n"));
   CHECK_FALSE(has(r.out, "'" + tabbed));
 }
+
+TEST_CASE("bench --batch is bounded before any device work: a 1x1x1 batch of 1e9 fit memory and ran for minutes a call") {
+  for (const char* b : {"1e9", "1048577", "2147483647"}) {
+    CAPTURE(b);
+    const CliResult r = run_napkin(std::string("bench --device cpu --shape 1x1x1 --warmup 0 --batch ") + b, "timeout 20");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "napkin: error: --batch must be at most 1048576, found '" + std::string(b) + "'\n");
+  }
+}

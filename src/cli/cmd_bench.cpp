@@ -132,7 +132,12 @@ void run(Context& ctx, const BenchOptions& o, const CLI::App& sub) {
   for (const char* flag : {"--size", "--peak-bandwidth"})
     if (sub.count(flag)) throw Error(std::string(flag) + " applies only to 'bench --memory'");
   bench::BenchConfig cfg = config(ctx, o);
-  const long long batch = whole_flag(o.batch, "--batch", 2147483647.0);
+  // At most 2^20 products a call, 30x attention's largest (sequences x heads): only a tiny shape
+  // fits memory at more, and on the CPU (a loop of sgemm calls) its per-call overhead alone ran
+  // for minutes a call (a 1x1x1 batch of 1e9, 8 calls a shape).
+  // At most 2^20 products a call, 30x attention's largest (sequences x heads): on the CPU a batch
+  // is a loop of sgemm calls, and a 1x1x1 batch of 1e9 (it fits memory) ran for minutes a call.
+  const long long batch = whole_flag(o.batch, "--batch", 1048576.0);
   std::optional<Dtype> dtype;
   if (!o.dtype.empty()) dtype = parse_bench_dtype(o.dtype);  // checked before any device work
 
@@ -171,7 +176,7 @@ void setup_bench(CLI::App& app, Context& ctx) {
   sub->add_option("--dtype", o->dtype, "bf16, fp16, tf32, fp32, fp64, fp8 or int8 (default: bf16 on cuda, fp32 on cpu)")->type_name("DTYPE");
   sub->add_option("--shape", o->shapes, "MxNxK (repeatable; 'N' for a cube); default 8192^3 on cuda, 2048^3 on cpu")->type_name("MxNxK");
   sub->add_option("--sweep", o->sweep, "m=START:STOP:STEP,n=...,k=... (each a range or one size; all combinations)")->type_name("RANGES");
-  sub->add_option("--batch", o->batch, "Products per call, one strided-batched call (as attention's per-head products run) [1]")->type_name("N");
+  sub->add_option("--batch", o->batch, "Products per call, one strided-batched call (as attention's per-head products run), at most 1048576 [1]")->type_name("N");
   sub->add_option("--iters", o->iters, "Timed products per shape, e.g. 100 or 1e6 (default: about 1 s worth, 5..1000)")->type_name("N");
   sub->add_option("--warmup", o->warmup, "Seconds of warm-up before the first shape (default 2 on cuda, 0.5 on cpu)")->type_name("SECONDS");
   sub->add_flag("--no-flush", o->no_flush, "Do not flush the L2 (GPU) / last-level (CPU) cache between products");
