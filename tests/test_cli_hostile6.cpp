@@ -71,3 +71,29 @@ TEST_CASE("bench --batch is bounded before any device work: a 1x1x1 batch of 1e9
     CHECK(r.err == "napkin: error: --batch must be at most 1048576, found '" + std::string(b) + "'\n");
   }
 }
+
+TEST_CASE("infer on a TPU or a Gaudi says chip where it said GPU; JSON keys keep their names") {
+  // tpu-v5e printed "Memory per GPU", "131.1 kB per GPU", "16.0 GB per GPU (datasheet)" and
+  // "--tp 2 (twice the GPUs per replica)".
+  for (const char* hw : {"tpu-v5e", "gaudi3"}) {
+    CAPTURE(hw);
+    const std::string base = std::string("infer --model llama3-8b --weights int4 --hardware ") + hw;
+    const CliResult r = run_napkin(base + " --explain", "timeout 20");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(has(r.out, "\n\nMemory per chip\n"));
+    CHECK(has(r.out, " per chip (8 KV heads on each)"));
+    CHECK(has(r.out, "(twice the chips per replica)"));
+    CHECK(has(r.out, "weights per chip = "));
+    CHECK(has(r.out, std::string("  - ") + hw + ": "));
+    CHECK_FALSE(has(r.out, "GPU"));
+    const CliResult j = run_napkin(base + " --json", "timeout 20");
+    REQUIRE_MESSAGE(j.exit_code == 0, j.err);
+    CHECK(has(j.out, "\"weights_bytes_per_gpu\": "));
+    CHECK(has(j.out, "\"kv_bytes_per_token_per_gpu\": "));
+  }
+  const CliResult nv = run_napkin("infer --model llama3-8b --hardware h100-sxm", "timeout 20");
+  REQUIRE_MESSAGE(nv.exit_code == 0, nv.err);
+  CHECK(has(nv.out, "\n\nMemory per GPU\n"));
+  CHECK(has(nv.out, "(twice the GPUs per replica)"));
+  CHECK(has(run_napkin("infer --model llama3-8b --hardware mi300x", "timeout 20").out, "\n\nMemory per GPU\n"));
+}

@@ -105,7 +105,7 @@ TEST_CASE("max batch of Llama 3 8B on an H100 under vLLM's defaults, by hand") {
   const InferMemory no = infer_memory(specs().model("llama3-70b"), big);
   CHECK_FALSE(no.fits);
   CHECK(no.max_batch == 0);
-  CHECK_FALSE(bigger_batch_hints(specs().model("llama3-70b"), big, no).empty());
+  CHECK_FALSE(bigger_batch_hints(specs().model("llama3-70b"), big, no, "GPU").empty());
 }
 
 TEST_CASE("one decode step of Llama 3 8B at batch 1, by hand") {

@@ -158,10 +158,10 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
       for (long long b : ladder) r.points.push_back(infer_time(r.model, s, r.memory, t, b));
     if (!r.batch) r.knee = knee_index(r.points);
   }
-  r.hints = bigger_batch_hints(r.model, s, r.memory);
+  r.hints = bigger_batch_hints(r.model, s, r.memory, r.hardware.device_word());
 
   const std::string bw = format_si(t.memory_bandwidth_bytes_per_s, "B/s", 3);
-  r.assumptions.push_back(fmt::format("{}: {} per GPU ({}), {}; products on the {} at dense {} × {}", r.hardware.key, format_si(s.memory_bytes, "B", 3),
+  r.assumptions.push_back(fmt::format("{}: {} per {} ({}), {}; products on the {} at dense {} × {}", r.hardware.key, format_si(s.memory_bytes, "B", 3), r.hardware.device_word(),
                                       memory_basis_name(basis), bw, t.gemm.source, format_si(datasheet_peak, "FLOP/s", 4),
                                       format_sig(t.gemm.peak_efficiency, 3)));
   if (!cap.assumption.empty()) r.assumptions.push_back(cap.assumption);

@@ -49,6 +49,10 @@ struct Hardware {
     });
   }
 
+  // What one part is called in text: "GPU" for NVIDIA's and AMD's, "chip" for the others (a TPU,
+  // a Gaudi). JSON keys keep "gpu" whatever the part (weights_bytes_per_gpu is a contract).
+  std::string_view device_word() const { return made_by("NVIDIA") || made_by("AMD") ? "GPU" : "chip"; }
+
   std::optional<double> dense_peak(Dtype d) const {
     auto it = dense_peak_flops_per_s.find(d);
     if (it == dense_peak_flops_per_s.end()) return std::nullopt;

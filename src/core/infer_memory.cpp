@@ -237,7 +237,7 @@ InferMemory infer_memory(const Model& m, const InferSetup& s) {
   return r;
 }
 
-std::vector<InferHint> bigger_batch_hints(const Model& m, const InferSetup& s, const InferMemory& base) {
+std::vector<InferHint> bigger_batch_hints(const Model& m, const InferSetup& s, const InferMemory& base, std::string_view device) {
   std::vector<InferHint> out;
   auto try_change = [&](const std::string& change, InferSetup t) {
     try {
@@ -266,7 +266,7 @@ std::vector<InferHint> bigger_batch_hints(const Model& m, const InferSetup& s, c
     InferSetup t = s;
     t.tp = s.tp * 2;
     t.gpus = s.gpus * 2;
-    try_change("--tp " + std::to_string(t.tp) + " (twice the GPUs per replica)", t);
+    try_change("--tp " + std::to_string(t.tp) + " (twice the " + std::string(device) + "s per replica)", t);
   }
   std::sort(out.begin(), out.end(), [](const InferHint& a, const InferHint& b) { return a.max_batch > b.max_batch; });
   return out;

@@ -89,10 +89,11 @@ struct InferMemory {
 InferMemory infer_memory(const Model& m, const InferSetup& s);
 
 // What would make a bigger batch fit: one change at a time, and the max_batch it gives.
+// `device` names one part in the change's words ("GPU", "chip": Hardware::device_word).
 struct InferHint {
   std::string change;  // "--kv fp8"
   long long max_batch = 0;
 };
-std::vector<InferHint> bigger_batch_hints(const Model& m, const InferSetup& s, const InferMemory& base);
+std::vector<InferHint> bigger_batch_hints(const Model& m, const InferSetup& s, const InferMemory& base, std::string_view device);
 
 }  // namespace napkin

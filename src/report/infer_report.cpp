@@ -45,17 +45,17 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
   const InferMemory& m = r.memory;
   const InferSetup& s = r.setup;
   std::vector<std::string> out;
-  out.push_back(fmt::format("weights per GPU = {} params × {} B ({}: {}) + {} embedding/head params × 2 B = {}", format_count(m.quantized_params),
+  out.push_back(fmt::format("weights per {} = {} params × {} B ({}: {}) + {} embedding/head params × 2 B = {}", r.hardware.device_word(), format_count(m.quantized_params),
                             format_sig(s.weights.bytes(), 4), s.weights.name, s.weights.scales,
                             format_count(m.unquantized_params), bytes(m.weights_bytes)));
   if (r.model.mla)
     out.push_back(fmt::format("KV per token = {} layers × ({} latent + {} rope) × {} B = {}", r.model.layers, r.model.mla->kv_lora_rank,
                               r.model.mla->qk_rope_head_dim, format_sig(s.kv.bytes(), 3), format_si(m.kv.bytes_per_token, "B", 6)));
   else
-    out.push_back(fmt::format("KV per token = {} layers × {} KV heads × {} head_dim × 2 (K, V) × {} B = {} ({} per GPU: {} KV heads on each)",
+    out.push_back(fmt::format("KV per token = {} layers × {} KV heads × {} head_dim × 2 (K, V) × {} B = {} ({} per {}: {} KV heads on each)",
                               r.model.layers, r.model.kv_heads, r.model.head_dim, format_sig(s.kv.bytes(), 3),
                               format_si(m.kv.bytes_per_token, "B", 6), format_si(m.kv.bytes_per_token_per_gpu, "B", 6),
-                              format_sig(m.kv.kv_heads_per_gpu, 3)));
+                              r.hardware.device_word(), format_sig(m.kv.kv_heads_per_gpu, 3)));
   out.push_back(fmt::format("workspace = {} × per-token activations + logits of {} = {}{}", plural_count(m.workspace_tokens, "token"),
                             plural_count(m.workspace_sequences, "sequence"), bytes(m.workspace_bytes),
                             s.engine.static_batch ? " (a static engine built for its largest batch: the workspace grows with it)" : ""));
@@ -95,7 +95,7 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
   std::string out = fmt::format("{} on {} × {} (tp {}, pp {}{}), weights {}, KV {}, {} in / {} out\n", r.model.name, s.gpus, r.hardware.name, s.tp, s.pp,
                                 s.gpus > s.tp * s.pp ? fmt::format(", {} replicas", s.gpus / (s.tp * s.pp)) : "", s.weights.name, s.kv.name,
                                 s.input_tokens, s.output_tokens);
-  out += "engine: " + engine_line(s.engine, r.hardware) + "\n\nMemory per GPU\n";
+  out += "engine: " + engine_line(s.engine, r.hardware) + "\n\nMemory per " + std::string(r.hardware.device_word()) + "\n";
   KeyValues kv;
   kv.max_width = max_width;
   kv.add("weights", bytes(m.weights_bytes),
@@ -109,7 +109,7 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
          fmt::format("{} of {} {}", format_sig(s.engine.memory_fraction, 3), s.engine.memory_fraction_of == MemoryFractionOf::total ? "the" : "what is free of the",
                      bytes(s.memory_bytes)));
   kv.add("KV per token", format_si(m.kv.bytes_per_token, "B", 4),
-         fmt::format("{}, {} per GPU ({} KV head{} on each{}{})", m.kv.kind, format_si(m.kv.bytes_per_token_per_gpu, "B", 4), format_sig(m.kv.kv_heads_per_gpu, 3),
+         fmt::format("{}, {} per {} ({} KV head{} on each{}{})", m.kv.kind, format_si(m.kv.bytes_per_token_per_gpu, "B", 4), r.hardware.device_word(), format_sig(m.kv.kv_heads_per_gpu, 3),
                      m.kv.kv_heads_per_gpu == 1 ? "" : "s", m.kv.replicated ? ", replicated: tp exceeds the KV heads" : "",
                      m.kv.stage_windowed_layers > 0 ? fmt::format("; {} capped at a {}-token window", plural(m.kv.stage_windowed_layers, "layer"), m.kv.window) : ""));
   kv.add("per sequence", bytes(m.bytes_per_sequence), fmt::format("{} tokens in blocks of {}", format_sig(m.sequence_tokens, 6), s.engine.kv_block_tokens));
