@@ -97,3 +97,23 @@ TEST_CASE("infer on a TPU or a Gaudi says chip where it said GPU; JSON keys keep
   CHECK(has(nv.out, "(twice the GPUs per replica)"));
   CHECK(has(run_napkin("infer --model llama3-8b --hardware mi300x", "timeout 20").out, "\n\nMemory per GPU\n"));
 }
+
+TEST_CASE("infer warns as plan does when tp straddles scale-up domains") {
+  // gb200's 72-GPU domains, tp 16, 144 GPUs: ranks 64..79 span two domains, yet infer priced every
+  // tensor-parallel group inside one without a word.
+  const std::string base = "infer --model llama3-70b --hardware gb200 --batch 8 --gpus 144 ";
+  const CliResult r = run_napkin(base + "--tp 16", "timeout 20");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err ==
+        "napkin: warning: tp 16 does not divide the 72-GPU scale-up domain: ranks fill domains tensor-fastest (replica after replica), so 1 "
+        "of the 9 tensor-parallel groups (1 of every 9) straddle two domains, yet every group is priced inside one: infer's tensor-parallel "
+        "communication is optimistic (a tp that divides 72 places every group whole)\n");
+  // With --json too: the warning is on stderr, the JSON on stdout unchanged.
+  const CliResult j = run_napkin(base + "--tp 16 --json", "timeout 20");
+  CHECK(j.exit_code == 0);
+  CHECK(j.err == r.err);
+  CHECK(j.out.rfind("{", 0) == 0);
+  // A tp that divides the domain, or one replica inside it: no word.
+  CHECK(run_napkin(base + "--tp 8", "timeout 20").err.empty());
+  CHECK(run_napkin("infer --model llama3-70b --hardware gb200 --batch 8 --tp 16", "timeout 20").err.empty());
+}

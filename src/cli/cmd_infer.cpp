@@ -192,6 +192,12 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                       validated_fixed_batch.rows, pct(validated_fixed_batch.mean_abs_error),
                                       pct(validated_fixed_batch.worst_abs_error)));
 
+  // Replicas fill the scale-up domains one after another: a tp below the domain that does not
+  // divide it leaves some tensor-parallel groups across two (gb200's 72 GPUs, tp 16, 144 GPUs:
+  // ranks 64..79), each priced inside one. Said as plan says it, on stderr with --json too.
+  if (const auto c = tp_straddle_warning(s.tp, s.gpus, t.net.domain_gpus, r.hardware.device_word(), "replica after replica", "infer's",
+                                         fmt::format("a tp that divides {}", t.net.domain_gpus)))
+    warn(*c);
   if (o.json) {
     nlohmann::json j = infer_json(r);
     j["notes"] = r.notes;

@@ -16,6 +16,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "core/comm.hpp"
 #include "core/error.hpp"
 #include "core/power.hpp"
 #include "core/suggest.hpp"
@@ -253,6 +254,16 @@ std::string shorten_words(const std::string& text) {
 
 void print_error(const std::string& text, const char* kind) {
   fmt::print(stderr, "napkin: {}: {}\n", kind, printable(shorten_words(text), false));
+}
+
+std::optional<std::string> tp_straddle_warning(long long tp, long long gpus, long long domain_gpus, std::string_view device,
+                                               std::string_view order, std::string_view whose, std::string_view remedy) {
+  const Straddle s = straddling_groups(tp, gpus, domain_gpus);
+  if (s.groups == 0) return std::nullopt;
+  return fmt::format("tp {} does not divide the {}-{} scale-up domain: ranks fill domains tensor-fastest ({}), so {} of the {} "
+                     "tensor-parallel groups ({} of every {}) straddle two domains, yet every group is priced inside one: {} tensor-parallel "
+                     "communication is optimistic ({} places every group whole)",
+                     tp, domain_gpus, device, order, s.groups, gpus / tp, s.per_period, s.period, whose, remedy);
 }
 
 void warn(const std::string& text) { print_error(text, "warning"); }

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -85,6 +86,13 @@ void emit_json(nlohmann::json j);
 // A JSON value printed for emit: the JSON writer escapes control characters but DEL (0x7F), which
 // emit would turn into "\x7f", no JSON escape; here it becomes "\u007f" first.
 std::string json_text(const nlohmann::json& j);
+// Where tp is below the scale-up domain of `domain_gpus` and does not divide it, some of the
+// gpus/tp tensor-parallel groups straddle two domains while every one is priced inside one: the
+// warning that says so (plan's and infer's), else nullopt. `device` names a part ("GPU", "chip"),
+// `order` how ranks fill domains, `whose` the answer that is optimistic, `remedy` what places
+// every group whole.
+std::optional<std::string> tp_straddle_warning(long long tp, long long gpus, long long domain_gpus, std::string_view device,
+                                               std::string_view order, std::string_view whose, std::string_view remedy);
 // "napkin: warning: ..." on stderr: one line, escaped, echoed input shortened.
 void warn(const std::string& text);
 // "napkin: error: ..." on stderr, the same way; main() prints every error with it.

@@ -125,13 +125,8 @@ std::optional<std::string> domain_caveat(const Plan& p, long long domain_gpus) {
 }
 
 std::optional<std::string> straddle_caveat(const Plan& p, long long gpus, long long domain_gpus) {
-  const long long tp = p.layout.tp;
-  const Straddle s = straddling_groups(tp, gpus, domain_gpus);
-  if (s.groups == 0) return std::nullopt;
-  return fmt::format("tp {} does not divide the {}-GPU scale-up domain: ranks fill domains tensor-fastest (Megatron's order), so {} of the {} "
-                     "tensor-parallel groups ({} of every {}) straddle two domains, yet every group is priced inside one: plan 1's tensor-parallel "
-                     "communication is optimistic (a tp that divides {}, or a --node-gpus that tp divides, places every group whole)",
-                     tp, domain_gpus, s.groups, gpus / tp, s.per_period, s.period, domain_gpus);
+  return tp_straddle_warning(p.layout.tp, gpus, domain_gpus, "GPU", "Megatron's order", "plan 1's",
+                             fmt::format("a tp that divides {}, or a --node-gpus that tp divides,", domain_gpus));
 }
 
 std::vector<std::string> validation_caveats(const Model& m, const std::string& hardware_key, const Plan& best) {
