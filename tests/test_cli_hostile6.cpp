@@ -117,3 +117,14 @@ TEST_CASE("infer warns as plan does when tp straddles scale-up domains") {
   CHECK(run_napkin(base + "--tp 8", "timeout 20").err.empty());
   CHECK(run_napkin("infer --model llama3-70b --hardware gb200 --batch 8 --tp 16", "timeout 20").err.empty());
 }
+
+TEST_CASE("infer --explain where not one sequence fits says nothing is timed; it read past an empty list (SIGSEGV)") {
+  for (const char* extra : {"", " --json"}) {
+    CAPTURE(extra);
+    const CliResult r = run_napkin(std::string("infer --model llama3-70b --hardware h100-sxm --explain") + extra, "timeout 20");
+    CHECK(r.exit_code == 1);  // does not fit: exit 1, not a signal
+    CHECK(r.err.empty());
+    CHECK(has(r.out, "max batch = floor(0 B / 755 MB per sequence of 2304 tokens) = 0"));
+    CHECK(has(r.out, "no batch is timed: not one sequence's cache fits"));
+  }
+}

@@ -66,6 +66,12 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
   out.push_back(fmt::format("max batch = floor({} / {} per sequence of {}) = {}{}", bytes(m.kv_pool_bytes), bytes(m.bytes_per_sequence),
                             format_sig(m.sequence_tokens, 6) + (m.sequence_tokens == 1 ? " token" : " tokens"), m.max_batch_memory,
                             m.capped_by_engine ? fmt::format(", capped at the engine's {}", s.engine.max_num_seqs) : std::string()));
+  // Nothing fits (llama3-70b on one H100): no batch was timed, and headline() has no point to
+  // read (it read past the end: a segfault).
+  if (r.points.empty()) {
+    out.push_back("no batch is timed: not one sequence's cache fits");
+    return out;
+  }
   const InferTime& t = headline(r);
   const double bw = r.time_setup.mbu * r.time_setup.memory_bandwidth_bytes_per_s;
   if (t.last_prompt_token_s > 0)
