@@ -128,3 +128,17 @@ TEST_CASE("infer --explain where not one sequence fits says nothing is timed; it
     CHECK(has(r.out, "no batch is timed: not one sequence's cache fits"));
   }
 }
+
+TEST_CASE("a model spec whose heads do not divide d_model names the heads line, not 1:1") {
+  // It said "spec.toml:1:1: head_dim: missing, and d_model is not a multiple of heads".
+  const TempDir dir("napkin_heads_div");
+  std::string text = napkin::test::slurp(std::string(NAPKIN_SOURCE_DIR) + "/models/llama3-8b.toml");
+  const std::size_t at = text.find("heads = 32");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 10, "heads = 30");
+  const std::string spec = (dir / "m.toml").string();
+  std::ofstream(spec) << text;
+  const CliResult r = run_napkin("models show " + spec, "timeout 20");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "napkin: error: " + spec + ":6:9: heads: 30 does not divide d_model (4096), so head_dim cannot be derived; give head_dim\n");
+}

@@ -192,7 +192,7 @@ Model read_model(const toml::table& root, const std::string& path, const std::st
     m.head_dim = *hd;
   } else {
     if (m.d_model % m.heads != 0)
-      r.fail(nullptr, "head_dim", "missing, and d_model is not a multiple of heads; give head_dim");
+      r.fail(root.get("heads"), "heads", std::to_string(m.heads) + " does not divide d_model (" + std::to_string(m.d_model) + "), so head_dim cannot be derived; give head_dim");
     m.head_dim = m.d_model / m.heads;
   }
   m.d_ff = r.required_positive_int("d_ff", bounds::kFfn);
