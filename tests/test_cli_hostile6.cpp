@@ -142,3 +142,26 @@ TEST_CASE("a model spec whose heads do not divide d_model names the heads line, 
   CHECK(r.exit_code == 2);
   CHECK(r.err == "napkin: error: " + spec + ":6:9: heads: 30 does not divide d_model (4096), so head_dim cannot be derived; give head_dim\n");
 }
+
+TEST_CASE("a flag and its negation together are refused, as --compile --eager is; the last one silently won") {
+  const struct {
+    const char* args;
+    const char* message;
+  } cases[] = {
+      {"memory --model llama3-8b --seq 10 --flash-attention --no-flash-attention", "--flash-attention excludes --no-flash-attention"},
+      {"memory --model llama3-8b --seq 10 --no-dropout --dropout", "--dropout excludes --no-dropout"},
+      {"plan --model llama3-8b --gpus 8 --global-batch 8 --top 1 --no-flash-attention --flash-attention",
+       "--flash-attention excludes --no-flash-attention"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const CliResult r = run_napkin(c.args, "timeout 20");
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind(std::string("napkin: error: ") + c.message + "; give one or the other (see 'napkin ", 0) == 0);
+  }
+  // One spelling, even twice, stands.
+  const CliResult twice = run_napkin("memory --model llama3-8b --hardware b200 --seq 10 --no-flash-attention --no-flash-attention --json", "timeout 20");
+  CHECK(twice.exit_code == 0);
+  CHECK(has(twice.out, "\"flash_attention\": false"));
+}

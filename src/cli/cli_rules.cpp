@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <functional>
 #include <map>
 
 #include "cli/common.hpp"
@@ -57,7 +58,9 @@ std::string command_path(const CLI::App* a) {
   return path;
 }
 
-void apply_to(CLI::App* app) {
+void apply_to(CLI::App* app, std::vector<const CLI::Option*>& negatable) {
+  for (const CLI::Option* opt : app->get_options())
+    if (opt->get_expected_max() == 0 && !opt->get_fnames().empty() && opt->get_lnames().size() > opt->get_fnames().size()) negatable.push_back(opt);
   for (CLI::Option* opt : app->get_options()) {
     if (opt->get_expected_max() == 0) continue;  // a flag: takes no value
     if (opt->get_lnames().empty() && opt->get_snames().empty() && !opt->get_positional()) continue;
@@ -80,7 +83,7 @@ void apply_to(CLI::App* app) {
         },
         "", "not-empty");
   }
-  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) apply_to(sub);
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) apply_to(sub, negatable);
 }
 
 // The command the error happened in: the deepest subcommand that was parsed.
@@ -206,7 +209,24 @@ std::string translate(CLI::App& app, const CLI::ParseError& e) {
 
 }  // namespace
 
-void apply_option_rules(CLI::App& app) { apply_to(&app); }
+void apply_option_rules(CLI::App& app) {
+  std::vector<const CLI::Option*> negatable;
+  apply_to(&app, negatable);
+  // A flag with a negation ("--flash-attention,!--no-flash-attention") given both ways: the last
+  // silently won, where --compile --eager and every other contradictory pair is refused. Checked
+  // once the whole line is parsed (the root's callback: a subcommand's would run before --wide is
+  // read and before --help), before any command runs.
+  app.parse_complete_callback([negatable] {
+    for (const CLI::Option* opt : negatable) {
+      const auto& r = opt->results();
+      if (std::adjacent_find(r.begin(), r.end(), std::not_equal_to<>()) == r.end()) continue;
+      const auto& f = opt->get_fnames();
+      const auto on = std::find_if(opt->get_lnames().begin(), opt->get_lnames().end(),
+                                   [&](const std::string& l) { return std::find(f.begin(), f.end(), l) == f.end(); });
+      throw CLI::ExcludesError("--" + *on, "--" + f.front());
+    }
+  });
+}
 
 std::string parse_error_message(CLI::App& app, const CLI::ParseError& e) {
   const std::string message = translate(app, e);
