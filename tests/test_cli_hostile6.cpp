@@ -165,3 +165,17 @@ TEST_CASE("a flag and its negation together are refused, as --compile --eager is
   CHECK(twice.exit_code == 0);
   CHECK(has(twice.out, "\"flash_attention\": false"));
 }
+
+TEST_CASE("infer on a spec without a needed interconnect figure names the spec key, not a flag infer does not take") {
+  // It said "(--scale-out-bw, e.g. 400Gb/s)": plan's flag; infer refuses --scale-out-bw.
+  const CliResult r = run_napkin("infer --model llama3-8b --hardware l4 --tp 2", "timeout 20");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err ==
+        "napkin: error: --hardware l4: its spec gives no scale-out bandwidth (scale_out_bandwidth in its [interconnect] table, e.g. "
+        "\"400Gb/s\"); napkin will not guess the all-reduce time\n");
+  CHECK(has(run_napkin("infer --model llama3-8b --hardware l4 --tp 2 --scale-out-bw 400Gb/s", "timeout 20").err, "unknown option '--scale-out-bw'"));
+  // plan takes the flag, and still names it.
+  const CliResult plan = run_napkin("plan --model llama3-8b --hardware l4 --gpus 16 --global-batch 16", "timeout 20");
+  CHECK(plan.exit_code == 2);
+  CHECK(has(plan.err, "its spec gives no scale-out bandwidth (--scale-out-bw, e.g. 400Gb/s); napkin will not guess communication"));
+}

@@ -136,7 +136,10 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   if (per_replica > 1) {
     const auto missing = missing_interconnect_figures(ic, ic.scale_up_gpus && per_replica > *ic.scale_up_gpus);
     if (!missing.empty())
-      throw Error(fmt::format("--hardware {}: its spec gives no {}; napkin will not guess the all-reduce time", r.hardware.key, missing.front()));
+      // infer has no --scale-out-bw or --node-gpus (plan's): name the spec key that gives the figure.
+      throw Error(fmt::format("--hardware {}: its spec gives no {} ({} in its [interconnect] table{}); napkin will not guess the all-reduce time",
+                              r.hardware.key, missing.front().what, missing.front().key,
+                              missing.front().example.empty() ? "" : ", e.g. \"" + missing.front().example + "\""));
   }
 
   r.memory = infer_memory(r.model, s);

@@ -284,7 +284,8 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
     const auto missing = missing_interconnect_figures(ic, multi);
     if (!missing.empty()) {
       std::string list;
-      for (const auto& x : missing) list += (list.empty() ? "" : ", ") + x;
+      for (const auto& x : missing)
+        list += (list.empty() ? "" : ", ") + x.what + " (" + x.flag + (x.example.empty() ? "" : ", e.g. " + x.example) + ")";
       throw Error(fmt::format("--hardware {}: its spec gives no {}; napkin will not guess communication: give them as flags or in an [interconnect] table", hw.key, list));
     }
   }

@@ -86,12 +86,12 @@ double parse_duration(std::string_view text, std::string_view what) {
   return s;
 }
 
-std::vector<std::string> missing_interconnect_figures(const Interconnect& ic, bool crosses_domains) {
-  std::vector<std::string> missing;
-  if (!ic.scale_up_gpus) missing.emplace_back("GPUs per scale-up domain (--node-gpus)");
-  if (!ic.scale_up.bandwidth_bytes_per_s) missing.emplace_back("scale-up bandwidth (--scale-up-bw, e.g. 450GB/s)");
+std::vector<MissingFigure> missing_interconnect_figures(const Interconnect& ic, bool crosses_domains) {
+  std::vector<MissingFigure> missing;
+  if (!ic.scale_up_gpus) missing.push_back({"GPUs per scale-up domain", "--node-gpus", "scale_up_gpus", ""});
+  if (!ic.scale_up.bandwidth_bytes_per_s) missing.push_back({"scale-up bandwidth", "--scale-up-bw", "scale_up_bandwidth", "450GB/s"});
   if (crosses_domains && !ic.scale_out.bandwidth_bytes_per_s)
-    missing.emplace_back("scale-out bandwidth (--scale-out-bw, e.g. 400Gb/s)");
+    missing.push_back({"scale-out bandwidth", "--scale-out-bw", "scale_out_bandwidth", "400Gb/s"});
   return missing;
 }
 

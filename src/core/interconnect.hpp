@@ -37,9 +37,16 @@ double parse_bandwidth(std::string_view text, std::string_view what);
 // A duration with a unit: "5us", "5µs", "1.2ms", "3e-6s". Throws Error naming `what`.
 double parse_duration(std::string_view text, std::string_view what);
 
-// The figures a plan needs that the spec lacks, as "scale-up bandwidth (--scale-up-bw)",
-// for an error message. `crosses_domains`: some group spans more than one scale-up domain,
-// so the scale-out figures are needed too.
-std::vector<std::string> missing_interconnect_figures(const Interconnect& ic, bool crosses_domains);
+// A figure the spec lacks: what it is, the plan flag that gives it, and the spec's
+// [interconnect] key (infer has no such flags: its errors name the key).
+struct MissingFigure {
+  std::string what;     // "scale-out bandwidth"
+  std::string flag;     // "--scale-out-bw"
+  std::string key;      // "scale_out_bandwidth"
+  std::string example;  // "400Gb/s", or empty
+};
+// The figures a plan needs that the spec lacks, for an error message. `crosses_domains`: some
+// group spans more than one scale-up domain, so the scale-out figures are needed too.
+std::vector<MissingFigure> missing_interconnect_figures(const Interconnect& ic, bool crosses_domains);
 
 }  // namespace napkin
