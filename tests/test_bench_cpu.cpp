@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unistd.h>
 
 #include "bench/backend.hpp"
 #include "bench/cpu_peak.hpp"
@@ -30,11 +31,22 @@ TEST_CASE("cpu backend: no 16-bit matmul, and a shape too large for memory is a 
   auto cpu = make_cpu_backend();
   const auto ds = cpu->dtypes();
   CHECK(std::find(ds.begin(), ds.end(), Dtype::bf16) == ds.end());
+  // m x n x 1 holding twice this machine's memory in its output: few FLOPs (2mn, a second or so),
+  // so the memory check, not the time one, refuses it.
+  const double ram = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  const auto side = static_cast<std::int64_t>(std::sqrt(2 * ram / 4));
+  try {
+    cpu->prepare({side, side, 1}, Dtype::fp32, {});
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("needs") != std::string::npos);
+  }
+  // A product that runs for days at the CPU's nominal peak: refused before any memory is judged.
   try {
     cpu->prepare({2000000, 2000000, 2000000}, Dtype::fp32, {});
     FAIL("expected an error");
   } catch (const Error& e) {
-    CHECK(std::string(e.what()).find("needs") != std::string::npos);
+    CHECK(std::string(e.what()).find("napkin refuses a product over 60 s on the CPU: give a smaller --shape") != std::string::npos);
   }
 }
 

@@ -179,3 +179,14 @@ TEST_CASE("infer on a spec without a needed interconnect figure names the spec k
   CHECK(plan.exit_code == 2);
   CHECK(has(plan.err, "its spec gives no scale-out bandwidth (--scale-out-bw, e.g. 400Gb/s); napkin will not guess communication"));
 }
+
+TEST_CASE("bench refuses a CPU product that would run for minutes, before allocating it: --shape 40000 ran for hours") {
+  // 2e15 FLOP: over 60 s at any CPU's nominal peak below 33 TFLOP/s; said before its 120 GB are judged.
+  const CliResult r = run_napkin("bench --device cpu --shape 100000 --warmup 0", "timeout 20");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.rfind("napkin: error: --shape 100000x100000x100000 fp32: one product is 2e+15 FLOP, at least ", 0) == 0);
+  CHECK(has(r.err, " s at this CPU's nominal peak of "));
+  CHECK(has(r.err, "; napkin refuses a product over 60 s on the CPU: give a smaller --shape\n"));
+  CHECK(r.err.find('\n') == r.err.size() - 1);
+}

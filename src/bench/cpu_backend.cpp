@@ -4,6 +4,8 @@
 //
 // OpenBLAS is loaded with dlopen when the backend is made, not linked: linking it costs
 // every napkin process its thread pool's start-up (~2.5 ms), and an estimate needs no BLAS.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cblas.h>
 #include <dlfcn.h>
@@ -24,6 +26,9 @@
 
 namespace napkin::bench {
 namespace {
+
+// The longest one product may run (at the nominal peak) for prepare() to take its shape.
+constexpr double max_product_s = 60;
 
 std::string gib(double bytes) { return std::to_string(static_cast<long long>(bytes / 1048576.0)) + " MiB"; }
 
@@ -79,6 +84,14 @@ class CpuBackend final : public Backend {
 
   void prepare(const Shape& s, Dtype dtype, const PrepareOptions& opts) override {
     if (!blas_.loaded()) throw Error(availability().detail, ExitCode::failure);
+    // A shape is timed over several products (bench: a probe, 2 warm-up and 5 timed at least), so
+    // one that runs for minutes ran for hours (--shape 40000 on a small CPU). Judged at the nominal
+    // peak, which no product beats (the time said is a lower bound), and before the memory.
+    const std::optional<double> peak = nominal_peak(dtype);
+    if (peak && matmul_flops(s) / *peak > max_product_s)
+      throw Error(fmt::format("--shape {} {}: one product is {:.3g} FLOP, at least {:.0f} s at this CPU's nominal peak of {:.3g} GFLOP/s, and "
+                              "each is timed several times; napkin refuses a product over {:.0f} s on the CPU: give a smaller --shape",
+                              shape_text(s), dtype_name(dtype), matmul_flops(s), matmul_flops(s) / *peak, *peak / 1e9, max_product_s));
     const double elt = dtype_bytes(dtype);
     const double flush = opts.flush_cache ? 2 * info_.last_level_cache_bytes.value_or(32.0 * 1048576) : 0;
     const double need =
@@ -101,6 +114,12 @@ class CpuBackend final : public Backend {
     fill_operand(dtype, seed_a, 0, na, a_.data());
     fill_operand(dtype, seed_b, 0, nb, b_.data());
     flush_.assign(static_cast<std::size_t>(flush), 0);
+  }
+
+  // Cores x clock x FLOP/cycle, where the OS reports a clock.
+  std::optional<double> nominal_peak(Dtype dtype) const {
+    if (!info_.clock_hz) return std::nullopt;
+    return info_.threads * *info_.clock_hz * info_.flops_per_cycle_fp32 / (dtype == Dtype::fp64 ? 2 : 1);
   }
 
   std::string algorithm() const override {
@@ -147,7 +166,7 @@ class CpuBackend final : public Backend {
                   "% below the best (a shared or throttling CPU), so MFU moves between runs: pin it with --peak spec or --peak VALUE";
     if (info_.clock_hz) {
       const double per_cycle = info_.flops_per_cycle_fp32 / (dtype == Dtype::fp64 ? 2 : 1);
-      p.nominal_flops_per_s = info_.threads * *info_.clock_hz * per_cycle;
+      p.nominal_flops_per_s = nominal_peak(dtype);
       p.nominal_source = std::to_string(info_.threads) + " cores x " + std::to_string(*info_.clock_hz / 1e9).substr(0, 5) +
                          " GHz (as the OS reports it) x " + std::to_string(static_cast<int>(per_cycle)) + " FLOP/cycle (" +
                          info_.flops_per_cycle_basis + ")";
