@@ -190,3 +190,14 @@ TEST_CASE("bench refuses a CPU product that would run for minutes, before alloca
   CHECK(has(r.err, "; napkin refuses a product over 60 s on the CPU: give a smaller --shape\n"));
   CHECK(r.err.find('\n') == r.err.size() - 1);
 }
+
+TEST_CASE("the man page is ASCII troff: a raw '6·P·D' slipped in where troff writes \\(pc") {
+  const std::string man = napkin::test::slurp(std::string(NAPKIN_SOURCE_DIR) + "/man/napkin.1");
+  REQUIRE(!man.empty());
+  std::size_t line = 1, bad = 0;
+  for (const char c : man) {
+    if (c == '\n') ++line;
+    if (static_cast<unsigned char>(c) >= 0x80 && bad == 0) bad = line;
+  }
+  CHECK_MESSAGE(bad == 0, "a non-ASCII byte on line " << bad);
+}
