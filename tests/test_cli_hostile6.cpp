@@ -201,3 +201,17 @@ TEST_CASE("the man page is ASCII troff: a raw '6·P·D' slipped in where troff w
   }
   CHECK_MESSAGE(bad == 0, "a non-ASCII byte on line " << bad);
 }
+
+TEST_CASE("durations round before they split: '12 h 0 min', never '11 h 60 min'; '1 day asked', not '1 days'") {
+  const auto wall = [](const std::string& days) {
+    const CliResult r = run_napkin("train --model llama3-8b --tokens 1T --hardware h100-sxm --days " + days, "timeout 20");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const std::size_t at = r.out.find("  wall-clock");
+    REQUIRE(at != std::string::npos);
+    return r.out.substr(at, r.out.find('\n', at) - at);
+  };
+  CHECK(wall("0.5") == "  wall-clock                     0.4998 days  12 h 0 min on 2255 whole GPUs; 0.5000 days asked");
+  CHECK(wall("1") == "  wall-clock                     0.9992 days  23 h 59 min on 1128 whole GPUs; 1 day asked");
+  // 59.97 s printed "60.0 s".
+  CHECK(has(wall("0.000694"), "  1 min 0 s on 1624135 whole GPUs;"));
+}

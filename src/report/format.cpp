@@ -105,21 +105,21 @@ std::string format_sci(double value, int significant_digits) {
 std::string format_duration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "n/a";
   constexpr double minute = 60, hour = 3600, day = 86400, year = 365.25 * day;
-  if (seconds < 1) return fmt::format("{} ms", format_sig(seconds * 1000, 3));
-  if (seconds < minute) return fmt::format("{} s", format_sig(seconds, 3));
+  // Three figures: 59.97 s would print "60.0 s" and 0.9996 s "1000 ms", so those go up a unit.
+  if (seconds < 0.9995) return fmt::format("{} ms", format_sig(seconds * 1000, 3));
+  if (seconds < 59.95) return fmt::format("{} s", format_sig(seconds, 3));
+  // Rounded in the smaller unit first, then split: 11 h 59.7 min reads "12 h 0 min", never "11 h 60 min".
   if (seconds < hour) {
-    const auto m = static_cast<long>(seconds / minute);
-    return fmt::format("{} min {} s", m, static_cast<long>(std::lround(seconds - static_cast<double>(m) * minute)));
+    const long t = std::lround(seconds);
+    if (t < 3600) return fmt::format("{} min {} s", t / 60, t % 60);
   }
   if (seconds < day) {
-    const auto h = static_cast<long>(seconds / hour);
-    return fmt::format("{} h {} min", h, static_cast<long>(std::lround((seconds - static_cast<double>(h) * hour) / minute)));
+    const long t = std::lround(seconds / minute);
+    if (t < 1440) return fmt::format("{} h {} min", t / 60, t % 60);
   }
   if (seconds < year) {
-    const auto d = static_cast<long>(seconds / day);
-    long h = std::lround((seconds - static_cast<double>(d) * day) / hour);
-    long days = d;
-    if (h == 24) { ++days; h = 0; }
+    const long t = std::lround(seconds / hour);
+    const long days = t / 24, h = t % 24;
     return fmt::format("{} day{} {} h", days, days == 1 ? "" : "s", h);
   }
   return fmt::format("{} years ({} days)", format_sig(seconds / year, 3), format_sig(seconds / day, 4));

@@ -109,8 +109,8 @@ std::string train_text(const TrainReport& r, std::size_t max_width) {
          fmt::format("{} × {} × MFU {:.4g}", format_sig(run.gpus, 6), format_si(run.peak_flops_per_s, "FLOP/s"), run.mfu));
   if (run.solved_for == Unknown::gpus)
     kv.add("wall-clock", fmt::format("{} days", format_sig(run.days(), 4)),
-           fmt::format("{} on {} whole GPU{}; {} days asked", format_duration(run.time_s), format_sig(run.gpus, 6), run.gpus == 1 ? "" : "s",
-                       format_sig(run.requested_time_s / 86400, 4)));
+           fmt::format("{} on {} whole GPU{}; {} day{} asked", format_duration(run.time_s), format_sig(run.gpus, 6), run.gpus == 1 ? "" : "s",
+                       format_sig(run.requested_time_s / 86400, 4), format_sig(run.requested_time_s / 86400, 4) == "1" ? "" : "s"));
   else
     kv.add("wall-clock",
            fmt::format("{} days{}", format_sig(run.days(), 4),
