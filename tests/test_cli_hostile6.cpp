@@ -215,3 +215,15 @@ TEST_CASE("durations round before they split: '12 h 0 min', never '11 h 60 min';
   // 59.97 s printed "60.0 s".
   CHECK(has(wall("0.000694"), "  1 min 0 s on 1624135 whole GPUs;"));
 }
+
+TEST_CASE("plan says '1 token' for one: the header and the --global-batch error") {
+  const std::string base = "plan --model llama3-8b --gpus 8 --hardware h100-sxm --top 1 ";
+  const CliResult one = run_napkin(base + "--seq 1 --global-batch 1", "timeout 20");
+  REQUIRE_MESSAGE(one.exit_code == 0, one.err);
+  CHECK(one.out.rfind("napkin plan: llama3-8b (Llama 3 8B) on 8 × h100-sxm, global batch 1 × 1 token = 1 token per step\n", 0) == 0);
+  const CliResult many = run_napkin(base + "--global-batch 64", "timeout 20");
+  CHECK(many.out.rfind("napkin plan: llama3-8b (Llama 3 8B) on 8 × h100-sxm, global batch 64 × 8192 tokens = 524.3K tokens per step\n", 0) == 0);
+  const CliResult bad = run_napkin(base + "--global-batch 1tok", "timeout 20");
+  CHECK(bad.exit_code == 2);
+  CHECK(has(bad.err, "napkin: error: --global-batch 1tok: 1 token is not a whole number of 8192-token sequences"));
+}

@@ -120,9 +120,9 @@ GlobalBatch global_batch_flag(const std::string& text, long long seq) {
         return b;
       }
     }
-    throw Error(fmt::format("--global-batch {}: {} tokens is not a whole number of {}-token sequences (from 1 to 1e9); give "
+    throw Error(fmt::format("--global-batch {}: {} token{} not a whole number of {}-token sequences (from 1 to 1e9); give "
                             "sequences (1024) or a multiple of --seq in tokens (4Mitok = 4 × 2^20)",
-                            text, format_sig(tokens, 4), seq));
+                            text, format_sig(tokens, 4), tokens == 1 ? " is" : "s is", seq));
   }
   b.sequences = whole_flag(text, "--global-batch", 1e9);
   constexpr double max_tokens_per_step = 1e8;

@@ -64,9 +64,10 @@ std::string layout_line(const Layout& l) {
 
 std::string header(const PlanReport& r) {
   const PlanQuery& q = r.query;
-  return fmt::format("napkin plan: {} ({}) on {} × {}, global batch {} × {} tokens = {} tokens per step\n", r.model.key, r.model.name,
-                     r.gpus, r.hardware_key, q.step.global_batch, q.step.seq,
-                     format_count(static_cast<double>(q.step.global_batch) * static_cast<double>(q.step.seq)));
+  // plural_count: a one-token sequence read "1 × 1 tokens = 1 tokens per step".
+  return fmt::format("napkin plan: {} ({}) on {} × {}, global batch {} × {} = {} per step\n", r.model.key, r.model.name,
+                     r.gpus, r.hardware_key, q.step.global_batch, plural(q.step.seq, "token"),
+                     plural_count(static_cast<double>(q.step.global_batch) * static_cast<double>(q.step.seq), "token"));
 }
 
 Table plans_table(const std::vector<Plan>& plans, bool moe, const std::optional<double>& tokens, long long gpus, std::size_t w) {
