@@ -124,7 +124,10 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
   const bool batch_too_big = r.batch && *r.batch > m.max_batch_memory && m.max_batch_memory >= 1;
   kv.add("fits", m.fits ? "yes" : "no",
          m.fits ? "" : batch_too_big ? fmt::format("--batch {} is more than the {} whose cache fits", *r.batch, plural(m.max_batch_memory, "sequence"))
-                                     : "the weights, workspace and reserve leave no room for one sequence's cache");
+                     // A pool left, yet one sequence's cache is larger (--input 1e7): not the weights' fault.
+                     : m.kv_pool_bytes > 0 ? fmt::format("one sequence's cache ({}) is larger than the whole KV pool ({})", bytes(m.bytes_per_sequence),
+                                                         bytes(m.kv_pool_bytes))
+                                           : "the weights, workspace and reserve leave no room for one sequence's cache");
   out += kv.render();
   if (!r.hints.empty()) {
     out += "  a bigger batch:";
