@@ -239,3 +239,26 @@ TEST_CASE("infer where one sequence's cache outgrows a KV pool says so, not that
   CHECK(none.exit_code == 1);
   CHECK(has(none.out, "  fits               no        the weights, workspace and reserve leave no room for one sequence's cache\n"));
 }
+
+TEST_CASE("a table measures a cell as it prints it: an escaped bidi override or tab keeps the columns aligned") {
+  // models list padded "we<U+202E>ird" by its raw width; printed as "we\u202eird" it pushed its row
+  // 6 columns right of the others.
+  const TempDir dir("napkin_table_escape");
+  std::filesystem::create_directories(dir / "models");
+  std::string text = napkin::test::slurp(std::string(NAPKIN_SOURCE_DIR) + "/models/llama3-8b.toml");
+  const std::size_t at = text.find("name = \"Llama 3 8B\"");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 19, "name = \"L\\tM\"");
+  std::ofstream(dir / "models" / "we\u202eird.toml") << text;
+  const CliResult r = run_napkin("--spec " + dir.str() + " models list", "timeout 20");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto line_of = [&](const std::string& start) {
+    const std::size_t from = r.out.find("\n  " + start);
+    REQUIRE_MESSAGE(from != std::string::npos, r.out);
+    return r.out.substr(from + 1, r.out.find('\n', from + 1) - from - 1);
+  };
+  const std::string odd = line_of("we\\u202eird"), plain = line_of("llama3-8b ");
+  CHECK(odd.size() == plain.size());
+  CHECK(odd.find("8.030B") == plain.find("8.030B"));
+  CHECK(has(odd, " L\\x09M "));
+}

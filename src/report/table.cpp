@@ -163,7 +163,10 @@ std::string Table::render() const {
     all.emplace_back();
     for (std::size_t c = 0; c < row.size(); ++c) {
       const bool text = c >= align.size() || align[c] == Align::left;  // numbers are never cut
-      all.back().push_back(text ? elide_long_words(row[c], room) : row[c]);
+      // Escaped here, not only at the output boundary: a cell's width is measured as it prints
+      // (a key "we<U+202E>ird" printed as "we\u202eird", 6 columns wider than its padding said).
+      const std::string cell = printable(row[c]);
+      all.back().push_back(text ? elide_long_words(cell, room) : cell);
     }
   }
   if (auto out = grid(all, align, indent, has_header, max_width)) return *out;
@@ -247,7 +250,10 @@ std::string Table::render() const {
 
 std::string KeyValues::render(const std::string& indent) const {
   const std::vector<Align> align = {Align::left, value_align, Align::left};
-  return render_rows(rows, align, indent, false, fit(rows, false, align, display_width(indent), max_width).widths);
+  std::vector<std::vector<std::string>> shown = rows;  // escaped before measured, as in Table::render
+  for (auto& row : shown)
+    for (auto& cell : row) cell = printable(cell);
+  return render_rows(shown, align, indent, false, fit(shown, false, align, display_width(indent), max_width).widths);
 }
 
 }  // namespace napkin
