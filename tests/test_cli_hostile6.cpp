@@ -262,3 +262,19 @@ TEST_CASE("a table measures a cell as it prints it: an escaped bidi override or 
   CHECK(odd.find("8.030B") == plain.find("8.030B"));
   CHECK(has(odd, " L\\x09M "));
 }
+
+TEST_CASE("infer --explain with --output 1 shows no decode step; it showed two never taken and 'TPOT = mean of the 0 steps = 0 ms'") {
+  const std::string base = "infer --model llama3-8b --hardware h100-sxm --batch 4 --explain --output ";
+  const CliResult one = run_napkin(base + "1", "timeout 20");
+  REQUIRE_MESSAGE(one.exit_code == 0, one.err);
+  CHECK_FALSE(has(one.out, "decode step at context"));
+  CHECK_FALSE(has(one.out, "0 steps"));
+  CHECK(has(one.out, "  7. no decode step (--output 1: the prefill makes the one token), so no TPOT; output = 1 replica × 4 × 1 token / ("));
+  // --output 2: one step, said once.
+  const CliResult two = run_napkin(base + "2", "timeout 20");
+  REQUIRE_MESSAGE(two.exit_code == 0, two.err);
+  const std::size_t first = two.out.find("decode step at context");
+  REQUIRE(first != std::string::npos);
+  CHECK(two.out.find("decode step at context", first + 1) == std::string::npos);
+  CHECK(has(two.out, "TPOT = mean of the 1 step = "));
+}

@@ -83,15 +83,23 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
     out.push_back(fmt::format("batch {}: TTFT = prefill = products {} + attention {} + elementwise {} + LM head {} + tp all-reduce {} = {}", t.batch,
                               ms(t.prefill.gemm_s), ms(t.prefill.attention_s), ms(t.prefill.memory_bound_s), ms(t.prefill.head_s),
                               ms(t.prefill.tp_comm_s + t.prefill.pp_comm_s), ms(t.ttft_s)));
-  for (const DecodeStep* st : {&t.first, &t.last})
+  // The decode steps that run: none with --output 1 (the prefill makes the one token; it printed
+  // two steps never taken and "TPOT = mean of the 0 steps = 0 ms"), one with --output 2.
+  std::vector<const DecodeStep*> steps;
+  if (s.output_tokens > 1) steps.push_back(&t.first);
+  if (s.output_tokens > 2) steps.push_back(&t.last);
+  for (const DecodeStep* st : steps)
     out.push_back(fmt::format("decode step at context {}: products {} (max of {} weights at {} and their FLOPs, plus the lesser over max(1, batch/{}): "
                               "a flat product) + attention {} (max of {} KV read and its FLOPs) + kernels {} ({} × {} µs) + tp {} + host floor {} = {}",
                               format_sig(st->context, 6), ms(st->gemm_s), bytes(st->weight_bytes), format_si(bw, "B/s", 3), gemm_tile_m,
                               ms(st->attention_s), bytes(st->kv_bytes), ms(st->kernels_s), format_sig(st->kernels, 4),
                               format_sig(st->kernels > 0 ? st->kernels_s / st->kernels * 1e6 : 0, 3), ms(st->tp_comm_s + st->pp_comm_s), ms(st->overhead_s),
                               ms(st->step_s)));
-  out.push_back(fmt::format("TPOT = mean of the {} = {}; output = {} × {} × {} / ({} + {}) = {}", plural(s.output_tokens - 1, "step"),
-                            ms(t.tpot_s), plural(t.replicas, "replica"), t.batch, plural(s.output_tokens, "token"), ms(t.ttft_s), ms(t.decode_s), per_s(t.output_tokens_per_s)));
+  const std::string tpot = s.output_tokens > 1 ? fmt::format("TPOT = mean of the {} = {}", plural(s.output_tokens - 1, "step"), ms(t.tpot_s))
+                           : t.last_prompt_token_s > 0 ? std::string("no decode step after the first token (--output 1), so no TPOT")
+                                                       : std::string("no decode step (--output 1: the prefill makes the one token), so no TPOT");
+  out.push_back(fmt::format("{}; output = {} × {} × {} / ({} + {}) = {}", tpot, plural(t.replicas, "replica"), t.batch,
+                            plural(s.output_tokens, "token"), ms(t.ttft_s), ms(t.decode_s), per_s(t.output_tokens_per_s)));
   return out;
 }
 
