@@ -24,9 +24,21 @@ namespace {
 
 struct InferOptions {
   std::string model, hardware = "h100-sxm", gpus, tp, pp, weights = "bf16", kv = "bf16", input = "2048", output = "256", batch,
-      engine = "vllm", mbu, memory_basis = "usable", power_limit;
+      engine = "vllm", mbu, memory_basis = "usable", power_limit, concurrency;
   bool json = false, explain = false;
 };
+
+// "1,8,64" → {"1", "8", "64"}; an empty item (",8", "1,,8") is kept so whole_flag names it.
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::string item;
+  for (char c : text) {
+    if (c == ',') out.push_back(item), item.clear();
+    else item += c;
+  }
+  out.push_back(item);
+  return out;
+}
 
 // --mbu measured: bench --memory's copy on this machine (decode's reads stream like a copy; its
 // kernels' floors are a separate term, core/infer_time.hpp). Refused
@@ -143,6 +155,16 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   }
 
   r.memory = infer_memory(r.model, s);
+  if (given("--batch") && given("--concurrency"))
+    throw Error("--batch excludes --concurrency: a static batch whose prompts arrive at once, or a client keeping C requests in flight; give one");
+  if (given("--concurrency")) {
+    if (s.engine.static_batch)
+      throw Error(fmt::format("--concurrency needs an engine that batches continuously; {} ({}) runs one static batch: give --batch, or "
+                              "another --engine (napkin engines list)",
+                              s.engine.key, s.engine.name));
+    for (const std::string& item : split_list(o.concurrency)) r.concurrency.push_back(whole_flag(item, "--concurrency", 1e6));
+    if (r.concurrency.empty()) throw Error("--concurrency needs a number of requests in flight, or a comma list of them (1,8,64)");
+  }
   if (given("--batch")) r.batch = whole_flag(o.batch, "--batch", 1e7);
   if (r.batch && *r.batch > r.memory.max_batch_memory) {
     r.notes.push_back(fmt::format("--batch {} is more than the {} of {} whose cache fits", *r.batch, plural(r.memory.max_batch_memory, "sequence"),
@@ -155,7 +177,10 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                   "priced as {} at once, as with that limit raised",
                                   *r.batch, r.memory.max_batch, r.memory.max_batch_memory, *r.batch));
   }
-  if (r.memory.fits || r.batch) {
+  if (!r.concurrency.empty()) {
+    if (r.memory.fits && r.memory.max_batch >= 1)
+      for (long long c : r.concurrency) r.serving.push_back(steady_state(r.model, s, r.memory, t, c));
+  } else if (r.memory.fits || r.batch) {
     const std::vector<long long> ladder = r.batch ? std::vector<long long>{*r.batch} : batch_ladder(r.memory.max_batch);
     if (r.memory.max_batch >= 1 || r.batch)
       for (long long b : ladder) r.points.push_back(infer_time(r.model, s, r.memory, t, b));
@@ -176,7 +201,14 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                       format_sig((s.engine.cuda_graphs ? kernel_floor_s : std::max(kernel_floor_s, eager_launch_s)) * 1e6, 3),
                                       s.engine.cuda_graphs ? " (NVIDIA's CUDA-graphs measurement)" : " (launched from the host, no CUDA graphs)"));
   r.assumptions.push_back(fmt::format("weights {}: {}; embedding and LM head kept in bf16", s.weights.name, s.weights.scales));
-  r.assumptions.push_back(s.engine.prefill_chunk_tokens >= (1LL << 30)
+  if (!r.concurrency.empty())
+    r.assumptions.push_back(fmt::format("under load: a closed loop of C clients in steady state; each prompt is prefilled in the running steps "
+                                        "(chunks of at most {}), beside the decoding sequences, and a request's own steps carry the others' "
+                                        "prompts; the wait for the engine's prefill is an M/D/1 queue's, and past the cache's sequences a "
+                                        "request waits for a slot (Little's law)",
+                                        plural(s.engine.prefill_chunk_tokens, "token")));
+  else
+    r.assumptions.push_back(s.engine.prefill_chunk_tokens >= (1LL << 30)
                               ? std::string("prefill: the whole batch's prompts in one pass (flash attention, causal); TTFT is that pass")
                               : fmt::format("prefill: the batch's prompts in passes of at most {} (the engine's prefill_chunk_tokens), each reading "
                                             "the weights and paying its step (flash attention, causal); TTFT is the last pass's end",
@@ -187,6 +219,11 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   if (s.pp > 1) r.assumptions.push_back("pipeline parallel: the stages of one step run one after another (no micro-batch pipelining)");
   r.assumptions.push_back(fmt::format("engine {} ({}): knobs from {}", s.engine.name, s.engine.version, s.engine.origin));
   const auto pct = [](double f) { return format_sig(100 * f, 2) + "%"; };
+  if (!r.concurrency.empty())
+    r.assumptions.push_back(fmt::format("under load, checked against NVIDIA NIM's concurrency sweeps (docs/validation/infer.md): {} points, "
+                                        "inter-token latency {} and throughput {} mean error; TTFT under load is only the GPU's share",
+                                        validated_under_load.rows, pct(validated_under_load.itl_mean_abs_error),
+                                        pct(validated_under_load.throughput_mean_abs_error)));
   r.assumptions.push_back(fmt::format("checked against published runs (docs/validation/infer.md): decode at batch 1, {} rows, mean error {} "
                                       "(worst {}); first token at batch 1, {} rows, {} ({}); fixed batches' throughput, {} rows, {} ({})",
                                       validated_decode_batch1.rows, pct(validated_decode_batch1.mean_abs_error),
@@ -228,6 +265,9 @@ void setup_infer(CLI::App& app, Context& ctx) {
   sub->add_option("--input", o->input, "Prompt tokens per sequence [2048]")->type_name("I");
   sub->add_option("--output", o->output, "Generated tokens per sequence [256]")->type_name("O");
   sub->add_option("--batch", o->batch, "Sequences decoded together; without it, a table over 1, 2, 4 … max batch")->type_name("B");
+  sub->add_option("--concurrency", o->concurrency,
+                  "Requests a client keeps in flight (steady state, continuous batching), or a comma list: 1,8,64 [a static --batch]")
+      ->type_name("C[,C…]");
   sub->add_option("--engine", o->engine, "Serving engine: a name from 'napkin engines list' or a .toml spec [vllm]")->type_name("NAME|FILE");
   sub->add_option("--power-limit", o->power_limit,
                   "GPU power limit in watts: prefill and the products slow as (P/TDP)^0.47, decode's reads do not [the spec's deployed limit]")

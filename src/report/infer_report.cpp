@@ -66,6 +66,26 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
   out.push_back(fmt::format("max batch = floor({} / {} per sequence of {}) = {}{}", bytes(m.kv_pool_bytes), bytes(m.bytes_per_sequence),
                             format_sig(m.sequence_tokens, 6) + (m.sequence_tokens == 1 ? " token" : " tokens"), m.max_batch_memory,
                             m.capped_by_engine ? fmt::format(", capped at the engine's {}", s.engine.max_num_seqs) : std::string()));
+  // --concurrency: the steady state of the first value, term by term.
+  if (!r.serving.empty()) {
+    const SteadyState& p = r.serving.front();
+    out.push_back(fmt::format("C = {}: running = min(C, max batch {}) = {}; each finishes after {} steps and is replaced at once, so {} × {} / {} = {} "
+                              "prompt tokens join each step",
+                              p.concurrency, m.max_batch, p.running, s.output_tokens, p.running, s.input_tokens, s.output_tokens,
+                              format_sig(p.prompt_tokens_per_step, 4)));
+    out.push_back(fmt::format("step = the products over {} decoding + {} prompt tokens in one pass (weights read once) + decode attention over "
+                              "the caches at mean context {} + the prompt tokens' share of a prompt's attention and elementwise work + "
+                              "kernels + host = {}; a request's own steps carry only the others' prompts: ITL = {}",
+                              p.running, format_sig(p.prompt_tokens_per_step, 4), format_sig(p.context, 6), ms(p.step_s), ms(p.itl_s)));
+    out.push_back(fmt::format("output = {} replica{} × {} / {} = {}; requests finish at {} a second", std::max(1LL, s.gpus / (s.tp * s.pp)),
+                              s.gpus / (s.tp * s.pp) == 1 ? "" : "s", p.running, ms(p.step_s), per_s(p.output_tokens_per_s),
+                              format_sig(p.requests_per_s, 3)));
+    out.push_back(fmt::format("TTFT = prefill S {} + wait behind other prompts ρ·S/(2(1 − ρ)) with ρ = {}/s × S = {}: {} + half a step {} + "
+                              "waiting for a slot (C − running) / requests per second {} = {}",
+                              ms(p.prefill_s), format_sig(p.requests_per_s, 3), format_sig(p.utilization, 3), ms(p.prefill_wait_s),
+                              ms(p.step_wait_s), ms(p.queue_s), ms(p.ttft_s)));
+    return out;
+  }
   // Nothing fits (llama3-70b on one H100): no batch was timed, and headline() has no point to
   // read (it read past the end: a segfault).
   if (r.points.empty()) {
@@ -142,6 +162,22 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
     for (std::size_t i = 0; i < r.hints.size() && i < 4; ++i)
       out += fmt::format("{} {} → {}", i ? "," : "", r.hints[i].change, r.hints[i].max_batch);
     out += "\n";
+  }
+  if (m.fits && !r.serving.empty()) {
+    out += "\nUnder load: a client keeping C requests in flight (steady state, continuous batching)\n";
+    Table tb;
+    tb.max_width = max_width;
+    tb.header = {"C", "running", "TTFT", "ITL", "tok/s per user", "output tok/s", "note"};
+    tb.align = {Align::right, Align::right, Align::right, Align::right, Align::right, Align::right, Align::left};
+    for (const SteadyState& p : r.serving) {
+      std::string note = p.concurrency > p.running ? fmt::format("{} wait for a slot (the cache holds {})", p.concurrency - p.running, p.running)
+                         : p.saturated         ? std::string("prompts alone fill the engine: TTFT grows without bound")
+                                               : fmt::format("{} prompt tokens a step", format_sig(p.prompt_tokens_per_step, 3));
+      tb.add({std::to_string(p.concurrency), std::to_string(p.running), ms(p.ttft_s), ms(p.itl_s), format_sig(1 / p.itl_s, 3), per_s(p.output_tokens_per_s), note});
+    }
+    out += tb.render();
+    out += "  TTFT here is the GPU's share: the prompt's prefill, the wait behind other prompts (M/D/1) and half a step; a serving front end's\n"
+           "  own per-request work (tokenizing, scheduling, streaming) comes on top, and grows with C (docs/validation/infer.md)\n";
   }
   if (m.fits && !r.points.empty()) {
     if (r.batch) {
@@ -249,10 +285,26 @@ nlohmann::json infer_json(const InferReport& r) {
                        {"memory_bound", p.last.memory_bound()}});
       j["points"] = pts;
     }
+  } else if (r.serving.size() == 1) {
+    const SteadyState& p = r.serving.front();
+    j["concurrency"] = p.concurrency;
+    j["ttft_s"] = p.ttft_s;
+    j["tpot_s"] = p.itl_s;
+    j["output_tokens_per_s"] = p.output_tokens_per_s;
   } else {
     j["ttft_s"] = nullptr;
     j["tpot_s"] = nullptr;
     j["output_tokens_per_s"] = nullptr;
+  }
+  if (!r.serving.empty()) {
+    // --concurrency: the steady state of a client keeping C requests in flight; tpot_s is the mean
+    // inter-token latency a request sees.
+    nlohmann::json pts = nlohmann::json::array();
+    for (const SteadyState& p : r.serving)
+      pts.push_back({{"concurrency", p.concurrency}, {"running", p.running}, {"ttft_s", p.ttft_s}, {"tpot_s", p.itl_s},
+                     {"output_tokens_per_s", p.output_tokens_per_s}, {"prompt_tokens_per_step", p.prompt_tokens_per_step},
+                     {"prefill_utilization", p.utilization}});
+    j["concurrency_points"] = pts;
   }
   j["assumptions"] = r.assumptions;
   return j;

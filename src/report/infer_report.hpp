@@ -11,6 +11,7 @@
 #include "core/engine.hpp"
 #include "core/hardware.hpp"
 #include "core/infer_memory.hpp"
+#include "core/infer_serving.hpp"
 #include "core/infer_time.hpp"
 #include "core/model.hpp"
 
@@ -24,6 +25,8 @@ struct InferReport {
   std::string mbu_source;
   InferMemory memory;
   std::optional<long long> batch;   // --batch
+  std::vector<long long> concurrency;  // --concurrency
+  std::vector<SteadyState> serving;    // one per --concurrency value
   std::vector<InferTime> points;    // one (--batch) or the ladder
   std::size_t knee = 0;             // index into points (the ladder)
   std::vector<InferHint> hints;

@@ -1,0 +1,63 @@
+#include "core/infer_serving.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace napkin {
+
+namespace {
+double d(long long v) { return static_cast<double>(v); }
+
+// One engine step: `decoding` sequences at `context` and `prompt_tokens` of prefill in the same
+// pass. The products run once over both (the weights are read once; the prompt tokens add their
+// FLOPs: decode_step over decoding + prompt tokens with no cache prices exactly that, with the
+// tensor-parallel all-reduces of all of them); the decode attention reads the running caches; the
+// prompt tokens' attention and elementwise work are their share of a whole prompt's prefill.
+double mixed_step_s(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, long long decoding, double context,
+                    double prompt_tokens, const Prefill& one_prompt) {
+  const long long tokens = decoding + static_cast<long long>(std::ceil(prompt_tokens));
+  const DecodeStep products = decode_step(m, s, mem, t, tokens, 0);
+  const DecodeStep decode = decode_step(m, s, mem, t, decoding, context);
+  const double share = s.input_tokens > 0 ? prompt_tokens / d(s.input_tokens) : 0;
+  return products.gemm_s + products.tp_comm_s + products.pp_comm_s + decode.attention_s + decode.kernels_s + decode.overhead_s +
+         share * (one_prompt.attention_s + one_prompt.memory_bound_s);
+}
+}  // namespace
+
+SteadyState steady_state(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, long long concurrency) {
+  if (concurrency < 1) throw Error("--concurrency must be at least 1");
+  if (mem.max_batch < 1) throw Error("not one sequence's cache fits: no concurrency can be served");
+  SteadyState r;
+  r.concurrency = concurrency;
+  r.running = std::min(concurrency, mem.max_batch);
+  const double N = d(r.running), I = d(s.input_tokens), O = d(std::max(1LL, s.output_tokens));
+  r.context = I + O / 2;
+  const Prefill one = prefill_time(m, s, t, 1);
+  r.prefill_s = one.total_s;
+  // Each running sequence finishes after O steps and is replaced at once: N·I/O prompt tokens
+  // arrive per step. A request's own prompt is prefilled before its first token, so the steps
+  // it decodes carry the others' prompts only.
+  r.prompt_tokens_per_step = N * I / O;
+  r.itl_s = mixed_step_s(m, s, mem, t, r.running, r.context, (N - 1) * I / O, one);
+  // One request at a time has no one's decode steps to prefill beside: its prompt takes its own
+  // prefill, O steps apart.
+  r.step_s = r.running > 1 ? mixed_step_s(m, s, mem, t, r.running, r.context, r.prompt_tokens_per_step, one) : r.itl_s + r.prefill_s / O;
+  const long long replicas = std::max(1LL, s.gpus / (s.tp * s.pp));
+  r.requests_per_s = N / (O * r.step_s);
+  r.output_tokens_per_s = d(replicas) * N / r.step_s;
+  // The time to first token: the prompt's own prefill, behind the prompts already waiting (the
+  // Pollaczek-Khinchine mean wait of a single server with deterministic service, M/D/1), after the
+  // running step ends, and, past the sequences the cache holds, after a slot frees (Little's law).
+  r.utilization = r.requests_per_s * r.prefill_s;
+  r.saturated = r.utilization >= 1;
+  const double rho = std::min(r.utilization, 0.95);
+  r.prefill_wait_s = concurrency > 1 ? rho * r.prefill_s / (2 * (1 - rho)) : 0;
+  r.step_wait_s = r.running > 1 ? r.itl_s / 2 : 0;
+  r.queue_s = d(concurrency - r.running) / r.requests_per_s;
+  r.ttft_s = r.prefill_s + r.prefill_wait_s + r.step_wait_s + r.queue_s;
+  return r;
+}
+
+}  // namespace napkin

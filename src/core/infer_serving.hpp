@@ -1,0 +1,34 @@
+#pragma once
+// A serving engine under a closed loop of C concurrent requests (docs/METHODOLOGY.md §7.4): the
+// way NIM's, vLLM's and SGLang's benchmarks load it (a client keeps C requests in flight and
+// sends the next the moment one finishes), as opposed to infer_time's static batch whose prompts
+// all arrive at once. In steady state the engine batches continuously: every step decodes the
+// running sequences and prefills the prompts that arrived meanwhile, chunked into the same pass.
+#include "core/infer_memory.hpp"
+#include "core/infer_time.hpp"
+#include "core/model.hpp"
+
+namespace napkin {
+
+struct SteadyState {
+  long long concurrency = 0;  // requests the client keeps in flight
+  long long running = 0;      // of them, decoding at once: min(concurrency, max batch)
+  double context = 0;         // mean context of a decoding sequence, I + O/2
+  double prompt_tokens_per_step = 0;  // running · I / O: the prompts prefilled beside each decode step
+  double step_s = 0;          // a step with that mean share of prefill: sets throughput
+  double itl_s = 0;           // a step as one request sees it: the others' prompts only ((running − 1) · I / O)
+  double prefill_s = 0;       // one prompt's prefill on its own (infer_time's batch-1 prefill)
+  double utilization = 0;     // of the engine's prefill capacity: requests/s × prefill_s
+  double prefill_wait_s = 0;  // behind the other prompts: M/D/1, ρ·S / (2(1 − ρ))
+  double step_wait_s = 0;     // for the running step to end before the new prompt joins: half a step
+  double queue_s = 0;         // concurrency beyond max batch: waiting for a slot, (C − running) / requests/s
+  double ttft_s = 0;
+  double output_tokens_per_s = 0;  // every replica
+  double requests_per_s = 0;       // one replica
+  bool saturated = false;          // prefill alone would take the engine's whole time (ρ ≥ 1)
+};
+
+// Throws Error when concurrency < 1 or not one sequence fits (mem.max_batch < 1).
+SteadyState steady_state(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, long long concurrency);
+
+}  // namespace napkin
