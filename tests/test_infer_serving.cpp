@@ -130,6 +130,15 @@ TEST_CASE("one request at a time: its prefill, then its decode steps; beyond the
   CHECK(queued.queue_s == doctest::Approx(100 / queued.requests_per_s));
   CHECK(queued.ttft_s > queued.queue_s);
   CHECK_THROWS_AS(steady_state(m, s, mem, t, 0), Error);
+  // Four replicas share the client's requests: C = 8 is 2 on each, and the output is all four's.
+  InferSetup four = s;
+  four.gpus = 4;
+  const SteadyState shared = steady_state(m, four, mem, t, 8);
+  const SteadyState two = steady_state(m, s, mem, t, 2);
+  CHECK(shared.per_replica == 2);
+  CHECK(shared.running == 2);
+  CHECK(shared.output_tokens_per_s == doctest::Approx(4 * two.output_tokens_per_s));
+  CHECK(shared.ttft_s == doctest::Approx(two.ttft_s));
 }
 
 TEST_CASE("NIM's concurrency sweeps: inter-token latency and throughput in steady state") {

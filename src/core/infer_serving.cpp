@@ -31,7 +31,10 @@ SteadyState steady_state(const Model& m, const InferSetup& s, const InferMemory&
   if (mem.max_batch < 1) throw Error("not one sequence's cache fits: no concurrency can be served");
   SteadyState r;
   r.concurrency = concurrency;
-  r.running = std::min(concurrency, mem.max_batch);
+  // Replicas share the client's requests (a load balancer in front): each holds its share.
+  const long long replicas = std::max(1LL, s.gpus / (s.tp * s.pp));
+  r.per_replica = (concurrency + replicas - 1) / replicas;
+  r.running = std::min(r.per_replica, mem.max_batch);
   const double N = d(r.running), I = d(s.input_tokens), O = d(std::max(1LL, s.output_tokens));
   r.context = I + O / 2;
   const Prefill one = prefill_time(m, s, t, 1);
@@ -44,7 +47,6 @@ SteadyState steady_state(const Model& m, const InferSetup& s, const InferMemory&
   // One request at a time has no one's decode steps to prefill beside: its prompt takes its own
   // prefill, O steps apart.
   r.step_s = r.running > 1 ? mixed_step_s(m, s, mem, t, r.running, r.context, r.prompt_tokens_per_step, one) : r.itl_s + r.prefill_s / O;
-  const long long replicas = std::max(1LL, s.gpus / (s.tp * s.pp));
   r.requests_per_s = N / (O * r.step_s);
   r.output_tokens_per_s = d(replicas) * N / r.step_s;
   // The time to first token: the prompt's own prefill, behind the prompts already waiting (the
@@ -53,9 +55,9 @@ SteadyState steady_state(const Model& m, const InferSetup& s, const InferMemory&
   r.utilization = r.requests_per_s * r.prefill_s;
   r.saturated = r.utilization >= 1;
   const double rho = std::min(r.utilization, 0.95);
-  r.prefill_wait_s = concurrency > 1 ? rho * r.prefill_s / (2 * (1 - rho)) : 0;
+  r.prefill_wait_s = r.per_replica > 1 ? rho * r.prefill_s / (2 * (1 - rho)) : 0;
   r.step_wait_s = r.running > 1 ? r.itl_s / 2 : 0;
-  r.queue_s = d(concurrency - r.running) / r.requests_per_s;
+  r.queue_s = d(r.per_replica - r.running) / r.requests_per_s;
   r.ttft_s = r.prefill_s + r.prefill_wait_s + r.step_wait_s + r.queue_s;
   return r;
 }

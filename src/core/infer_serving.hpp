@@ -12,7 +12,8 @@ namespace napkin {
 
 struct SteadyState {
   long long concurrency = 0;  // requests the client keeps in flight
-  long long running = 0;      // of them, decoding at once: min(concurrency, max batch)
+  long long per_replica = 0;  // of them, on one replica: ⌈C / replicas⌉
+  long long running = 0;      // of those, decoding at once: min(per replica, max batch)
   double context = 0;         // mean context of a decoding sequence, I + O/2
   double prompt_tokens_per_step = 0;  // running · I / O: the prompts prefilled beside each decode step
   double step_s = 0;          // a step with that mean share of prefill: sets throughput

@@ -170,12 +170,16 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
     tb.header = {"C", "running", "TTFT", "ITL", "tok/s per user", "output tok/s", "note"};
     tb.align = {Align::right, Align::right, Align::right, Align::right, Align::right, Align::right, Align::left};
     for (const SteadyState& p : r.serving) {
-      std::string note = p.concurrency > p.running ? fmt::format("{} wait for a slot (the cache holds {})", p.concurrency - p.running, p.running)
+      std::string note = p.per_replica > p.running ? fmt::format("{} wait for a slot (the cache holds {})", p.per_replica - p.running, p.running)
                          : p.saturated         ? std::string("prompts alone fill the engine: TTFT grows without bound")
                                                : fmt::format("{} prompt tokens a step", format_sig(p.prompt_tokens_per_step, 3));
-      tb.add({std::to_string(p.concurrency), std::to_string(p.running), ms(p.ttft_s), ms(p.itl_s), format_sig(1 / p.itl_s, 3), per_s(p.output_tokens_per_s), note});
+      const bool decodes = s.output_tokens > 1;  // --output 1: the prefill makes the one token, no inter-token latency
+      tb.add({std::to_string(p.concurrency), std::to_string(p.running), ms(p.ttft_s), decodes ? ms(p.itl_s) : "—",
+              decodes ? format_sig(1 / p.itl_s, 3) : "—", per_s(p.output_tokens_per_s), note});
     }
     out += tb.render();
+    if (const long long replicas = std::max(1LL, s.gpus / (s.tp * s.pp)); replicas > 1)
+      out += fmt::format("  C is spread over the {} replicas: running is one replica's; output tok/s is all of them\n", replicas);
     out += "  TTFT here is the GPU's share: the prompt's prefill, the wait behind other prompts (M/D/1) and half a step; a serving front end's\n"
            "  own per-request work (tokenizing, scheduling, streaming) comes on top, and grows with C (docs/validation/infer.md)\n";
   }
@@ -289,7 +293,7 @@ nlohmann::json infer_json(const InferReport& r) {
     const SteadyState& p = r.serving.front();
     j["concurrency"] = p.concurrency;
     j["ttft_s"] = p.ttft_s;
-    j["tpot_s"] = p.itl_s;
+    j["tpot_s"] = s.output_tokens > 1 ? nlohmann::json(p.itl_s) : nlohmann::json(nullptr);
     j["output_tokens_per_s"] = p.output_tokens_per_s;
   } else {
     j["ttft_s"] = nullptr;
@@ -301,7 +305,8 @@ nlohmann::json infer_json(const InferReport& r) {
     // inter-token latency a request sees.
     nlohmann::json pts = nlohmann::json::array();
     for (const SteadyState& p : r.serving)
-      pts.push_back({{"concurrency", p.concurrency}, {"running", p.running}, {"ttft_s", p.ttft_s}, {"tpot_s", p.itl_s},
+      pts.push_back({{"concurrency", p.concurrency}, {"running", p.running}, {"ttft_s", p.ttft_s},
+                     {"tpot_s", s.output_tokens > 1 ? nlohmann::json(p.itl_s) : nlohmann::json(nullptr)},
                      {"output_tokens_per_s", p.output_tokens_per_s}, {"prompt_tokens_per_step", p.prompt_tokens_per_step},
                      {"prefill_utilization", p.utilization}});
     j["concurrency_points"] = pts;
