@@ -278,3 +278,43 @@ TEST_CASE("infer --explain with --output 1 shows no decode step; it showed two n
   CHECK(two.out.find("decode step at context", first + 1) == std::string::npos);
   CHECK(has(two.out, "TPOT = mean of the 1 step = "));
 }
+
+TEST_CASE("memory, plan and train on a TPU or a Gaudi say chip where they said GPU, as infer does; JSON keys keep their names") {
+  // tpu-v5e printed "Model states per GPU", "= 8 GPUs", "memory/GPU", "on 81 whole GPUs", "GPU-hours"
+  // and plan's fit error "needs 143 GB per GPU".
+  for (const char* hw : {"tpu-v5e", "gaudi3"}) {
+    CAPTURE(hw);
+    const std::string h = std::string(" --hardware ") + hw;
+    const CliResult mem = run_napkin("memory --model llama3-8b --tp 2 --pp 2 --gpus 8 --zero 3 --offload params --explain" + h, "timeout 20");
+    REQUIRE_MESSAGE(mem.exit_code == 0, mem.err);
+    CHECK(has(mem.out, "Model states per chip ("));
+    CHECK(has(mem.out, "= 8 chips, ep 1"));
+    CHECK(has(mem.out, "most loaded chip: pipeline stage"));
+    CHECK(has(mem.out, "\nPer chip (the most loaded: stage"));
+    CHECK_FALSE(has(mem.out, "GPU"));
+    const CliResult plan = run_napkin("plan --model llama3-8b --gpus 16 --global-batch 512 --tokens 1T" + h, "timeout 20");
+    REQUIRE_MESSAGE(plan.exit_code == 0, plan.err);
+    CHECK(has(plan.out, "memory/chip"));
+    CHECK(has(plan.out, "memory, most loaded chip ("));
+    CHECK(has(plan.out, " chip-hours\n"));
+    CHECK_FALSE(has(plan.out, "GPU"));
+    const CliResult train = run_napkin("train --model llama3-8b --days 30 --tokens 1T --price 2 --explain" + h, "timeout 20");
+    REQUIRE_MESSAGE(train.exit_code == 0, train.err);
+    CHECK(has(train.out, " whole chips"));
+    CHECK(has(train.out, "chip-hours"));
+    CHECK_FALSE(has(train.out, "GPU"));
+    const CliResult mj = run_napkin("memory --model llama3-8b --zero 3 --gpus 16 --json" + h, "timeout 20");
+    REQUIRE_MESSAGE(mj.exit_code == 0, mj.err);
+    CHECK(has(mj.out, "\"per_gpu\": {"));
+    const CliResult tj = run_napkin("train --model llama3-8b --days 30 --tokens 1T --json" + h, "timeout 20");
+    REQUIRE_MESSAGE(tj.exit_code == 0, tj.err);
+    CHECK(has(tj.out, "\"gpu_hours\""));
+  }
+  const CliResult fit = run_napkin("plan --model llama3-70b --hardware tpu-v5e --gpus 8 --global-batch 512 --tp 8 --pp 1 --zero 0", "timeout 20");
+  CHECK(fit.exit_code == 1);
+  CHECK(fit.err.rfind("napkin: error: ", 0) == 0);
+  CHECK(has(fit.err, "needs 143 GB per chip"));
+  // NVIDIA and AMD keep their words.
+  CHECK(has(run_napkin("memory --model llama3-8b --hardware mi300x", "timeout 20").out, "Model states per GPU ("));
+  CHECK(has(run_napkin("train --model llama3-8b --hardware h100-sxm --days 30 --tokens 1T", "timeout 20").out, "whole GPUs"));
+}

@@ -31,6 +31,7 @@ void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
   const Hardware hw = specs.hardware(o.hardware);
   r.hardware_key = hw.key;
   r.hardware_name = hw.name;
+  r.device = std::string(hw.device_word());
   if (sub->count("--hardware") == 0) r.warnings.push_back("no --hardware given: assuming h100-sxm");
   PlanFlags flags = o.flags;
   std::vector<std::string> lora_notes;
@@ -63,8 +64,8 @@ void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
   }
   if (const Plan* best = !r.search.plans.empty() ? &r.search.plans.front() : r.search.closest ? &*r.search.closest : nullptr) {
     const auto caveats = validation_caveats(r.model, hw.key, *best);
-    if (auto c = domain_caveat(*best, setup.query.step.net.domain_gpus)) r.assumptions.push_back(*c);
-    if (auto c = straddle_caveat(*best, setup.query.gpus, setup.query.step.net.domain_gpus)) r.warnings.push_back(*c);
+    if (auto c = domain_caveat(*best, setup.query.step.net.domain_gpus, hw.device_word())) r.assumptions.push_back(*c);
+    if (auto c = straddle_caveat(*best, setup.query.gpus, setup.query.step.net.domain_gpus, hw.device_word())) r.warnings.push_back(*c);
     if (best->layout.sequence_parallel && best->layout.tp == 1) r.assumptions.push_back("--sequence-parallel with --tp 1 splits nothing");
     r.assumptions.insert(r.assumptions.end(), caveats.begin(), caveats.end());
   }

@@ -69,6 +69,7 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
   const Hardware hw = specs.hardware(o.hardware);
   r.hardware_key = hw.key;
   r.hardware_name = hw.name;
+  r.device = std::string(hw.device_word());
   if (sub->count("--hardware") == 0) r.warnings.push_back("no --hardware given: assuming h100-sxm");
 
   r.dtype = dtype_flag(o.dtype);
@@ -226,7 +227,7 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
     // The FLOPs per token train counts: 6·P, or 4·P + 6·A with LoRA; plus attention where asked.
     q.mfu = predicted->tokens_per_s_per_gpu * (q.flops_per_param * *q.params + q.adapter_flops_per_token + q.attention_flops_per_token) /
             q.peak_flops_per_s;
-    r.mfu_source = "predicted by napkin plan: " + format_sig(predicted->tokens_per_s_per_gpu, 4) + " tokens/s per GPU with " + predicted->layout;
+    r.mfu_source = "predicted by napkin plan: " + format_sig(predicted->tokens_per_s_per_gpu, 4) + " tokens/s per " + r.device + " with " + predicted->layout;
     for (const std::string& c : predicted->caveats) r.mfu_source += "; " + c;  // where that layout leaves docs/validation
   }
   r.run = solve_training(q);

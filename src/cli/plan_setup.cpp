@@ -311,9 +311,9 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   }
 
   auto from = [](const std::string& flag, const char* name) { return flag.empty() ? std::string("spec") : std::string(name); };
-  ps.assumptions.push_back(fmt::format("{} dense peak {} per GPU ({}); memory {} per GPU at {}", dtype_name(ps.dtype), format_si(*peak, "FLOP/s"),
+  ps.assumptions.push_back(fmt::format("{} dense peak {} per {} ({}); memory {} per {} at {}", dtype_name(ps.dtype), format_si(*peak, "FLOP/s"), hw.device_word(),
                                        builtin_hw ? hw.key : hw.key + ", from " + hw.origin,
-                                       format_si(q.memory.memory_bytes, "B", 4) + " (" + f.memory_basis + ")", bw(hw.memory_bandwidth_bytes_per_s)));
+                                       format_si(q.memory.memory_bytes, "B", 4) + " (" + f.memory_basis + ")", hw.device_word(), bw(hw.memory_bandwidth_bytes_per_s)));
   ps.assumptions.push_back("matrix products: " + q.step.gemm.source);
   if (!cap.assumption.empty()) ps.assumptions.push_back(cap.assumption);
   ps.assumptions.push_back(!q.step.flash_attention
@@ -328,18 +328,18 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
                                              q.step.seq, q.step.flash_rate.efficiency(false, true, static_cast<double>(q.step.seq)),
                                              q.step.flash_rate.efficiency(true, true, static_cast<double>(q.step.seq)), flash_backward_over_forward));
   if (q.gpus > 1) {
-    ps.assumptions.push_back(fmt::format("scale-up: {} per GPU per direction within {} GPUs ({}{}); {}", bw(net.scale_up_bytes_per_s), net.domain_gpus,
+    ps.assumptions.push_back(fmt::format("scale-up: {} per {} per direction within {} {}s ({}{}); {}", bw(net.scale_up_bytes_per_s), hw.device_word(), net.domain_gpus, hw.device_word(),
                                          ic.scale_up.technology.empty() ? "" : ic.scale_up.technology + ", ", from(f.scale_up_bw + f.node_gpus, "flags"),
                                          fmt::format("latency {} µs a ring step", format_sig(net.scale_up_latency_s * 1e6, 3))));
     // A GPU count that is not whole domains: say how the last, partial one is used (ranks fill
     // domains in order; core/comm.cpp's place_group prices any group that leaves a domain at the
     // scale-out link, so one reaching the partial domain is priced as crossing).
     if (net.domain_gpus > 1 && q.gpus > net.domain_gpus && q.gpus % net.domain_gpus != 0)
-      ps.assumptions.push_back(fmt::format("{} GPUs are not whole {}-GPU scale-up domains: ranks fill {} of them and {} GPUs of one more; "
+      ps.assumptions.push_back(fmt::format("{0} {4}s are not whole {1}-{4} scale-up domains: ranks fill {2} of them and {3} {4}s of one more; "
                                            "a group that reaches that partial domain is priced at the scale-out link",
-                                           q.gpus, net.domain_gpus, q.gpus / net.domain_gpus, q.gpus % net.domain_gpus));
+                                           q.gpus, net.domain_gpus, q.gpus / net.domain_gpus, q.gpus % net.domain_gpus, hw.device_word()));
     if (net.scale_out_bytes_per_s > 0)
-      ps.assumptions.push_back(fmt::format("scale-out: {} per GPU per direction ({}{}); latency {} µs a ring step", bw(net.scale_out_bytes_per_s),
+      ps.assumptions.push_back(fmt::format("scale-out: {} per {} per direction ({}{}); latency {} µs a ring step", bw(net.scale_out_bytes_per_s), hw.device_word(),
                                            ic.scale_out.technology.empty() ? "" : ic.scale_out.technology + ", ", from(f.scale_out_bw, "--scale-out-bw"),
                                            format_sig(net.scale_out_latency_s * 1e6, 3)));
     ps.assumptions.push_back(fmt::format("collectives reach {} of the scale-up and {} of the scale-out link (NCCL measurements), ramping up over messages of ~{} MB; ring factors 2(n−1)/n, (n−1)/n",
@@ -359,7 +359,7 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
                                          format_sig(q.step.bytes_per_param.total(), 4), format_sig(q.step.grad_reduce_bytes, 2), f.dropout ? "on" : "off"));
   else
     ps.assumptions.push_back(fmt::format("dropout {}", f.dropout ? "on" : "off"));
-  if (q.memory.reserve_bytes > 0) ps.assumptions.push_back(fmt::format("memory reserve {} per GPU (--reserve)", format_si(q.memory.reserve_bytes, "B", 3)));
+  if (q.memory.reserve_bytes > 0) ps.assumptions.push_back(fmt::format("memory reserve {} per {} (--reserve)", format_si(q.memory.reserve_bytes, "B", 3), hw.device_word()));
   if (q.memory.runtime_reserve) ps.assumptions.push_back(runtime_reserve_assumption(q.memory.cross_entropy));
   if (f.lora) apply_plan_lora(m, *f.lora, opt, ps);
   return ps;
@@ -411,12 +411,12 @@ std::string nothing_fits_message(const Model& m, const Hardware& hw, const PlanS
   // What is held back (the runtime reserve, or --reserve) can take the whole card: then no layout
   // is short of anything but the card itself, and saying "over the 0 B available" hides why.
   if (!(c.memory.available_bytes > 0))
-    return fmt::format("nothing fits on {}: the {} held back per GPU ({}) is more than its {} of memory; give --reserve a smaller "
-                       "size, or a GPU with more memory",
+    return fmt::format("nothing fits on {}: the {} held back per {} ({}) is more than its {} of memory; give --reserve a smaller "
+                       "size, or a {} with more memory",
                        hw.key, c.memory.reserve_terms.empty() ? "memory reserve (--reserve)" : "runtime reserve (CUDA context, NCCL, workspaces)",
-                       format_si(c.memory.reserve_bytes, "B", 3), format_si(hw.usable_memory_bytes.value_or(hw.memory_bytes), "B", 3));
+                       hw.device_word(), format_si(c.memory.reserve_bytes, "B", 3), format_si(hw.usable_memory_bytes.value_or(hw.memory_bytes), "B", 3), hw.device_word());
   const std::string share = c.memory.available_bytes > 0 ? " (" + format_sig(100 * over / c.memory.available_bytes, 3) + "%)" : "";
-  return fmt::format("{} needs {} per GPU, {}{} over the {} available; {}", what, format_si(c.memory.total_bytes, "B", 3), format_si(over, "B", 3), share,
+  return fmt::format("{} needs {} per {}, {}{} over the {} available; {}", what, format_si(c.memory.total_bytes, "B", 3), hw.device_word(), format_si(over, "B", 3), share,
                      format_si(c.memory.available_bytes, "B", 3),
                      s.single_layout ? "search the other dimensions (leave out --zero, --recompute, --pp ...) or give more --gpus"
                                      : "give more --gpus, a smaller --seq, or fewer fixed dimensions");
@@ -449,8 +449,8 @@ PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus,
                          l.interleave > 1 ? fmt::format(", interleave {}", l.interleave) : "", l.sequence_parallel ? "yes" : "no",
                          recompute_name(l.recompute), l.zero, "framework " + setup.framework.key);
   r.caveats = validation_caveats(m, hw.key, p);
-  if (auto c = domain_caveat(p, setup.query.step.net.domain_gpus)) r.caveats.push_back(*c);
-  if (auto c = straddle_caveat(p, gpus, setup.query.step.net.domain_gpus)) r.caveats.push_back(*c);
+  if (auto c = domain_caveat(p, setup.query.step.net.domain_gpus, hw.device_word())) r.caveats.push_back(*c);
+  if (auto c = straddle_caveat(p, gpus, setup.query.step.net.domain_gpus, hw.device_word())) r.caveats.push_back(*c);
   return r;
 }
 

@@ -72,10 +72,10 @@ PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus,
 // hardware with no measured row): one line each, for the answer's assumptions.
 // Where the plan's tp × cp leaves the scale-up domain (only when the user gave it, or
 // --allow-cross-node-tp): says it is priced over the scale-out network; else nullopt.
-std::optional<std::string> domain_caveat(const Plan& p, long long domain_gpus);
+std::optional<std::string> domain_caveat(const Plan& p, long long domain_gpus, std::string_view device);
 // Where the plan's tp is below the scale-up domain and does not divide it (--node-gpus 3 --tp 2):
 // some tensor-parallel groups straddle two domains while all are priced inside one; else nullopt.
-std::optional<std::string> straddle_caveat(const Plan& p, long long gpus, long long domain_gpus);
+std::optional<std::string> straddle_caveat(const Plan& p, long long gpus, long long domain_gpus, std::string_view device);
 std::vector<std::string> validation_caveats(const Model& m, const std::string& hardware_key, const Plan& best);
 
 // The one-line message for a search where nothing fits: the closest layout and by how much.

@@ -48,7 +48,7 @@ std::string lora_states_section(const MemoryReport& r, bool explain, std::size_t
   const double P = g.params(), A = st.adapter_params;
   Table t;
   t.max_width = w;
-  t.header = {"part", "dtype", "parameters", fmt::format("bytes per GPU ({} GPU{}, ZeRO-{})", l.gpus(), l.gpus() == 1 ? "" : "s", l.zero)};
+  t.header = {"part", "dtype", "parameters", fmt::format("bytes per {0} ({1} {0}{2}, ZeRO-{3})", r.hardware.device_word(), l.gpus(), l.gpus() == 1 ? "" : "s", l.zero)};
   t.align = {Align::left, Align::left, Align::right, Align::right};
   const std::string ad(ls.lib.adapter_dtype);
   if (ls.base.quantized) {
@@ -64,7 +64,7 @@ std::string lora_states_section(const MemoryReport& r, bool explain, std::size_t
   if (st.gather_buffer_bytes > 0) t.add({"FSDP gather buffer (one layer)", std::string(ls.base.name), "", gb(st.gather_buffer_bytes)});
   t.add({"total", "", "", gb(g.model_states_bytes)});
   std::string out(1, '\n');
-  out += para(fmt::format("Model states per GPU (LoRA r = {} on {}, {}; {} parameters, {} trainable = {})", ls.rank, lora_targets_name(ls.targets),
+  out += para(fmt::format("Model states per {} (LoRA r = {} on {}, {}; {} parameters, {} trainable = {})", r.hardware.device_word(), ls.rank, lora_targets_name(ls.targets),
                           ls.lib.name, format_count(P, 4), format_count(A, 6), format_percent(A / P, 3)),
               w);
   out += t.render();

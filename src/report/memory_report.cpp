@@ -26,7 +26,9 @@ std::string num(double v) {
 }
 std::string bpp(double v) { return num(v); }
 std::string gb(double bytes) { return bytes == 0 ? "0 B" : format_si(bytes, "B", 4); }
-std::string gpus_text(long long n) { return fmt::format("{} GPU{}", n, n == 1 ? "" : "s"); }
+// What one part is called ("GPU", or "chip" on a TPU or Gaudi: Hardware::device_word), and n of them.
+std::string dev(const MemoryReport& r) { return std::string(r.hardware.device_word()); }
+std::string gpus_text(long long n, const MemoryReport& r) { return fmt::format("{} {}{}", n, dev(r), n == 1 ? "" : "s"); }
 
 std::string state_dtype(const Optimizer& o, const PrecisionRecipe& r) {
   if (o.fixed_state_bytes > 0) return "int8 + fp32 scales";
@@ -144,10 +146,10 @@ std::string header(const MemoryReport& r, std::size_t w) {
   if (!r.model) return out;
   std::string schedule = l.pp == 1 ? "no pipeline" : l.interleave > 1 ? fmt::format("interleaved 1F1B, {} virtual stages", l.interleave) : "1F1B";
   out += para(fmt::format("layout: tp {} × cp {} × pp {} × dp {} = {}, ep {}, micro-batch {}, sequence parallel {}, recompute {}, {}", l.tp,
-                          l.cp, l.pp, l.dp, gpus_text(l.gpus()), l.ep, l.micro_batch, l.sequence_parallel ? "on" : "off",
+                          l.cp, l.pp, l.dp, gpus_text(l.gpus(), r), l.ep, l.micro_batch, l.sequence_parallel ? "on" : "off",
                           recompute_name(l.recompute), schedule), w);
   if (l.pp > 1)
-    out += para(fmt::format("most loaded GPU: pipeline stage {} of {} ({})", r.memory.most_loaded_stage, l.pp, r.memory.most_loaded_reason), w);
+    out += para(fmt::format("most loaded {}: pipeline stage {} of {} ({})", dev(r), r.memory.most_loaded_stage, l.pp, r.memory.most_loaded_reason), w);
   return out;
 }
 
@@ -169,11 +171,11 @@ std::vector<std::string> states_steps(const MemoryReport& r) {
   const Layout& l = r.layout;
   const int z = l.zero;
   const std::string n = fmt::format("/{}", l.zero_ranks());
-  std::vector<std::string> steps{fmt::format("per GPU, ZeRO-{} over dp·cp = {}: {}{} + {}{} + {}{} + {}{} = {}", z, l.zero_ranks(), bpp(b.weights),
+  std::vector<std::string> steps{fmt::format("per {}, ZeRO-{} over dp·cp = {}: {}{} + {}{} + {}{} + {}{} = {}", dev(r), z, l.zero_ranks(), bpp(b.weights),
                                              z >= 3 ? n : "", bpp(b.grads), z >= 2 ? n : "", bpp(b.master), z >= 1 ? n : "",
                                              bpp(b.optimizer), z >= 1 ? n : "", bpp(mem.dense_bytes_per_param.total()))};
   if (r.model)
-    steps.push_back(fmt::format("parameters on this GPU: {} (split over tp {}{}){}", num(std::round(g.dense_params)), l.tp,
+    steps.push_back(fmt::format("parameters on this {}: {} (split over tp {}{}){}", dev(r), num(std::round(g.dense_params)), l.tp,
                                 l.pp > 1 ? fmt::format(", {} of {} layers", g.layers.layers, r.model->layers) : "",
                                 g.expert_params > 0 ? fmt::format(" + routed experts {} (over tp·ep {})", num(std::round(g.expert_params)), l.tp * l.ep)
                                                     : ""));
@@ -189,8 +191,8 @@ std::string states_section(const MemoryReport& r, bool explain, std::size_t w) {
   const bool counted = r.params && *r.params > 0;
   Table t;
   t.max_width = w;
-  t.header = {"part", "dtype", "bytes/param", fmt::format("bytes/param per GPU ({}, ZeRO-{})", gpus_text(l.gpus()), l.zero)};
-  if (counted) t.header.push_back("bytes per GPU");
+  t.header = {"part", "dtype", "bytes/param", fmt::format("bytes/param per {} ({}, ZeRO-{})", dev(r), gpus_text(l.gpus(), r), l.zero)};
+  if (counted) t.header.push_back("bytes per " + dev(r));
   t.align = {Align::left, Align::left, Align::right, Align::right, Align::right};
   auto row = [&](std::string part, std::string dtype, std::string whole, std::string per_gpu, double bytes) {
     std::vector<std::string> cells{std::move(part), std::move(dtype), std::move(whole), std::move(per_gpu)};
@@ -207,18 +209,18 @@ std::string states_section(const MemoryReport& r, bool explain, std::size_t w) {
     row("ZeRO-3 gather buffer", fmt::format("{} w + g", rc.weight_dtype), "-", "-", g.gather_buffer_bytes);
   row("total", "", bpp(b.total()), bpp(d.total()), g.model_states_bytes);
   std::string title = "Model states";
-  if (r.model) title += fmt::format(" per GPU ({}: {} parameters)", stage_text(g, l), format_count(g.params(), 4));
+  if (r.model) title += fmt::format(" per {} ({}: {} parameters)", dev(r), stage_text(g, l), format_count(g.params(), 4));
   else if (counted) title += fmt::format(" for {} parameters", format_count(*r.params, 4));
   std::string out(1, '\n');
   out += para(title, w);
   out += t.render();
   out += para(fmt::format("optimizer: {}", optimizer_formula(r.setup.optimizer, rc, b)), w, "  ");
   if (g.expert_params > 0 && l.expert_zero_ranks() != l.zero_ranks())
-    out += para(fmt::format("routed experts: {} of these parameters, states sharded over dp·cp/ep = {}: {} B/param per GPU",
-                            format_count(g.expert_params, 4), l.expert_zero_ranks(), bpp(mem.expert_bytes_per_param.total())), w, "  ");
+    out += para(fmt::format("routed experts: {} of these parameters, states sharded over dp·cp/ep = {}: {} B/param per {}",
+                            format_count(g.expert_params, 4), l.expert_zero_ranks(), bpp(mem.expert_bytes_per_param.total()), dev(r)), w, "  ");
   if (g.gather_buffer_bytes > 0)
-    out += para(fmt::format("gather buffer: 2 × {} B × the largest layer on this GPU, {} parameters (DeepSpeed's 4 × largest layer)",
-                            bpp(rc.weight_bytes), format_count(g.largest_layer_params, 4)), w, "  ");
+    out += para(fmt::format("gather buffer: 2 × {} B × the largest layer on this {}, {} parameters (DeepSpeed's 4 × largest layer)",
+                            bpp(rc.weight_bytes), dev(r), format_count(g.largest_layer_params, 4)), w, "  ");
   if (l.zero == 3 && !r.model) out += "  ZeRO-3 gather buffer not counted: give --model for the largest layer\n";
   if (explain)
     for (const auto& step : states_steps(r)) out += para(step, w, "  ");
@@ -265,8 +267,8 @@ std::string activations_section(const MemoryReport& r, bool explain, std::size_t
   const ActivationConfig c = activation_config(r.layout, r.setup);
   std::string out(1, '\n');
   out += para(fmt::format(
-      "Activations per GPU (micro-batch {}, seq {}, recompute {}, flash attention {}, dropout {}, {}-byte values{}; tp {}{}, cp {})",
-      num(c.micro_batch), num(c.seq), recompute_name(c.recompute), c.flash_attention ? "on" : "off", c.dropout ? "on" : "off",
+      "Activations per {} (micro-batch {}, seq {}, recompute {}, flash attention {}, dropout {}, {}-byte values{}; tp {}{}, cp {})",
+      dev(r), num(c.micro_batch), num(c.seq), recompute_name(c.recompute), c.flash_attention ? "on" : "off", c.dropout ? "on" : "off",
       num(c.value_bytes),
       c.gemm_input_bytes > 0 && c.gemm_input_bytes != c.value_bytes
           ? fmt::format(", each product's input kept as its own {}-byte fp8 copy (B_q)", num(c.gemm_input_bytes))
@@ -291,7 +293,7 @@ std::string activations_section(const MemoryReport& r, bool explain, std::size_t
   kv.max_width = w;
   kv.add("kept per layer", gb(layer.stored_bytes),
          c.recompute == Recompute::full ? "the layer input B·s·b·h only" : "recompute " + std::string(recompute_name(c.recompute)));
-  kv.add(fmt::format("{} layer{} on this GPU", g.layers.layers, g.layers.layers == 1 ? "" : "s"), gb(g.layers_bytes), "one micro-batch");
+  kv.add(fmt::format("{} layer{} on this {}", g.layers.layers, g.layers.layers == 1 ? "" : "s", dev(r)), gb(g.layers_bytes), "one micro-batch");
   if (r.layout.pp > 1)
     kv.add("micro-batches in flight", num(g.in_flight),
            r.layout.interleave > 1 ? "(2(pp−i−1) + (v−1)·pp + 1)/v at stage i" : fmt::format("1F1B: pp − i = {} − {}", r.layout.pp, g.stage));
@@ -342,7 +344,7 @@ std::vector<std::string> largest_arithmetic(const MemoryReport& r) {
     }
     return lines;
   }
-  std::vector<std::string> lines{act + fmt::format("{} B/param per GPU{} = {}", bpp(mem.dense_bytes_per_param.total()),
+  std::vector<std::string> lines{act + fmt::format("{} B/param per {}{} = {}", bpp(mem.dense_bytes_per_param.total()), dev(r),
                                                    mp > 1 ? fmt::format(" × tp·pp {}", mp) : "", format_sci(mem.max_params, 4))};
   if (l.gpus() > 1 && mp == 1 && l.cp == 1)
     lines.push_back(act + fmt::format("{} B/param = {}", bpp(mem.bytes_per_param.total()), format_sci(mem.max_params_single_gpu, 4)));
@@ -356,7 +358,7 @@ std::string totals_section(const MemoryReport& r, bool explain, std::size_t w) {
   const bool counted = r.params && *r.params > 0;
   KeyValues kv;
   kv.max_width = w;
-  std::string out = l.pp > 1 ? fmt::format("\nPer GPU (the most loaded: stage {})\n", mem.most_loaded_stage) : "\nPer GPU\n";
+  std::string out = l.pp > 1 ? fmt::format("\nPer {} (the most loaded: stage {})\n", dev(r), mem.most_loaded_stage) : "\nPer " + dev(r) + "\n";
   if (counted) {
     kv.add("model states", gb(mem.model_states_bytes));
     kv.add("activations", mem.activations_counted ? gb(mem.activations_bytes) : "not counted",
@@ -394,8 +396,8 @@ std::string totals_section(const MemoryReport& r, bool explain, std::size_t w) {
   if (r.setup.offload != Offload::none) {
     KeyValues host;
     host.max_width = w;
-    host.add("per GPU", gb(mem.host_bytes_per_gpu), fmt::format("{} B/param offloaded, sharded as the states are", bpp(mem.host_bytes_per_param)));
-    host.add(fmt::format("per node of {}", gpus_text(std::min(r.setup.node_gpus, l.gpus()))), gb(mem.host_bytes_per_node), "--node-gpus");
+    host.add("per " + dev(r), gb(mem.host_bytes_per_gpu), fmt::format("{} B/param offloaded, sharded as the states are", bpp(mem.host_bytes_per_param)));
+    host.add(fmt::format("per node of {}", gpus_text(std::min(r.setup.node_gpus, l.gpus()), r)), gb(mem.host_bytes_per_node), "--node-gpus");
     host.add("DeepSpeed's estimate", gb(mem.host_bytes_per_node_deepspeed), "× 1.5, its additional_buffer_factor");
     out += "\nHost memory (offload)\n" + host.render();
   }
@@ -404,12 +406,12 @@ std::string totals_section(const MemoryReport& r, bool explain, std::size_t w) {
   big.max_width = w;
   const long long mp = l.tp * l.pp;
   const auto arithmetic = largest_arithmetic(r);
-  big.add(fmt::format("{}, ZeRO-{}", gpus_text(l.gpus()), l.zero),
-          mem.max_params_unbounded_on_gpu ? "no GPU limit" : count_or_dash(mem.max_params),
+  big.add(fmt::format("{}, ZeRO-{}", gpus_text(l.gpus(), r), l.zero),
+          mem.max_params_unbounded_on_gpu ? "no " + dev(r) + " limit" : count_or_dash(mem.max_params),
           mem.max_params_unbounded_on_gpu ? "every state is in CPU memory (--offload params): the host's memory sets the largest model"
           : explain                       ? arithmetic[0]
                                           : "");
-  if (arithmetic.size() > 1) big.add("one GPU alone", count_or_dash(mem.max_params_single_gpu), explain ? arithmetic[1] : "");
+  if (arithmetic.size() > 1) big.add("one " + dev(r) + " alone", count_or_dash(mem.max_params_single_gpu), explain ? arithmetic[1] : "");
   if (r.lever)
     big.add("with " + r.lever->flags, count_or_dash(r.lever->max_params),
             fmt::format("the one flag that moves it most (speed cost {})", speed_cost_name(r.lever->speed_cost)));
@@ -495,8 +497,8 @@ std::vector<std::string> memory_explain_steps(const MemoryReport& r) {
     if (const auto check = korthikanti_check(r)) steps.push_back(*check);
   }
   const auto largest = largest_arithmetic(r);
-  steps.push_back(fmt::format("largest trainable model, {}, ZeRO-{}: {}", gpus_text(r.layout.gpus()), r.layout.zero, largest[0]));
-  if (largest.size() > 1) steps.push_back("largest trainable model, one GPU alone: " + largest[1]);
+  steps.push_back(fmt::format("largest trainable model, {}, ZeRO-{}: {}", gpus_text(r.layout.gpus(), r), r.layout.zero, largest[0]));
+  if (largest.size() > 1) steps.push_back("largest trainable model, one " + dev(r) + " alone: " + largest[1]);
   return steps;
 }
 

@@ -70,12 +70,14 @@ std::string header(const PlanReport& r) {
                      plural_count(static_cast<double>(q.step.global_batch) * static_cast<double>(q.step.seq), "token"));
 }
 
-Table plans_table(const std::vector<Plan>& plans, bool moe, const std::optional<double>& tokens, long long gpus, std::size_t w) {
+Table plans_table(const std::vector<Plan>& plans, bool moe, const std::optional<double>& tokens, long long gpus, const std::string& device,
+                  std::size_t w) {
   Table t;
   t.max_width = w;
   t.header = {"#", "tp", "cp", "pp", "dp"};
   if (moe) t.header.push_back("ep");
-  for (const char* h : {"mbs", "v", "sp", "recompute", "zero", "step", "tokens/s", "MFU", "HFU", "memory/GPU"}) t.header.emplace_back(h);
+  for (const char* h : {"mbs", "v", "sp", "recompute", "zero", "step", "tokens/s", "MFU", "HFU"}) t.header.emplace_back(h);
+  t.header.push_back("memory/" + device);
   if (tokens) t.header.emplace_back("days");
   t.align.assign(t.header.size(), Align::right);
   // Narrower than the table: shorter headers, then the figures the others imply (HFU beside MFU,
@@ -87,7 +89,7 @@ Table plans_table(const std::vector<Plan>& plans, bool moe, const std::optional<
     if (h == "sp") t.align[c] = Align::left;
     if (h == "recompute") t.short_header[c] = "rc", t.align[c] = Align::left;
     if (h == "tokens/s") t.short_header[c] = "tok/s", t.drop_rank[c] = 2;
-    if (h == "memory/GPU") t.short_header[c] = "mem/GPU";
+    if (h == "memory/" + device) t.short_header[c] = "mem/" + device;
     if (h == "HFU") t.drop_rank[c] = 3;
     if (h == "MFU") t.drop_rank[c] = 1;
   }
@@ -158,21 +160,21 @@ std::vector<std::string> plan_notes(const PlanReport& r, const Plan& best) {
 std::string plan_tail(const PlanReport& r, const Plan& best) {
   std::string out;
   for (const std::string& n : plan_notes(r, best)) out += "note: " + n + "\n";
-  out += fmt::format("\nmemory, most loaded GPU ({}): {} model states + {} activations = {} of {} available\n", best.memory.stage_reason,
+  out += fmt::format("\nmemory, most loaded {} ({}): {} model states + {} activations = {} of {} available\n", r.device, best.memory.stage_reason,
                      gb(best.memory.model_states_bytes), gb(best.memory.activations_bytes), gb(best.memory.total_bytes),
                      gb(best.memory.available_bytes));
   if (!best.memory.reserve_terms.empty()) {
     std::string terms;
     for (const RuntimeTerm& t : best.memory.reserve_terms) terms += fmt::format("{}{} {}", terms.empty() ? "" : ", ", t.name, gb(t.bytes));
-    out += fmt::format("reserve {} held back per GPU: {}\n", gb(best.memory.reserve_bytes), terms);
+    out += fmt::format("reserve {} held back per {}: {}\n", gb(best.memory.reserve_bytes), r.device, terms);
   }
   if (r.tokens) {
     const PlanDuration d = plan_duration(best, r.gpus, *r.tokens);
     // Beyond a year format_duration already gives the days: "2.75 years (1004 days)", once.
     const std::string duration = format_duration(d.days * 86400);
     const std::string days = duration.find(" days)") != std::string::npos ? "" : fmt::format(" ({} days)", format_sig(d.days, 4));
-    out += fmt::format("training {} tokens with plan 1: {}{}, {} GPU-hours\n", format_count(*r.tokens), duration, days,
-                       format_count(d.gpu_hours));
+    out += fmt::format("training {} tokens with plan 1: {}{}, {} {}-hours\n", format_count(*r.tokens), duration, days,
+                       format_count(d.gpu_hours), r.device);
   }
   out += "\nassumptions:\n";
   for (const std::string& a : r.assumptions) out += "  " + a + "\n";
@@ -186,7 +188,7 @@ PlanDuration plan_duration(const Plan& p, long long gpus, double tokens) {
   return {seconds / 86400.0, seconds * static_cast<double>(gpus) / 3600.0};
 }
 
-std::string why_best(const std::vector<Plan>& plans) {
+std::string why_best(const std::vector<Plan>& plans, std::string_view device) {
   if (plans.size() < 2) return {};
   const StepTime& a = plans[0].time;
   const StepTime& b = plans[1].time;
@@ -212,7 +214,7 @@ std::string why_best(const std::vector<Plan>& plans) {
     out = fmt::format("plan 1 is {} faster than plan 2 ({} vs {} per step)", pct(1 - a.step_time_s / b.step_time_s), secs(a.step_time_s),
                       secs(b.step_time_s));
     if (diffs.empty()) {
-      out += ": the same terms within 0.1%; it holds less memory per GPU";
+      out += fmt::format(": the same terms within 0.1%; it holds less memory per {}", device);
     } else {
       out += ": ";
       for (std::size_t i = 0; i < diffs.size(); ++i)
@@ -252,14 +254,14 @@ std::string plan_text(const PlanReport& r, std::size_t w) {
   if (s.single_layout) {
     const Plan& p = s.plans.empty() ? *s.closest : s.plans.front();
     out += fmt::format("one layout (every dimension given): {}\n", p.memory.fits ? "fits" : "DOES NOT FIT");
-    out += fmt::format("\n{}\n{}", plans_table({p}, moe, r.tokens, r.gpus, w).render(), breakdown_table({p}, w).render());
+    out += fmt::format("\n{}\n{}", plans_table({p}, moe, r.tokens, r.gpus, r.device, w).render(), breakdown_table({p}, w).render());
   } else {
     out += wrap_lines(fmt::format("searched {} layouts: {} valid, {} fit in memory; the best {}, one per split of tp × cp × pp{}:", s.candidates,
                                   s.valid, s.fitting, s.plans.size(), r.model.moe ? " × ep" : ""), w);
-    out += fmt::format("\n{}", plans_table(s.plans, moe, r.tokens, r.gpus, w).render());
+    out += fmt::format("\n{}", plans_table(s.plans, moe, r.tokens, r.gpus, r.device, w).render());
     out += wrap_lines(bars_line(s.plans), w);
     out += fmt::format("\n{}", breakdown_table(s.plans, w).render());
-    if (const std::string why = why_best(s.plans); !why.empty()) {
+    if (const std::string why = why_best(s.plans, r.device); !why.empty()) {
       out += '\n';
       out += wrap_lines(why + ".", w);
     }
@@ -285,7 +287,7 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
   o += fmt::format("tokens per micro-batch   T = b · s / cp = {} · {} / {} = {}\n", l.micro_batch, s.seq, l.cp, format_sig(c.tokens, 6));
   o += fmt::format("slowest pipeline stage   {}{}\n\n", plural(t.stage_layers, "layer"), t.head_on_slowest ? " + the LM head" : "");
 
-  o += "one layer, one micro-batch, on one GPU:\n";
+  o += "one layer, one micro-batch, on one " + r.device + ":\n";
   const double gemm_eff = c.gemm_fwd_flops / (c.gemm_fwd_s * peak);
   o += fmt::format("  matrix products    {} FLOP forward in {} ({} of the {} peak; {}), backward {}\n",
                    format_sci(c.gemm_fwd_flops, 4), secs(c.gemm_fwd_s), pct(gemm_eff), format_si(peak, "FLOP/s"), s.gemm.source, secs(c.gemm_bwd_s));
@@ -333,7 +335,7 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
     const MeasuredCurve* measured = measured_curve(s.net, ct.collective, ct.group);
     const std::string rate = measured ? "timed from the nccl-tests curve in " + measured->source : "bus bandwidth " + format_si(busbw, "B/s", 3);
     kv.add(name, secs(paid_s),
-           fmt::format("{} × {} of {} over {} GPUs ({}), {}: {} each{}", format_sig(ct.calls, 4), what, gb(ct.bytes), ct.group.size,
+           fmt::format("{} × {} of {} over {} {}s ({}), {}: {} each{}", format_sig(ct.calls, 4), what, gb(ct.bytes), ct.group.size, r.device,
                        ct.group.crosses_domains() ? fmt::format("{} per scale-up domain", ct.group.per_domain) : "inside one scale-up domain",
                        rate, secs(ct.time_per_call_s), note));
   };
@@ -378,13 +380,13 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
     st.add("pipeline bubble", secs(t.bubble_s), fmt::format("(p − 1)/v = ({} − 1)/{} micro-batches: (p−1)/(m·v) = {} of the ideal", l.pp, l.interleave,
                                                           pct(static_cast<double>(l.pp - 1) / static_cast<double>(t.micro_batches * l.interleave))));
   const std::string overlap = s.overlap_grad_reduce ? "overlapped with the last micro-batch's backward" : "not overlapped";
-  st.add("data parallel", secs(t.dp_exposed_s), fmt::format("{} in all over {}, {}", secs(t.dp_total_s), plural(l.dp * l.cp, "GPU"), l.zero == 3 ? "per micro-batch (ZeRO-3)" : overlap));
+  st.add("data parallel", secs(t.dp_exposed_s), fmt::format("{} in all over {}, {}", secs(t.dp_total_s), plural(l.dp * l.cp, r.device), l.zero == 3 ? "per micro-batch (ZeRO-3)" : overlap));
   if (t.overlap_contention_s > 0)
     st.add("hidden comm. HBM traffic", secs(t.overlap_contention_s),
            fmt::format("{} passes of the bytes sent while hidden, at {} × {}", overlapped_comm_hbm_passes,
                        format_si(s.memory_bandwidth_bytes_per_s, "B/s"), memory_bandwidth_efficiency));
-  st.add("optimizer step", secs(t.optimizer_s), fmt::format("{} {}parameters per GPU{}", format_count(s.lora.on ? s.lora.adapter_params : t.params_per_gpu),
-                                                             s.lora.on ? "adapter " : "", l.zero >= 1 ? fmt::format(", 1/{} updated here (ZeRO)", l.dp * l.cp) : ""));
+  st.add("optimizer step", secs(t.optimizer_s), fmt::format("{} {}parameters per {}{}", format_count(s.lora.on ? s.lora.adapter_params : t.params_per_gpu),
+                                                             s.lora.on ? "adapter " : "", r.device, l.zero >= 1 ? fmt::format(", 1/{} updated here (ZeRO)", l.dp * l.cp) : ""));
   st.add("step", secs(t.step_time_s));
   o += st.render();
 
@@ -401,8 +403,8 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
                    gb(p.memory.total_bytes), gb(p.memory.available_bytes), p.memory.stage_reason, p.memory.fits ? "" : ": DOES NOT FIT");
   if (r.tokens) {
     const PlanDuration d = plan_duration(p, r.gpus, *r.tokens);
-    o += fmt::format("days = {} tokens / {} tokens/s / 86400 = {}; GPU-hours = {} · days · 24 = {}\n", format_count(*r.tokens),
-                     format_si(t.tokens_per_s, "", 4), format_sig(d.days, 4), r.gpus, format_count(d.gpu_hours));
+    o += fmt::format("days = {} tokens / {} tokens/s / 86400 = {}; {}-hours = {} · days · 24 = {}\n", format_count(*r.tokens),
+                     format_si(t.tokens_per_s, "", 4), format_sig(d.days, 4), r.device, r.gpus, format_count(d.gpu_hours));
   }
   for (const std::string& n : plan_notes(r, p)) o += "note: " + n + "\n";
   o += "\nassumptions:\n";

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -16,6 +17,7 @@ namespace napkin {
 struct PlanReport {
   Model model;
   std::string hardware_key, hardware_name;
+  std::string device = "GPU";       // what one part is called in text: Hardware::device_word ("chip" on a TPU)
   Dtype dtype = Dtype::bf16;
   long long gpus = 0;
   PlanQuery query;                  // the setup the plans were priced with
@@ -35,7 +37,7 @@ PlanDuration plan_duration(const Plan& p, long long gpus, double tokens);
 
 // One line: "plan 1 is 3.2% faster than plan 2: pipeline bubble −0.35 s, ..." (the terms that
 // differ most), or empty with fewer than two plans.
-std::string why_best(const std::vector<Plan>& plans);
+std::string why_best(const std::vector<Plan>& plans, std::string_view device = "GPU");
 
 // max_width: the terminal's columns (0: no limit, as into a pipe or under --wide).
 std::string plan_text(const PlanReport& r, std::size_t max_width = 0);

@@ -57,7 +57,7 @@ std::string seq_text(double s) { return s < 1e7 ? fmt::format("{:.0f}", s) : for
 std::vector<std::string> assumptions(const TrainReport& r) {
   std::vector<std::string> a;
   if (r.run.solved_for == Unknown::mfu)
-    a.push_back(fmt::format("MFU solved from params, tokens, GPUs and days: {:.4g} of the peak below", r.run.mfu));
+    a.push_back(fmt::format("MFU solved from params, tokens, {}s and days: {:.4g} of the peak below", r.device, r.run.mfu));
   else
     a.push_back(fmt::format("MFU {:.4g} ({})", r.run.mfu, r.mfu_source));
   a.push_back(fmt::format("{} {} peak {} per accelerator ({})", r.sparse ? "2:4-sparse" : "dense", dtype_name(r.dtype),
@@ -109,7 +109,7 @@ std::string train_text(const TrainReport& r, std::size_t max_width) {
          fmt::format("{} × {} × MFU {:.4g}", format_sig(run.gpus, 6), format_si(run.peak_flops_per_s, "FLOP/s"), run.mfu));
   if (run.solved_for == Unknown::gpus)
     kv.add("wall-clock", fmt::format("{} days", format_sig(run.days(), 4)),
-           fmt::format("{} on {} whole GPU{}; {} day{} asked", format_duration(run.time_s), format_sig(run.gpus, 6), run.gpus == 1 ? "" : "s",
+           fmt::format("{} on {} whole {}{}; {} day{} asked", format_duration(run.time_s), format_sig(run.gpus, 6), r.device, run.gpus == 1 ? "" : "s",
                        format_sig(run.requested_time_s / 86400, 4), format_sig(run.requested_time_s / 86400, 4) == "1" ? "" : "s"));
   else
     kv.add("wall-clock",
@@ -120,11 +120,11 @@ std::string train_text(const TrainReport& r, std::size_t max_width) {
                 : run.days() < *r.days_low ? "; range: the error bar of similar measured runs, all slower than predicted"
                 : r.days_high && run.days() > *r.days_high ? "; range: the error bar of similar measured runs, all faster than predicted"
                                                            : "; range: the error bar of similar measured runs"));
-  kv.add("GPU-hours", format_count(run.gpu_hours()), fmt::format("{} GPU-days", format_count(run.gpu_hours() / 24)));
+  kv.add(r.device + "-hours", format_count(run.gpu_hours()), fmt::format("{} {}-days", format_count(run.gpu_hours() / 24), r.device));
   if (r.costs.cost_usd)
-    kv.add("cost", fmt::format("${}", format_count(*r.costs.cost_usd)), fmt::format("at ${:.4g}/GPU-hour", *r.cost_inputs.price_usd_per_gpu_hour));
+    kv.add("cost", fmt::format("${}", format_count(*r.costs.cost_usd)), fmt::format("at ${:.4g}/{}-hour", *r.cost_inputs.price_usd_per_gpu_hour, r.device));
   if (r.costs.energy_mwh)
-    kv.add("energy", format_sig(*r.costs.energy_mwh, 4) + " MWh", r.cost_inputs.at_power_limit ? "GPU-hours × power limit × PUE" : "GPU-hours × TDP × PUE");
+    kv.add("energy", format_sig(*r.costs.energy_mwh, 4) + " MWh", r.device + (r.cost_inputs.at_power_limit ? "-hours × power limit × PUE" : "-hours × TDP × PUE"));
   if (r.costs.co2_tonnes)
     kv.add("CO2", format_sig(*r.costs.co2_tonnes, 4) + " t", fmt::format("at {} g/kWh", format_sig(*r.cost_inputs.grid_g_per_kwh, 4)));
   std::string out = kv.render();
@@ -161,10 +161,10 @@ void lora_steps(const TrainReport& r, Line& line) {
                    "(recomputation not counted), not on 6 · P",
                    l.rank, l.targets, l.finetune_lib, format_count(l.adapter_params)));
   if (run.overhead_s_per_token > 0)
-    line(fmt::format("Dequantisation ({}): {} passes × {} B (read at {} + written in bf16) / {} B/s / {} tokens per micro-batch = {} s per token per GPU, "
+    line(fmt::format("Dequantisation ({}): {} passes × {} B (read at {} + written in bf16) / {} B/s / {} tokens per micro-batch = {} s per token per {}, "
                      "added to the time, not to the FLOPs",
                      l.base_weights, l.passes, sci(l.dequant_bytes_per_pass), l.base_weights, sci(l.bandwidth_bytes_per_s),
-                     format_count(l.tokens_per_micro_batch), sci(run.overhead_s_per_token)));
+                     format_count(l.tokens_per_micro_batch), sci(run.overhead_s_per_token), r.device));
 }
 
 std::vector<std::string> explain_steps(const TrainReport& r) {
@@ -225,7 +225,7 @@ std::vector<std::string> explain_steps(const TrainReport& r) {
       line(fmt::format("Total compute: C = ({}) × D = {} × {} = {} FLOP", flops_formula(r), sci(run.flops_per_token), sci(run.tokens), sci(run.total_flops)));
       line(fmt::format("Accelerators: N = C / ({} × time) = {} / ({} × {} s) = {}, rounded up to {}", sci(peak * run.mfu), sci(run.total_flops),
                        sci(peak * run.mfu), sci(run.requested_time_s), format_sig(run.gpus_exact, 6), format_sig(run.gpus, 6)));
-      line(fmt::format("Time on {} whole GPU{}: C / (N × {}) = {} / {} = {} s = {} days", format_sig(run.gpus, 6), run.gpus == 1 ? "" : "s", sci(peak * run.mfu),
+      line(fmt::format("Time on {} whole {}{}: C / (N × {}) = {} / {} = {} s = {} days", format_sig(run.gpus, 6), r.device, run.gpus == 1 ? "" : "s", sci(peak * run.mfu),
                        sci(run.total_flops), sci(run.cluster_flops_per_s), sci(run.time_s), format_sig(run.days(), 4)));
       break;
     case Unknown::mfu:
@@ -241,10 +241,10 @@ std::vector<std::string> explain_steps(const TrainReport& r) {
                   : fmt::format("Parameters: P = FLOPs per token / 6 = {}", format_count(run.params)));
       break;
   }
-  line(fmt::format("GPU-hours: N × time / 3600 = {} × {} / 3600 = {}", format_sig(run.gpus, 6), sci(run.time_s), sci(run.gpu_hours())));
-  if (r.costs.cost_usd) line(fmt::format("Cost: {} GPU-h × ${:.4g} = ${}", sci(run.gpu_hours()), *r.cost_inputs.price_usd_per_gpu_hour, format_count(*r.costs.cost_usd)));
+  line(fmt::format("{}-hours: N × time / 3600 = {} × {} / 3600 = {}", r.device, format_sig(run.gpus, 6), sci(run.time_s), sci(run.gpu_hours())));
+  if (r.costs.cost_usd) line(fmt::format("Cost: {} {}-h × ${:.4g} = ${}", sci(run.gpu_hours()), r.device, *r.cost_inputs.price_usd_per_gpu_hour, format_count(*r.costs.cost_usd)));
   if (r.costs.energy_mwh)
-    line(fmt::format("Energy: {} GPU-h × {} W × PUE {} / 1e6 = {} MWh", sci(run.gpu_hours()), format_sig(*r.cost_inputs.tdp_watts, 4), format_sig(r.cost_inputs.pue, 3), format_sig(*r.costs.energy_mwh, 4)));
+    line(fmt::format("Energy: {} {}-h × {} W × PUE {} / 1e6 = {} MWh", sci(run.gpu_hours()), r.device, format_sig(*r.cost_inputs.tdp_watts, 4), format_sig(r.cost_inputs.pue, 3), format_sig(*r.costs.energy_mwh, 4)));
   if (r.costs.co2_tonnes)
     line(fmt::format("CO2: {} MWh × 1000 × {} g/kWh / 1e6 = {} t", format_sig(*r.costs.energy_mwh, 4), format_sig(*r.cost_inputs.grid_g_per_kwh, 4), format_sig(*r.costs.co2_tonnes, 4)));
   return steps;

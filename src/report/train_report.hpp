@@ -38,6 +38,7 @@ struct TrainReport {
   double total_params = 0;      // MoE: all experts; else = run.params
   std::string hardware_key;
   std::string hardware_name;
+  std::string device = "GPU";   // what one part is called in text: Hardware::device_word ("chip" on a TPU)
   Dtype dtype = Dtype::bf16;
   bool sparse = false;
   std::string mfu_source;       // "default", "--mfu", "measured on ...", ...
