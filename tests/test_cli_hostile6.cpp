@@ -318,3 +318,24 @@ TEST_CASE("memory, plan and train on a TPU or a Gaudi say chip where they said G
   CHECK(has(run_napkin("memory --model llama3-8b --hardware mi300x", "timeout 20").out, "Model states per GPU ("));
   CHECK(has(run_napkin("train --model llama3-8b --hardware h100-sxm --days 30 --tokens 1T", "timeout 20").out, "whole GPUs"));
 }
+
+TEST_CASE("two --spec files that define the same model name are refused, naming both; the last one silently won") {
+  const TempDir dir("napkin_spec_twice");
+  std::filesystem::create_directories(dir / "a");
+  std::filesystem::create_directories(dir / "b");
+  const std::string text = napkin::test::slurp(std::string(NAPKIN_SOURCE_DIR) + "/models/llama3-8b.toml");
+  const std::string a = (dir / "a" / "mine.toml").string(), b = (dir / "b" / "mine.toml").string();
+  std::ofstream(a) << text;
+  std::ofstream(b) << text;
+  const CliResult r = run_napkin("--spec " + a + " --spec " + b + " infer --model mine", "timeout 20");
+  check_one_line_error(r, "model 'mine' is defined by two --spec files, " + a + " and " + b);
+  check_one_line_error(run_napkin("--spec " + (dir / "a").string() + " --spec " + (dir / "b").string() + " models list", "timeout 20"),
+                       "defined by two --spec files");
+  // The same file twice is one definition; a --spec file still replaces a built-in one, and one
+  // on NAPKIN_SPEC_PATH, as documented.
+  CHECK(run_napkin("--spec " + a + " --spec " + a + " models show mine", "timeout 20").exit_code == 0);
+  const std::string own = (dir / "b" / "llama3-8b.toml").string();
+  std::ofstream(own) << text;
+  CHECK(run_napkin("--spec " + own + " models show llama3-8b", "timeout 20").exit_code == 0);
+  CHECK(run_napkin("--spec " + b + " models show mine", "NAPKIN_SPEC_PATH=" + (dir / "a").string() + " timeout 20").exit_code == 0);
+}

@@ -36,8 +36,9 @@ const SpecRegistry& Context::registry() {
       while (std::getline(ss, item, ':'))
         if (!item.empty()) paths.push_back(item);
     }
+    const std::size_t from_env = paths.size();
     paths.insert(paths.end(), spec_paths.begin(), spec_paths.end());
-    registry_ = SpecRegistry::load(paths);
+    registry_ = SpecRegistry::load(paths, from_env);
   }
   return *registry_;
 }

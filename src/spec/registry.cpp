@@ -102,12 +102,12 @@ std::string other_kind_hint(std::string_view name, std::string_view folder) {
   return "";
 }
 
-void SpecRegistry::add_user_file(const std::string& path) {
-  sources_[stem_of(path)].push_back(Source{path, nullptr, Kind::unknown, {}, as_text(path)});
+void SpecRegistry::add_user_file(const std::string& path, bool from_flag) {
+  sources_[stem_of(path)].push_back(Source{path, nullptr, Kind::unknown, {}, as_text(path), from_flag});
   ++user_files_;
 }
 
-SpecRegistry SpecRegistry::load(const std::vector<std::string>& user_paths) {
+SpecRegistry SpecRegistry::load(const std::vector<std::string>& user_paths, std::size_t first_flag_path) {
   SpecRegistry r;
   for (const EmbeddedSpec& f : builtin_spec_files()) {
     if (std::strncmp(f.path, "frameworks/", 11) == 0) continue;  // spec/framework_spec.cpp reads those
@@ -120,7 +120,9 @@ SpecRegistry SpecRegistry::load(const std::vector<std::string>& user_paths) {
     const std::string display = std::string("builtin:") + f.path;
     r.sources_[stem_of(f.path)].push_back(Source{display, f.text, kind, {}, display});
   }
-  for (const std::string& p : user_paths) {
+  for (std::size_t i = 0; i < user_paths.size(); ++i) {
+    const std::string& p = user_paths[i];
+    const bool from_flag = i >= first_flag_path;
     std::error_code ec;
     const fs::path path(p);
     const fs::file_status st = fs::status(path, ec);
@@ -128,12 +130,12 @@ SpecRegistry SpecRegistry::load(const std::vector<std::string>& user_paths) {
     if (ec || !fs::exists(st)) throw Error(p + ": no such spec file or folder");
     if (fs::is_directory(st)) {
       const std::size_t before = r.user_file_count();
-      for (const auto& f : toml_files_in(path)) r.add_user_file(f);
+      for (const auto& f : toml_files_in(path)) r.add_user_file(f, from_flag);
       for (const char* sub : {"hardware", "models"}) {
         const fs::file_status sub_st = fs::status(path / sub, ec);
         if (ec && ec != std::errc::no_such_file_or_directory) path_error(path / sub, "cannot read", ec);
         if (!ec && fs::is_directory(sub_st))
-          for (const auto& f : toml_files_in(path / sub)) r.add_user_file(f);
+          for (const auto& f : toml_files_in(path / sub)) r.add_user_file(f, from_flag);
       }
       // Frameworks are given one at a time by path (--framework FILE), not through --spec: a
       // frameworks/ folder here would otherwise be skipped without a word.
@@ -168,7 +170,7 @@ SpecRegistry SpecRegistry::load(const std::vector<std::string>& user_paths) {
       if (kind == SpecKind::engine) r.engine_sources_[stem_of(p)] = EngineSource{p, nullptr, as_text(p)};
       else if (kind == SpecKind::framework)
         throw Error(p + ": a framework spec: --spec does not read frameworks; give this one with --framework " + p);
-      else r.add_user_file(p);  // read (and refused if not a regular file) when used
+      else r.add_user_file(p, from_flag);  // read (and refused if not a regular file) when used
     }
   }
   return r;
@@ -193,7 +195,24 @@ const T* SpecRegistry::find(const std::string& key) const {
   const Kind want = std::is_same_v<T, Hardware> ? Kind::hardware : Kind::model;
   for (auto s = it->second.rbegin(); s != it->second.rend(); ++s) {
     if (s->kind != Kind::unknown && s->kind != want) continue;
-    if (const T* v = std::get_if<T>(&parse(key, *s))) return v;
+    const T* v = std::get_if<T>(&parse(key, *s));
+    if (!v) continue;
+    // Another --spec file of this kind and name (not the same file given twice): refuse to guess.
+    if (s->from_flag)
+      for (auto e = std::next(s); e != it->second.rend(); ++e) {
+        if (!e->from_flag) continue;
+        std::error_code ec;
+        if (e->path == s->path || fs::equivalent(e->path, s->path, ec)) continue;
+        bool same_kind = false;
+        try {
+          same_kind = std::holds_alternative<T>(parse(key, *e));
+        } catch (const Error&) {
+        }
+        if (same_kind)
+          throw Error(std::string(std::is_same_v<T, Hardware> ? "hardware" : "model") + " '" + key + "' is defined by two --spec files, " +
+                      e->display_path + " and " + s->display_path + ": give one of them, or rename one (its file name is its name)");
+      }
+    return v;
   }
   return nullptr;
 }

@@ -1,6 +1,8 @@
 #pragma once
 // Every spec napkin knows: the built-in ones, then the user's (NAPKIN_SPEC_PATH, then
-// --spec, in order), a later one with the same name replacing an earlier one.
+// --spec, in order), a later one with the same name replacing an earlier one. Two --spec files
+// that define the same name (of one kind) are an Error naming both: which one was meant is not
+// the registry's to guess, and the last silently won.
 //
 // Parsing is lazy: load() only indexes files by name (the built-in texts are compiled in, a
 // user folder is listed), and a spec is parsed the first time it is asked for, so an estimate
@@ -25,8 +27,9 @@ class SpecRegistry {
  public:
   // The compiled-in specs plus `user_paths` (files or folders, in order). A folder's
   // *.toml files are indexed, and its hardware/ and models/ subfolders if it has them. A path
-  // that is missing, unreadable or a symlink loop is an Error naming it.
-  static SpecRegistry load(const std::vector<std::string>& user_paths);
+  // that is missing, unreadable or a symlink loop is an Error naming it. `user_paths` from index
+  // `first_flag_path` on came from --spec (those before, NAPKIN_SPEC_PATH, may be replaced).
+  static SpecRegistry load(const std::vector<std::string>& user_paths, std::size_t first_flag_path = 0);
   static SpecRegistry builtin_only() { return load({}); }
 
   // A name ("h100-sxm") or a path to a .toml file. Unknown names throw Error with the
@@ -60,9 +63,10 @@ class SpecRegistry {
     Kind kind = Kind::unknown;
     mutable std::optional<std::variant<Hardware, Model>> parsed;
     std::string display_path;    // `path` as valid UTF-8, for messages and JSON
+    bool from_flag = false;      // given by --spec (a file, or in a folder)
   };
 
-  void add_user_file(const std::string& path);
+  void add_user_file(const std::string& path, bool from_flag);
   std::size_t user_file_count() const { return user_files_; }
   const std::variant<Hardware, Model>& parse(const std::string& key, const Source& s) const;
   template <typename T>
