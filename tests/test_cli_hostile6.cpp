@@ -339,3 +339,23 @@ TEST_CASE("two --spec files that define the same model name are refused, naming 
   CHECK(run_napkin("--spec " + own + " models show llama3-8b", "timeout 20").exit_code == 0);
   CHECK(run_napkin("--spec " + b + " models show mine", "NAPKIN_SPEC_PATH=" + (dir / "a").string() + " timeout 20").exit_code == 0);
 }
+
+TEST_CASE("a config.json number too large for a double is placed at its FILE:LINE:COL, as other JSON errors are") {
+  // nlohmann's out_of_range 406 has no position: "config.json: not valid JSON for napkin (number
+  // overflow parsing '1e400')" named no line, where a syntax error names line and column.
+  const TempDir dir("napkin_json_overflow");
+  const std::string config = (dir / "config.json").string();
+  const struct {
+    std::string json, where;
+  } cases[] = {{"{\"model_type\":\"llama\",\n\"rope_theta\":1e400}", ":2:14: not valid JSON for napkin (number overflow parsing '1e400')"},
+               // a string holding the same text, and an escaped quote, are not numbers
+               {"{\"model_type\":\"llama\",\"a\\\"1e999\":\"1e999\",\n  \"x\": [1, -2e999]}", ":2:12: not valid JSON for napkin"},
+               {"{\"model_type\":\"llama\",\n \"vocab_size\": 1" + std::string(400, '0') + "}", ":2:16: not valid JSON for napkin"}};
+  for (const auto& c : cases) {
+    CAPTURE(c.json);
+    std::ofstream(config) << c.json;
+    const CliResult r = run_napkin("models show " + config, "timeout 20");
+    check_one_line_error(r, config + c.where);
+    CHECK(r.err.size() < 400);
+  }
+}

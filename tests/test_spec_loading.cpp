@@ -309,5 +309,5 @@ TEST_CASE("non-ASCII text: fine in strings and comments, a syntax error elsewher
 TEST_CASE("config.json: a number too large for a double is bad input, not a leaked exception") {
   // Found by tests/fuzz/fuzz_hf_config: nlohmann throws out_of_range (not parse_error) for it.
   CHECK(error_of([] { import_hf_config("{\"model_type\": \"llama\", \"bos_token_id\": 1e3081}", "m/config.json", "m"); }) ==
-        "m/config.json: not valid JSON for napkin (number overflow parsing '1e3081')");
+        "m/config.json:1:41: not valid JSON for napkin (number overflow parsing '1e3081')");
 }

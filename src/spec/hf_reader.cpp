@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "core/error.hpp"
 #include "spec/json_guard.hpp"
@@ -34,6 +36,39 @@ long long bound_for(std::string_view napkin_key) {
   return static_cast<long long>(max_count);
 }
 
+// Where the first number too large for a double starts, as nlohmann's parser meets it (left to
+// right, outside strings): the byte offset, or npos. nlohmann's out_of_range 406 has no position.
+std::size_t overflowing_number_at(std::string_view text) {
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      std::size_t end = i + 1;
+      while (end < text.size() && std::string_view("0123456789+-.eE").find(text[end]) != std::string_view::npos) ++end;
+      const std::string token(text.substr(i, end - i));
+      if (!std::isfinite(std::strtod(token.c_str(), nullptr))) return i;
+      i = end - 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// "PATH:LINE:COL" of the byte offset `at` (1-based line, column in bytes, as parse errors give it).
+std::string position(std::string_view text, std::size_t at, const std::string& display_path) {
+  const std::string_view before = text.substr(0, std::min(at, text.size()));
+  const auto line = 1 + std::count(before.begin(), before.end(), '\n');
+  const auto nl = before.rfind('\n');
+  const auto col = before.size() - (nl == std::string_view::npos ? 0 : nl + 1) + 1;
+  return display_path + ":" + std::to_string(line) + ":" + std::to_string(col);
+}
+
 }  // namespace
 
 nlohmann::json parse_hf_json(std::string_view text, const std::string& display_path) {
@@ -44,20 +79,18 @@ nlohmann::json parse_hf_json(std::string_view text, const std::string& display_p
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is 1-based, the position just past the offending character.
     const std::size_t at = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
-    const std::string_view before = text.substr(0, at);
-    const auto line = 1 + std::count(before.begin(), before.end(), '\n');
-    const auto nl = before.rfind('\n');
-    const auto col = at - (nl == std::string_view::npos ? 0 : nl + 1) + 1;
     std::string what = e.what();
     if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
     what = cut(what, 160);  // nlohmann quotes the whole token read, an unterminated string's all of it
-    throw Error(display_path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": not valid JSON (" + what + ")");
+    throw Error(position(text, at, display_path) + ": not valid JSON (" + what + ")");
   } catch (const nlohmann::json::exception& e) {
     // Not a parse_error: a number too large for a double ("1e3081", out_of_range 406), found by
-    // tests/fuzz/fuzz_hf_config. nlohmann gives no position for it.
+    // tests/fuzz/fuzz_hf_config. nlohmann gives no position for it: find the number itself.
     std::string what = e.what();
     if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    throw Error(display_path + ": not valid JSON for napkin (" + what + ")");
+    what = cut(what, 160);  // the message quotes the whole number, which may be thousands of digits
+    const std::size_t at = overflowing_number_at(text);
+    throw Error((at == std::string_view::npos ? display_path : position(text, at, display_path)) + ": not valid JSON for napkin (" + what + ")");
   }
   if (!j.is_object()) throw Error(display_path + ":1:1: expected a JSON object (a Hugging Face config.json), found " + std::string(j.type_name()));
   guard_duplicate_keys(text, display_path);
