@@ -359,3 +359,22 @@ TEST_CASE("a config.json number too large for a double is placed at its FILE:LIN
     CHECK(r.err.size() < 400);
   }
 }
+
+TEST_CASE("a name with a stray control or invisible character still gets closest names, and is shown escaped") {
+  // 'llama\x07' got no suggestion while 'llama3_8b' did: the bell counted as a letter to edit.
+  const struct {
+    const char* args;
+    const char* shown;
+    const char* suggested;
+  } cases[] = {{"infer --model \"$(printf 'llama\\007')\"", "unknown model 'llama\\x07'; did you mean 'llama-65b'", ""},
+               {"infer --model \"$(printf 'llama3-8\\007')\"", "unknown model 'llama3-8\\x07'; did you mean 'llama3-8b'", ""},
+               {"infer --model \"$(printf 'llama\\302\\205')\"", "unknown model 'llama\\u0085'; did you mean ", "'llama-65b'"},
+               {"infer --model \"$(printf 'llama\\342\\200\\2563-8')\"", "unknown model 'llama\\u202e3-8'; did you mean 'llama3-8b'", ""},
+               {"infer --model llama3-8b --hardware \"$(printf 'h100\\033[31m')\"", "unknown hardware 'h100\\x1b[31m'; did you mean 'h100-nvl'", ""}};
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const CliResult r = run_napkin(std::string(c.args), "timeout 20");
+    check_one_line_error(r, c.shown);
+    CHECK(has(r.err, c.suggested));
+  }
+}

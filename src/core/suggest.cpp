@@ -18,6 +18,38 @@ std::string squashed(std::string_view s) {
     if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
+// Without what cannot be seen or typed on purpose: C0 controls and DEL, C1 controls (U+0080–U+009F),
+// the soft hyphen, zero-width characters and joiners (U+200B–U+200F, U+2060–U+2064), bidi
+// embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) and the BOM. A name typed with a
+// stray one ("llama\x07", a pasted "llama3-8b\u200b", a colour code) is matched as the name around it.
+std::string visible(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto b = [&](std::size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+    const unsigned c = b(0);
+    if (c == 0x1b && b(1) == '[') {  // a terminal escape sequence, "\x1b[31m": to its final byte
+      for (i += 2; i < s.size() && !(b(0) >= 0x40 && b(0) <= 0x7e); ++i) {
+      }
+      continue;
+    }
+    if (c < 0x20 || c == 0x7f) continue;
+    if (c == 0xc2 && (b(1) <= 0x9f || b(1) == 0xad) && b(1) >= 0x80) {
+      ++i;
+      continue;
+    }
+    if (c == 0xe2 && ((b(1) == 0x80 && ((b(2) >= 0x8b && b(2) <= 0x8f) || (b(2) >= 0xaa && b(2) <= 0xae))) ||
+                      (b(1) == 0x81 && ((b(2) >= 0xa0 && b(2) <= 0xa4) || (b(2) >= 0xa6 && b(2) <= 0xa9))))) {
+      i += 2;
+      continue;
+    }
+    if (c == 0xef && b(1) == 0xbb && b(2) == 0xbf) {
+      i += 2;
+      continue;
+    }
+    out += static_cast<char>(c);
+  }
+  return out;
+}
 }  // namespace
 
 std::size_t edit_distance(std::string_view a_in, std::string_view b_in) {
@@ -35,11 +67,11 @@ std::size_t edit_distance(std::string_view a_in, std::string_view b_in) {
 
 std::vector<std::string> closest_names(std::string_view query, const std::vector<std::string>& candidates,
                                        std::size_t max_results) {
-  const std::string q = lower(query);
+  const std::string q = lower(visible(query));
   const std::size_t limit = std::max<std::size_t>(2, q.size() / 3);
   std::vector<std::pair<std::size_t, std::string>> scored;
   for (const auto& c : candidates) {
-    const std::string lc = lower(c);
+    const std::string lc = lower(visible(c));
     std::size_t d = edit_distance(q, lc);
     if (!q.empty() && lc.find(q) != std::string::npos) d = std::min<std::size_t>(d, 1);  // a prefix or part of the name
     if (d <= limit) scored.emplace_back(d, c);
