@@ -2,6 +2,7 @@
 // the real binary.
 #include <doctest/doctest.h>
 
+#include <cctype>
 #include <fstream>
 #include <string>
 
@@ -376,5 +377,29 @@ TEST_CASE("a name with a stray control or invisible character still gets closest
     const CliResult r = run_napkin(std::string(c.args), "timeout 20");
     check_one_line_error(r, c.shown);
     CHECK(has(r.err, c.suggested));
+  }
+}
+
+TEST_CASE("plan prints a duration in seconds with three figures, as in ms and µs and as format_duration does") {
+  // plan's step times read "7.443 s" beside "638 ms", and a step of one second "1.000 s".
+  const auto four_figure_seconds = [](const std::string& text) {
+    for (std::size_t at = text.find(" s"); at != std::string::npos; at = text.find(" s", at + 1)) {
+      std::size_t start = at;
+      while (start > 0 && (std::isdigit(static_cast<unsigned char>(text[start - 1])) || text[start - 1] == '.')) --start;
+      const std::string number = text.substr(start, at - start);
+      std::size_t digits = 0;
+      for (const char c : number) digits += std::isdigit(static_cast<unsigned char>(c)) ? 1 : 0;
+      const bool word_ends = at + 2 == text.size() || !std::isalnum(static_cast<unsigned char>(text[at + 2]));
+      if (word_ends && number.find('.') != std::string::npos && digits > 3) return number + " s";
+    }
+    return std::string();
+  };
+  for (const char* args : {"plan --model llama3-70b --hardware h100-sxm --gpus 256 --global-batch 512",
+                           "plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 256 --explain"}) {
+    CAPTURE(args);
+    const CliResult r = run_napkin(args, "timeout 20");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(has(r.out, " s "));
+    CHECK(four_figure_seconds(r.out) == "");
   }
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "report/format.hpp"
 #include "report/table.hpp"
@@ -13,11 +14,22 @@
 namespace napkin {
 namespace {
 
-std::string secs(double s) {
+// Three figures, as every duration napkin prints (format_duration): seconds had four ("1.000 s"
+// beside "275 ms"). A value that rounds up to the next unit goes up: 999.96 ms reads "1.00 s", not "1000 ms".
+std::string secs(double s, int digits = 3) {
   if (s == 0) return "0";
-  if (s < 1e-3) return format_sig(s * 1e6, 3) + " µs";
-  if (s < 1) return format_sig(s * 1e3, 3) + " ms";
-  return format_sig(s, 4) + " s";
+  const double up = 1 - 0.5 * std::pow(10.0, -digits);  // 0.9995 at three figures
+  if (s < 1e-3 * up) return format_sig(s * 1e6, digits) + " µs";
+  if (s < up) return format_sig(s * 1e3, digits) + " ms";
+  return format_sig(s, digits) + " s";
+}
+
+// Two step times set side by side ("7.443 s vs 7.452 s"): three figures, or as many more (up to six)
+// as it takes for two different times not to read the same.
+std::pair<std::string, std::string> secs_apart(double a, double b) {
+  int digits = 3;
+  while (a != b && digits < 6 && secs(a, digits) == secs(b, digits)) ++digits;
+  return {secs(a, digits), secs(b, digits)};
 }
 
 std::string pct(double f) { return format_sig(100 * f, 3) + "%"; }
@@ -198,7 +210,8 @@ std::string why_best(const std::vector<Plan>& plans, std::string_view device) {
     out = fmt::format("plans 1 and 2 tie: their MFU error bars overlap ({}–{} and {}–{}), and plan 1 rests on measured runs more like it; "
                       "plan 2 is {} faster on napkin's figures ({} vs {} per step)",
                       pct(plans[0].mfu_bar.low), pct(plans[0].mfu_bar.high), pct(plans[1].mfu_bar.low), pct(plans[1].mfu_bar.high),
-                      pct(1 - b.step_time_s / a.step_time_s), secs(b.step_time_s), secs(a.step_time_s));
+                      pct(1 - b.step_time_s / a.step_time_s), secs_apart(b.step_time_s, a.step_time_s).first,
+                      secs_apart(b.step_time_s, a.step_time_s).second);
   } else {
     struct Diff {
       std::string_view name;
@@ -211,8 +224,8 @@ std::string why_best(const std::vector<Plan>& plans, std::string_view device) {
     }
     std::sort(diffs.begin(), diffs.end(), [](const Diff& x, const Diff& y) { return std::fabs(x.delta) > std::fabs(y.delta); });
     if (diffs.size() > 3) diffs.resize(3);
-    out = fmt::format("plan 1 is {} faster than plan 2 ({} vs {} per step)", pct(1 - a.step_time_s / b.step_time_s), secs(a.step_time_s),
-                      secs(b.step_time_s));
+    out = fmt::format("plan 1 is {} faster than plan 2 ({} vs {} per step)", pct(1 - a.step_time_s / b.step_time_s),
+                      secs_apart(a.step_time_s, b.step_time_s).first, secs_apart(a.step_time_s, b.step_time_s).second);
     if (diffs.empty()) {
       out += fmt::format(": the same terms within 0.1%; it holds less memory per {}", device);
     } else {
@@ -243,8 +256,8 @@ std::string faster_beyond_top_line(const Plan& f, const Plan& best) {
   const std::string ep = l.ep > 1 ? fmt::format(" · ep {}", l.ep) : "", ep_flag = l.ep > 1 ? fmt::format(" --ep {}", l.ep) : "";
   return fmt::format("not shown: tp {} · cp {} · pp {}{} is {} faster on napkin's figures ({} vs {} per step, MFU {}), ranked below these because "
                      "its MFU error bar overlaps theirs and it rests on less evidence ({}); --tp {} --cp {} --pp {}{} prices that split alone.",
-                     l.tp, l.cp, l.pp, ep, pct(1 - f.time.step_time_s / best.time.step_time_s), secs(f.time.step_time_s),
-                     secs(best.time.step_time_s), pct(f.time.mfu), why, l.tp, l.cp, l.pp, ep_flag);
+                     l.tp, l.cp, l.pp, ep, pct(1 - f.time.step_time_s / best.time.step_time_s),
+                     secs_apart(f.time.step_time_s, best.time.step_time_s).first, secs_apart(f.time.step_time_s, best.time.step_time_s).second, pct(f.time.mfu), why, l.tp, l.cp, l.pp, ep_flag);
 }
 
 std::string plan_text(const PlanReport& r, std::size_t w) {
