@@ -403,3 +403,18 @@ TEST_CASE("plan prints a duration in seconds with three figures, as in ms and µ
     CHECK(four_figure_seconds(r.out) == "");
   }
 }
+
+TEST_CASE("infer on a part without bf16 says the embedding and LM head are in fp16, the dtype it casts them to") {
+  // v100-sxm served everything in fp16 yet said "+ 1.051B embedding/LM-head params at bf16".
+  for (const char* w : {"bf16", "int4"}) {
+    CAPTURE(w);
+    const CliResult r = run_napkin(std::string("infer --model llama3-8b --hardware v100-sxm --weights ") + w, "timeout 20");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(has(r.out, " embedding/LM-head params at fp16\n"));
+    CHECK(has(r.out, "embedding and LM head kept in fp16"));
+    CHECK_FALSE(has(r.out, "at bf16"));
+  }
+  const CliResult h = run_napkin("infer --model llama3-8b --hardware h100-sxm", "timeout 20");
+  REQUIRE_MESSAGE(h.exit_code == 0, h.err);
+  CHECK(has(h.out, " embedding/LM-head params at bf16\n"));
+}

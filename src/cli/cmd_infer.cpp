@@ -87,6 +87,7 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                     r.hardware.key));
     }
     if (o.kv == "bf16") s.kv = kv_format("fp16");
+    s.embedding_dtype = "fp16";  // cast with the rest of the checkpoint, whatever --weights quantizes
   }
   s.tp = given("--tp") ? whole_flag(o.tp, "--tp", 1e6) : 1;
   s.pp = given("--pp") ? whole_flag(o.pp, "--pp", 1e6) : 1;
@@ -200,7 +201,7 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                       format_sig(s.engine.decode_kernels_outside_layers, 3),
                                       format_sig((s.engine.cuda_graphs ? kernel_floor_s : std::max(kernel_floor_s, eager_launch_s)) * 1e6, 3),
                                       s.engine.cuda_graphs ? " (NVIDIA's CUDA-graphs measurement)" : " (launched from the host, no CUDA graphs)"));
-  r.assumptions.push_back(fmt::format("weights {}: {}; embedding and LM head kept in bf16", s.weights.name, s.weights.scales));
+  r.assumptions.push_back(fmt::format("weights {}: {}; embedding and LM head kept in {}", s.weights.name, s.weights.scales, s.embedding_dtype));
   if (!r.concurrency.empty())
     r.assumptions.push_back(fmt::format("under load: a closed loop of C clients in steady state; each prompt is prefilled in the running steps "
                                         "(chunks of at most {}), beside the decoding sequences, and a request's own steps carry the others' "

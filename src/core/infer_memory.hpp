@@ -56,6 +56,7 @@ struct InferSetup {
   long long gpus = 1;                   // tp·pp·replicas
   StorageFormat weights = weight_format("bf16");
   StorageFormat kv = kv_format("bf16");
+  std::string embedding_dtype = "bf16";  // the embedding and LM head, kept unquantized: fp16 where the part has no bf16
   long long input_tokens = 2048, output_tokens = 256;
   double memory_bytes = 0;              // per GPU
   Engine engine;

@@ -133,8 +133,8 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
   KeyValues kv;
   kv.max_width = max_width;
   kv.add("weights", bytes(m.weights_bytes),
-         fmt::format("{} params at {} ({}) + {} embedding/LM-head params at bf16", format_count(m.quantized_params), s.weights.name,
-                     s.weights.scales, format_count(m.unquantized_params)));
+         fmt::format("{} params at {} ({}) + {} embedding/LM-head params at {}", format_count(m.quantized_params), s.weights.name,
+                     s.weights.scales, format_count(m.unquantized_params), s.embedding_dtype));
   kv.add("prefill workspace", bytes(m.workspace_bytes),
          fmt::format("a chunk of {} and the logits of {}{}", plural_count(m.workspace_tokens, "token"), plural_count(m.workspace_sequences, "sequence"),
                      s.engine.static_batch ? " (static batch: the largest that fits)" : ""));
