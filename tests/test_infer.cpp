@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
+#include "infer_helpers.hpp"
 #include "core/error.hpp"
 #include "core/infer_memory.hpp"
 #include "core/infer_time.hpp"
@@ -328,12 +329,7 @@ TEST_CASE("a prefill longer than the engine's step runs in passes, each reading 
   const SpecRegistry specs = SpecRegistry::builtin_only();
   const Model m = specs.model("llama3-8b");
   const Hardware hw = specs.hardware("h100-sxm");
-  InferSetup s;
-  s.engine = specs.engine("vllm");
-  s.weights = weight_format("bf16");
-  s.kv = kv_format("bf16");
-  s.input_tokens = 2048;
-  s.output_tokens = 1;
+  InferSetup s = test::serving_setup(specs, hw, "vllm", "bf16", "bf16", 2048, 1);
   const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu, nullptr);
   s.engine.prefill_chunk_tokens = 1LL << 30;
   const Prefill whole = prefill_time(m, s, t, 1);
@@ -392,13 +388,8 @@ TEST_CASE("an engine whose prefill stops one token short gives the first token f
   const SpecRegistry specs = SpecRegistry::builtin_only();
   const Model m = specs.model("llama2-7b");
   const Hardware hw = specs.hardware("a100-sxm-80gb");
-  InferSetup s;
-  s.engine = specs.engine("lmdeploy-0.1");
+  InferSetup s = test::serving_setup(specs, hw, "lmdeploy-0.1", "fp16", "fp16", 128, 128);
   REQUIRE(s.engine.prefill_skips_last_token);
-  s.weights = weight_format("fp16");
-  s.kv = kv_format("fp16");
-  s.input_tokens = 128;
-  s.output_tokens = 128;
   const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu, nullptr);
   const InferMemory mem = infer_memory(m, s);
   const InferTime skip = infer_time(m, s, mem, t, 1);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
+#include "infer_helpers.hpp"
 #include "core/error.hpp"
 #include "core/infer_serving.hpp"
 #include "core/infer_validation.hpp"
@@ -80,13 +81,8 @@ constexpr NimRow nim[] = {
 SteadyState price(const SpecRegistry& specs, const NimRow& x) {
   const Model m = specs.model(x.model);
   const Hardware hw = specs.hardware("h100-sxm");
-  InferSetup s;
-  s.engine = specs.engine("tensorrt-llm");
-  s.weights = weight_format("fp8");
-  s.kv = kv_format("fp8");
+  InferSetup s = test::serving_setup(specs, hw, "tensorrt-llm", "fp8", "fp8", x.input, x.output);
   s.tp = s.gpus = x.tp;
-  s.input_tokens = x.input, s.output_tokens = x.output;
-  s.memory_bytes = hw.usable_memory_bytes.value_or(hw.memory_bytes);
   const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu);
   return steady_state(m, s, infer_memory(m, s), t, x.concurrency);
 }
@@ -98,12 +94,7 @@ TEST_CASE("one request at a time: its prefill, then its decode steps; beyond the
   const SpecRegistry specs = SpecRegistry::builtin_only();
   const Model m = specs.model("llama3-8b");
   const Hardware hw = specs.hardware("h100-sxm");
-  InferSetup s;
-  s.engine = specs.engine("vllm");
-  s.weights = weight_format("bf16");
-  s.kv = kv_format("bf16");
-  s.input_tokens = 1000, s.output_tokens = 200;
-  s.memory_bytes = hw.usable_memory_bytes.value_or(hw.memory_bytes);
+  const InferSetup s = test::serving_setup(specs, hw, "vllm", "bf16", "bf16", 1000, 200);
   const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu);
   const InferMemory mem = infer_memory(m, s);
   // C = 1: the time to first token is the prompt's prefill; a token every decode step at the mean
