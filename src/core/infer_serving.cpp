@@ -54,6 +54,8 @@ SteadyState steady_state(const Model& m, const InferSetup& s, const InferMemory&
   // running step ends, and, past the sequences the cache holds, after a slot frees (Little's law).
   r.utilization = r.requests_per_s * r.prefill_s;
   r.saturated = r.utilization >= 1;
+  // At ρ ≥ 1 the mean wait has no steady state (it grows without bound, and the answer says
+  // saturated); 0.95, a numerical guard rather than a measured figure, keeps the number finite.
   const double rho = std::min(r.utilization, 0.95);
   r.prefill_wait_s = r.per_replica > 1 ? rho * r.prefill_s / (2 * (1 - rho)) : 0;
   r.step_wait_s = r.running > 1 ? r.itl_s / 2 : 0;

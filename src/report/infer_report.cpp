@@ -227,6 +227,8 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
       out += tb.render();
       out += fmt::format("  knee: batch {} (past it, doubling the batch raises the time {} more than the throughput)\n", r.points[r.knee].batch,
                          r.points[r.knee].tpot_s > 0 ? "per token" : "to first token");
+      if (!s.engine.static_batch)
+        out += "  these batches arrive at once; for a server a client keeps loaded (requests replaced as they finish): --concurrency C\n";
     }
   }
   if (explain) {
