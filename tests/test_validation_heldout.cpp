@@ -110,10 +110,11 @@ std::vector<HeldOut> megatron_bridge_2511() {
 // checkpointing, sequence 4096, rank micro-batch 2 (13B: 1), global batch 1024 (13B: 2048)
 // sequences. The GPU count is not stated: one 8-GPU node (the launcher's default) is priced; per
 // device, FSDP's throughput changes little with it. OLMo 2 7B/13B: MHA, SwiGLU, RMSNorm with
-// QK-norm, the dolma2 vocabulary of 100,278 padded to 100,352; Llama 3 8B run with that vocabulary.
-Model olmo2(const char* key, long long layers, long long d, long long heads, long long kv, long long ff) {
+// QK-norm (Llama 3 8B without), the dolma2 vocabulary of 100,278 padded to 100,352; Llama 3 8B run with that vocabulary.
+Model olmo2(const char* key, long long layers, long long d, long long heads, long long kv, long long ff, QkNorm qk) {
   Model m = specs().model("llama3-8b");
   m.key = key;
+  m.qk_norm = qk;  // OLMo 2: RMSNorm over the whole q and k projections (olmo_core "1124" blocks)
   m.layers = layers, m.d_model = d, m.heads = heads, m.kv_heads = kv, m.head_dim = d / heads, m.d_ff = ff;
   m.vocab = 100352, m.tied_embeddings = false;
   return m;
@@ -126,9 +127,9 @@ std::vector<HeldOut> olmo_core() {
   s.grad_reduce_bytes = 4;
   const auto fsdp = [](long long b) { return layout(1, 8, b, 3, Recompute::none); };
   const std::vector<std::pair<Run, double>> runs = {
-      {Run{"OLMo 2 7B on 8 H100, FSDP compiled", olmo2("olmo2-7b", 32, 4096, 32, 32, 11008), s, fsdp(2), 1024, 4096, 10000}, 0.0104},
-      {Run{"Llama 3 8B on 8 H100, FSDP compiled", olmo2("llama3-8b-dolma2", 32, 4096, 32, 8, 14336), s, fsdp(2), 1024, 4096, 9500}, 0.0066},
-      {Run{"OLMo 2 13B on 8 H100, FSDP compiled", olmo2("olmo2-13b", 40, 5120, 40, 40, 13824), s, fsdp(1), 2048, 4096, 4600}, 0.0698},
+      {Run{"OLMo 2 7B on 8 H100, FSDP compiled", olmo2("olmo2-7b", 32, 4096, 32, 32, 11008, QkNorm::full), s, fsdp(2), 1024, 4096, 10000}, 0.0104},
+      {Run{"Llama 3 8B on 8 H100, FSDP compiled", olmo2("llama3-8b-dolma2", 32, 4096, 32, 8, 14336, QkNorm::none), s, fsdp(2), 1024, 4096, 9500}, 0.0066},
+      {Run{"OLMo 2 13B on 8 H100, FSDP compiled", olmo2("olmo2-13b", 40, 5120, 40, 40, 13824, QkNorm::full), s, fsdp(1), 2048, 4096, 4600}, 0.0698},
   };
   std::vector<HeldOut> out;
   for (const auto& [run, e] : runs) out.push_back({priced(run, src, "h100", "torchtitan"), e});
