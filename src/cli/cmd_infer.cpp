@@ -24,7 +24,7 @@ namespace {
 
 struct InferOptions {
   std::string model, hardware = "h100-sxm", gpus, tp, pp, weights = "bf16", kv = "bf16", input = "2048", output = "256", batch,
-      engine = "vllm", mbu, memory_basis = "usable", power_limit, concurrency;
+      engine = "vllm", mbu, memory_basis = "usable", power_limit, concurrency, rate;
   bool json = false, explain = false;
 };
 
@@ -158,14 +158,25 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   r.memory = infer_memory(r.model, s);
   if (given("--batch") && given("--concurrency"))
     throw Error("--batch excludes --concurrency: a static batch whose prompts arrive at once, or a client keeping C requests in flight; give one");
-  if (given("--concurrency")) {
-    if (s.engine.static_batch)
-      throw Error(fmt::format("--concurrency needs an engine that batches continuously; {} ({}) runs one static batch: give --batch, or "
+  if (given("--rate") && (given("--batch") || given("--concurrency")))
+    throw Error(fmt::format("--rate excludes {}: requests arriving at random at a rate, {}; give one",
+                            given("--batch") ? "--batch" : "--concurrency",
+                            given("--batch") ? "or a static batch whose prompts arrive at once" : "or a client keeping C requests in flight"));
+  for (const char* flag : {"--concurrency", "--rate"})
+    if (given(flag) && s.engine.static_batch)
+      throw Error(fmt::format("{} needs an engine that batches continuously; {} ({}) runs one static batch: give --batch, or "
                               "another --engine (napkin engines list)",
-                              s.engine.key, s.engine.name));
+                              flag, s.engine.key, s.engine.name));
+  if (given("--concurrency"))
     for (const std::string& item : split_list(o.concurrency)) r.concurrency.push_back(whole_flag(item, "--concurrency", 1e6));
-    if (r.concurrency.empty()) throw Error("--concurrency needs a number of requests in flight, or a comma list of them (1,8,64)");
-  }
+  if (given("--rate"))
+    for (const std::string& item : split_list(o.rate)) {
+      const double v = count_flag(item, "--rate").value_or(0);
+      if (!(v > 0)) throw Error(fmt::format("--rate must be above 0 requests a second, found '{}'", item));
+      // A million requests a second is past any deployment napkin prices (and keeps the queueing sums finite).
+      if (v > 1e6) throw Error(fmt::format("--rate must be at most 1e6 requests a second, found '{}'", item));
+      r.rates.push_back(v);
+    }
   if (given("--batch")) r.batch = whole_flag(o.batch, "--batch", 1e7);
   if (r.batch && *r.batch > r.memory.max_batch_memory) {
     r.notes.push_back(fmt::format("--batch {} is more than the {} of {} whose cache fits", *r.batch, plural(r.memory.max_batch_memory, "sequence"),
@@ -178,9 +189,11 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                   "priced as {} at once, as with that limit raised",
                                   *r.batch, r.memory.max_batch, r.memory.max_batch_memory, *r.batch));
   }
-  if (!r.concurrency.empty()) {
-    if (r.memory.fits && r.memory.max_batch >= 1)
+  if (!r.concurrency.empty() || !r.rates.empty()) {
+    if (r.memory.fits && r.memory.max_batch >= 1) {
       for (long long c : r.concurrency) r.serving.push_back(steady_state(r.model, s, r.memory, t, c));
+      for (double rate : r.rates) r.serving.push_back(open_loop_state(r.model, s, r.memory, t, rate));
+    }
   } else if (r.memory.fits || r.batch) {
     const std::vector<long long> ladder = r.batch ? std::vector<long long>{*r.batch} : batch_ladder(r.memory.max_batch);
     if (r.memory.max_batch >= 1 || r.batch)
@@ -202,7 +215,12 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                       format_sig((s.engine.cuda_graphs ? kernel_floor_s : std::max(kernel_floor_s, eager_launch_s)) * 1e6, 3),
                                       s.engine.cuda_graphs ? " (NVIDIA's CUDA-graphs measurement)" : " (launched from the host, no CUDA graphs)"));
   r.assumptions.push_back(fmt::format("weights {}: {}; embedding and LM head kept in {}", s.weights.name, s.weights.scales, s.embedding_dtype));
-  if (!r.concurrency.empty())
+  if (!r.rates.empty())
+    r.assumptions.push_back(fmt::format("under load: requests arriving at random (Poisson) at each rate, in steady state; the step is --concurrency's "
+                                        "(prompts prefilled in the running steps, chunks of at most {}), with as many running as Little's law "
+                                        "gives; waits: M/D/1 for the prefill, the running step if one runs, and M/D/c for a slot near a full cache",
+                                        plural(s.engine.prefill_chunk_tokens, "token")));
+  else if (!r.concurrency.empty())
     r.assumptions.push_back(fmt::format("under load: a closed loop of C clients in steady state; each prompt is prefilled in the running steps "
                                         "(chunks of at most {}), beside the decoding sequences, and a request's own steps carry the others' "
                                         "prompts; the wait for the engine's prefill is an M/D/1 queue's, and past the cache's sequences a "
@@ -220,7 +238,7 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   if (s.pp > 1) r.assumptions.push_back("pipeline parallel: the stages of one step run one after another (no micro-batch pipelining)");
   r.assumptions.push_back(fmt::format("engine {} ({}): knobs from {}", s.engine.name, s.engine.version, s.engine.origin));
   const auto pct = [](double f) { return format_sig(100 * f, 2) + "%"; };
-  if (!r.concurrency.empty())
+  if (!r.concurrency.empty() || !r.rates.empty())
     r.assumptions.push_back(fmt::format("under load, checked against NVIDIA NIM's concurrency sweeps (docs/validation/infer.md): {} points, "
                                         "inter-token latency {} and throughput {} mean error; TTFT under load is only the GPU's share",
                                         validated_under_load.rows, pct(validated_under_load.itl_mean_abs_error),
@@ -269,6 +287,9 @@ void setup_infer(CLI::App& app, Context& ctx) {
   sub->add_option("--concurrency", o->concurrency,
                   "Requests a client keeps in flight (steady state, continuous batching), or a comma list: 1,8,64 [a static --batch]")
       ->type_name("C[,C…]");
+  sub->add_option("--rate", o->rate,
+                  "Requests arriving a second, at random (Poisson, as vLLM's and SGLang's serving benchmarks send them), or a comma list: 0.5,2,8 [a static --batch]")
+      ->type_name("R[,R…]");
   sub->add_option("--engine", o->engine, "Serving engine: a name from 'napkin engines list' or a .toml spec [vllm]")->type_name("NAME|FILE");
   sub->add_option("--power-limit", o->power_limit,
                   "GPU power limit in watts: prefill and the products slow as (P/TDP)^0.47, decode's reads do not [the spec's deployed limit]")

@@ -64,4 +64,74 @@ SteadyState steady_state(const Model& m, const InferSetup& s, const InferMemory&
   return r;
 }
 
+double erlang_c(long long servers, double erlangs) {
+  if (servers < 1 || erlangs < 0 || erlangs >= d(servers)) throw Error("erlang_c: needs 0 <= load < servers");
+  // Erlang B by its recurrence B(k) = a·B(k−1) / (k + a·B(k−1)), stable for any c; then
+  // C = c·B / (c − a·(1 − B)) (Kleinrock 1975, Queueing Systems I, §3.6).
+  double b = 1;
+  for (long long k = 1; k <= servers; ++k) b = erlangs * b / (d(k) + erlangs * b);
+  return d(servers) * b / (d(servers) - erlangs * (1 - b));
+}
+
+SteadyState open_loop_state(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, double requests_per_s) {
+  if (!(requests_per_s > 0) || !std::isfinite(requests_per_s)) throw Error("--rate must be a number of requests a second above 0");
+  if (mem.max_batch < 1) throw Error("not one sequence's cache fits: no request rate can be served");
+  SteadyState r;
+  r.arrival_rate_per_s = requests_per_s;
+  const long long replicas = std::max(1LL, s.gpus / (s.tp * s.pp));
+  const double lambda = requests_per_s / d(replicas);  // a load balancer splits the arrivals evenly
+  const double I = d(s.input_tokens), O = d(std::max(1LL, s.output_tokens)), slots = d(mem.max_batch);
+  r.context = I + O / 2;
+  const Prefill one = prefill_time(m, s, t, 1);
+  r.prefill_s = one.total_s;
+  // With x sequences decoding on average, each O steps long, Little's law gives x = λ·O·step, so
+  // λ·I·step = x·I/O prompt tokens arrive per step, as in the closed loop at x running: the same
+  // mixed step prices it (the decode batch is x rounded, at least one).
+  auto step_at = [&](double x) {
+    const long long decoding = std::clamp(std::llround(x), 1LL, mem.max_batch);
+    return mixed_step_s(m, s, mem, t, decoding, r.context, x * I / O, one);
+  };
+  const double full_step_s = step_at(slots);
+  r.capacity_requests_per_s = slots / (O * full_step_s);
+  r.utilization = lambda * r.prefill_s;
+  r.overloaded = lambda >= r.capacity_requests_per_s || r.utilization >= 1;
+  r.saturated = r.utilization >= 1;
+  if (r.overloaded) {
+    // No steady state: the queue grows for as long as the load lasts. What the engine does then is
+    // run full: the capacity's figures, and no time to first token.
+    r.running = mem.max_batch, r.mean_running = slots, r.per_replica = mem.max_batch;
+    r.step_s = r.itl_s = full_step_s;
+    r.prompt_tokens_per_step = slots * I / O;
+    r.requests_per_s = r.capacity_requests_per_s;
+    r.output_tokens_per_s = d(replicas) * slots / full_step_s;
+    return r;
+  }
+  // x − λ·O·step(x) is negative at 0 and positive at the whole cache (λ below capacity): bisect.
+  double lo = 0, hi = slots;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = (lo + hi) / 2;
+    (mid < lambda * O * step_at(mid) ? lo : hi) = mid;
+  }
+  r.mean_running = hi;
+  r.running = std::clamp(std::llround(hi), 1LL, mem.max_batch);
+  r.per_replica = r.running;
+  r.step_s = r.itl_s = step_at(hi);  // the others' prompts ride in a request's steps
+  r.prompt_tokens_per_step = hi * I / O;
+  r.requests_per_s = lambda;
+  r.output_tokens_per_s = requests_per_s * O;
+  // The first token: the prompt's prefill, behind the prompts already waiting (M/D/1, as the closed
+  // loop), after the running step ends if one is running — the number running is Poisson with mean
+  // x (an M/G/∞ system's occupancy), so the engine is busy with probability 1 − e^(−x) — and, when
+  // the cache is nearly full, after a slot frees: an M/D/c queue, whose wait is about half the
+  // M/M/c one (Lee and Longton 1959: W(M/G/c) ≈ (1 + C²)/2 · W(M/M/c), C² = 0 for a fixed O steps).
+  const double rho = std::min(r.utilization, 0.95);  // < 1 here; the cap only guards the division
+  r.prefill_wait_s = rho * r.prefill_s / (2 * (1 - rho));
+  r.step_wait_s = (1 - std::exp(-hi)) * r.itl_s / 2;
+  const double service_s = O * r.step_s;
+  const double erlangs = std::min(lambda * service_s, slots * (1 - 1e-9));
+  r.slot_wait_s = 0.5 * erlang_c(mem.max_batch, erlangs) * service_s / (slots - erlangs);
+  r.ttft_s = r.prefill_s + r.prefill_wait_s + r.step_wait_s + r.slot_wait_s;
+  return r;
+}
+
 }  // namespace napkin

@@ -27,9 +27,25 @@ struct SteadyState {
   double output_tokens_per_s = 0;  // every replica
   double requests_per_s = 0;       // one replica
   bool saturated = false;          // prefill alone would take the engine's whole time (ρ ≥ 1)
+  // An open loop (--rate): requests arrive at random (Poisson) whatever the engine's state.
+  double arrival_rate_per_s = 0;       // requests offered per second, every replica (0: a closed loop)
+  double mean_running = 0;             // sequences decoding on average on one replica (Little's law)
+  double capacity_requests_per_s = 0;  // one replica's most: its whole cache decoding (max batch)
+  double slot_wait_s = 0;              // for a free slot when the cache is nearly full (M/D/c)
+  bool overloaded = false;             // the offered rate is above capacity: no steady state
 };
 
 // Throws Error when concurrency < 1 or not one sequence fits (mem.max_batch < 1).
 SteadyState steady_state(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, long long concurrency);
+
+// The steady state under an open loop of `requests_per_s` (all replicas), Poisson arrivals: the
+// way vLLM's and SGLang's benchmark_serving --request-rate load an engine. Throws Error when the
+// rate is not above 0 or not one sequence fits. Past capacity, `overloaded` and the capacity's
+// figures (the queue grows without bound: no TTFT).
+SteadyState open_loop_state(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, double requests_per_s);
+
+// Erlang's C formula: the probability that an arrival at an M/M/c queue with `servers` and
+// offered load `erlangs` (< servers) waits. Exposed for its test.
+double erlang_c(long long servers, double erlangs);
 
 }  // namespace napkin

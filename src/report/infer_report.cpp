@@ -4,6 +4,7 @@
 
 #include "core/gemm_time.hpp"
 #include "report/format.hpp"
+#include "report/infer_rate_report.hpp"
 #include "report/json_count.hpp"
 #include "report/table.hpp"
 
@@ -67,6 +68,10 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
                             format_sig(m.sequence_tokens, 6) + (m.sequence_tokens == 1 ? " token" : " tokens"), m.max_batch_memory,
                             m.capped_by_engine ? fmt::format(", capped at the engine's {}", s.engine.max_num_seqs) : std::string()));
   // --concurrency: the steady state of the first value, term by term.
+  if (!r.serving.empty() && r.serving.front().arrival_rate_per_s > 0) {
+    rate_explain(r, out);
+    return out;
+  }
   if (!r.serving.empty()) {
     const SteadyState& p = r.serving.front();
     out.push_back(fmt::format("C = {}: running = min(C, max batch {}) = {}; each finishes after {} steps and is replaced at once, so {} × {} / {} = {} "
@@ -163,7 +168,8 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
       out += fmt::format("{} {} → {}", i ? "," : "", r.hints[i].change, r.hints[i].max_batch);
     out += "\n";
   }
-  if (m.fits && !r.serving.empty()) {
+  if (m.fits && !r.rates.empty() && !r.serving.empty()) out += rate_table(r, max_width);
+  if (m.fits && !r.concurrency.empty() && !r.serving.empty()) {
     out += "\nUnder load: a client keeping C requests in flight (steady state, continuous batching)\n";
     Table tb;
     tb.max_width = max_width;
@@ -291,6 +297,13 @@ nlohmann::json infer_json(const InferReport& r) {
                        {"memory_bound", p.last.memory_bound()}});
       j["points"] = pts;
     }
+  } else if (r.serving.size() == 1 && r.serving.front().arrival_rate_per_s > 0) {
+    const SteadyState& p = r.serving.front();
+    j["requests_per_s"] = p.arrival_rate_per_s;
+    j["overloaded"] = p.overloaded;
+    j["ttft_s"] = p.overloaded ? nlohmann::json(nullptr) : nlohmann::json(p.ttft_s);  // no steady state past capacity
+    j["tpot_s"] = s.output_tokens > 1 ? nlohmann::json(p.itl_s) : nlohmann::json(nullptr);
+    j["output_tokens_per_s"] = p.output_tokens_per_s;
   } else if (r.serving.size() == 1) {
     const SteadyState& p = r.serving.front();
     j["concurrency"] = p.concurrency;
@@ -307,11 +320,13 @@ nlohmann::json infer_json(const InferReport& r) {
     // inter-token latency a request sees.
     nlohmann::json pts = nlohmann::json::array();
     for (const SteadyState& p : r.serving)
+      if (p.arrival_rate_per_s == 0)
       pts.push_back({{"concurrency", p.concurrency}, {"running", p.running}, {"ttft_s", p.ttft_s},
                      {"tpot_s", s.output_tokens > 1 ? nlohmann::json(p.itl_s) : nlohmann::json(nullptr)},
                      {"output_tokens_per_s", p.output_tokens_per_s}, {"prompt_tokens_per_step", p.prompt_tokens_per_step},
                      {"prefill_utilization", p.utilization}});
-    j["concurrency_points"] = pts;
+    if (!r.concurrency.empty()) j["concurrency_points"] = pts;
+    if (!r.rates.empty()) j["rate_points"] = rate_points_json(r);
   }
   j["assumptions"] = r.assumptions;
   return j;

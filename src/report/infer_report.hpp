@@ -26,7 +26,8 @@ struct InferReport {
   InferMemory memory;
   std::optional<long long> batch;   // --batch
   std::vector<long long> concurrency;  // --concurrency
-  std::vector<SteadyState> serving;    // one per --concurrency value
+  std::vector<double> rates;           // --rate, requests a second
+  std::vector<SteadyState> serving;    // one per --concurrency value, then one per --rate value
   std::vector<InferTime> points;    // one (--batch) or the ladder
   std::size_t knee = 0;             // index into points (the ladder)
   std::vector<InferHint> hints;

@@ -1,0 +1,96 @@
+#include "report/infer_rate_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "report/format.hpp"
+#include "report/table.hpp"
+
+namespace napkin {
+namespace {
+
+std::string ms(double s) { return s >= 10 ? format_sig(s, 3) + " s" : format_sig(s * 1e3, 3) + " ms"; }
+std::string per_s(double v) { return format_si(v, "tok/s", 3); }
+std::string rate(double v) { return format_sig(v, 3) + "/s"; }
+long long replicas(const InferSetup& s) { return std::max(1LL, s.gpus / (s.tp * s.pp)); }
+
+}  // namespace
+
+std::string rate_table(const InferReport& r, std::size_t max_width) {
+  const InferSetup& s = r.setup;
+  std::string out = "\nUnder load: requests arriving at random (Poisson) at a rate (steady state, continuous batching)\n";
+  Table tb;
+  tb.max_width = max_width;
+  tb.header = {"requests", "running", "TTFT", "ITL", "tok/s per user", "output tok/s", "note"};
+  tb.align = {Align::right, Align::right, Align::right, Align::right, Align::right, Align::right, Align::left};
+  const bool decodes = s.output_tokens > 1;  // --output 1: the prefill makes the one token
+  for (const SteadyState& p : r.serving) {
+    if (p.arrival_rate_per_s == 0) continue;
+    if (p.overloaded) {
+      tb.add({rate(p.arrival_rate_per_s), std::to_string(p.running), "—", decodes ? ms(p.itl_s) : "—", decodes ? format_sig(1 / p.itl_s, 3) : "—",
+              per_s(p.output_tokens_per_s),
+              fmt::format("overloaded: serves at most {} (the queue grows without bound)", rate(p.capacity_requests_per_s * double(replicas(s))))});
+      continue;
+    }
+    const std::string note = p.slot_wait_s > 0.1 * p.ttft_s ? fmt::format("{} waiting for a slot (cache nearly full)", ms(p.slot_wait_s))
+                                                             : fmt::format("{} of capacity", format_sig(100 * p.requests_per_s / p.capacity_requests_per_s, 2) + "%");
+    tb.add({rate(p.arrival_rate_per_s), format_sig(p.mean_running, 3), ms(p.ttft_s), decodes ? ms(p.itl_s) : "—",
+            decodes ? format_sig(1 / p.itl_s, 3) : "—", per_s(p.output_tokens_per_s), note});
+  }
+  out += tb.render();
+  if (replicas(s) > 1)
+    out += fmt::format("  the requests are spread over the {} replicas: running is one replica's mean; output tok/s is all of them\n", replicas(s));
+  out += "  TTFT here is the GPU's share: the prompt's prefill and the waits behind other prompts, the running step and a slot; a serving\n"
+         "  front end's own per-request work (tokenizing, scheduling, streaming) comes on top (docs/validation/infer.md)\n";
+  return out;
+}
+
+void rate_explain(const InferReport& r, std::vector<std::string>& out) {
+  const InferSetup& s = r.setup;
+  const SteadyState& p = r.serving.front();
+  const long long n = replicas(s);
+  const double lambda = p.arrival_rate_per_s / double(n);
+  out.push_back(fmt::format("{} requests a second over {} replica{}: λ = {} each; capacity = max batch {} / ({} steps × a full step) = {} a replica",
+                            format_sig(p.arrival_rate_per_s, 4), n, n == 1 ? "" : "s", rate(lambda), r.memory.max_batch, s.output_tokens,
+                            rate(p.capacity_requests_per_s)));
+  if (p.overloaded) {
+    out.push_back(fmt::format("λ ≥ capacity{}: no steady state (the queue grows as long as the load lasts); the engine runs full: {} running, "
+                              "step {}, output {}",
+                              p.utilization >= 1 ? " (the prompts' prefill alone takes the whole time)" : "", p.running, ms(p.step_s),
+                              per_s(p.output_tokens_per_s)));
+    return;
+  }
+  out.push_back(fmt::format("running x = λ × {} steps × step(x) (Little's law), solved: x = {}; {} × {} / {} = {} prompt tokens join each step",
+                            s.output_tokens, format_sig(p.mean_running, 4), format_sig(p.mean_running, 4), s.input_tokens, s.output_tokens,
+                            format_sig(p.prompt_tokens_per_step, 4)));
+  out.push_back(fmt::format("step = the products over {} decoding + {} prompt tokens in one pass + decode attention at mean context {} + the prompt "
+                            "tokens' share of a prompt's attention and elementwise work + kernels + host = {} = ITL",
+                            p.running, format_sig(p.prompt_tokens_per_step, 4), format_sig(p.context, 6), ms(p.itl_s)));
+  out.push_back(fmt::format("output = {} requests a second × {} tokens = {}", format_sig(p.arrival_rate_per_s, 4), s.output_tokens,
+                            per_s(p.output_tokens_per_s)));
+  out.push_back(fmt::format("TTFT = prefill S {} + M/D/1 wait ρ·S/(2(1 − ρ)) with ρ = λ·S = {}: {} + the running step's rest (1 − e^−x) × step / 2 = {} + "
+                            "a slot, M/D/c ≈ ½ Erlang C × {} steps × step / (max batch − x) = {} → {}",
+                            ms(p.prefill_s), format_sig(p.utilization, 3), ms(p.prefill_wait_s), ms(p.step_wait_s), s.output_tokens,
+                            ms(p.slot_wait_s), ms(p.ttft_s)));
+}
+
+nlohmann::json rate_points_json(const InferReport& r) {
+  const InferSetup& s = r.setup;
+  nlohmann::json pts = nlohmann::json::array();
+  for (const SteadyState& p : r.serving) {
+    if (p.arrival_rate_per_s == 0) continue;
+    pts.push_back({{"requests_per_s", p.arrival_rate_per_s},
+                   {"overloaded", p.overloaded},
+                   {"capacity_requests_per_s", p.capacity_requests_per_s * double(replicas(s))},
+                   {"running_mean", p.mean_running},
+                   {"ttft_s", p.overloaded ? nlohmann::json(nullptr) : nlohmann::json(p.ttft_s)},
+                   {"tpot_s", s.output_tokens > 1 ? nlohmann::json(p.itl_s) : nlohmann::json(nullptr)},
+                   {"output_tokens_per_s", p.output_tokens_per_s},
+                   {"prompt_tokens_per_step", p.prompt_tokens_per_step},
+                   {"prefill_utilization", p.utilization}});
+  }
+  return pts;
+}
+
+}  // namespace napkin
