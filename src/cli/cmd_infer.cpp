@@ -63,6 +63,16 @@ double measured_mbu(Context& ctx, const Hardware& hw, std::string& source) {
   return *m.mbu;
 }
 
+// How an engine runs the prompts under load, and what its cache holds: the assumption lines' words.
+std::string prefill_under_load(const Engine& e) {
+  return e.prefill_mixed_with_decode ? fmt::format("each prompt prefilled in the running steps, chunks of at most {}, beside the decoding sequences",
+                                                   plural(e.prefill_chunk_tokens, "token"))
+                                     : std::string("each prompt prefilled in a pass of its own between decode steps, stalling them");
+}
+std::string kv_under_load(const Engine& e) {
+  return e.kv_grows_with_sequence ? "; the cache grows with each sequence, so it holds them at I + O/2 tokens on average" : "";
+}
+
 void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   auto given = [&sub](const char* flag) { return sub.count(flag) > 0; };
   if (o.model.empty()) throw Error("--model is required: a name from 'napkin models list', a .toml spec or a config.json");
@@ -217,15 +227,14 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   r.assumptions.push_back(fmt::format("weights {}: {}; embedding and LM head kept in {}", s.weights.name, s.weights.scales, s.embedding_dtype));
   if (!r.rates.empty())
     r.assumptions.push_back(fmt::format("under load: requests arriving at random (Poisson) at each rate, in steady state; the step is --concurrency's "
-                                        "(prompts prefilled in the running steps, chunks of at most {}), with as many running as Little's law "
-                                        "gives; waits: M/D/1 for the prefill, the running step if one runs, and M/D/c for a slot near a full cache",
-                                        plural(s.engine.prefill_chunk_tokens, "token")));
+                                        "({}), with as many running as Little's law gives{}; waits: M/D/1 for the prefill, the running step if "
+                                        "one runs, and M/D/c for a slot near a full cache",
+                                        prefill_under_load(s.engine), kv_under_load(s.engine)));
   else if (!r.concurrency.empty())
-    r.assumptions.push_back(fmt::format("under load: a closed loop of C clients in steady state; each prompt is prefilled in the running steps "
-                                        "(chunks of at most {}), beside the decoding sequences, and a request's own steps carry the others' "
-                                        "prompts; the wait for the engine's prefill is an M/D/1 queue's, and past the cache's sequences a "
-                                        "request waits for a slot (Little's law)",
-                                        plural(s.engine.prefill_chunk_tokens, "token")));
+    r.assumptions.push_back(fmt::format("under load: a closed loop of C clients in steady state ({}), and a request's own steps carry the "
+                                        "others' prompts{}; the wait for the engine's prefill is an M/D/1 queue's, and past the cache's "
+                                        "sequences a request waits for a slot (Little's law)",
+                                        prefill_under_load(s.engine), kv_under_load(s.engine)));
   else
     r.assumptions.push_back(s.engine.prefill_chunk_tokens >= (1LL << 30)
                               ? std::string("prefill: the whole batch's prompts in one pass (flash attention, causal); TTFT is that pass")
@@ -233,11 +242,20 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                             "the weights and paying its step (flash attention, causal); TTFT is the last pass's end",
                                             plural(s.engine.prefill_chunk_tokens, "token")));
   if (per_replica > 1)
-    r.assumptions.push_back(fmt::format("tensor parallel: 2 all-reduces a layer over {} (NCCL ring model, {} µs a step)",
-                                        ic.scale_up.technology.empty() ? "the scale-up link" : ic.scale_up.technology, format_sig(t.net.scale_up_latency_s * 1e6, 3)));
+    r.assumptions.push_back(fmt::format("tensor parallel: 2 all-reduces a layer over {} ({})",
+                                        ic.scale_up.technology.empty() ? "the scale-up link" : ic.scale_up.technology,
+                                        s.engine.allreduce_latency_s
+                                            ? fmt::format("the engine's own one-shot all-reduce, {} µs a call, the bytes at the ring's bandwidth",
+                                                          format_sig(*s.engine.allreduce_latency_s * 1e6, 3))
+                                            : fmt::format("NCCL ring model, {} µs a step", format_sig(t.net.scale_up_latency_s * 1e6, 3))));
   if (s.pp > 1) r.assumptions.push_back("pipeline parallel: the stages of one step run one after another (no micro-batch pipelining)");
   r.assumptions.push_back(fmt::format("engine {} ({}): knobs from {}", s.engine.name, s.engine.version, s.engine.origin));
   const auto pct = [](double f) { return format_sig(100 * f, 2) + "%"; };
+  if (!r.rates.empty())
+    r.assumptions.push_back(fmt::format("under a request rate, checked against {} published rate-sweep points (docs/validation/infer.md): "
+                                        "overloaded or not agrees in {}; the time per token below 60% of capacity {} mean error ({} points)",
+                                        validated_under_rate.rows, validated_under_rate.overload_agree,
+                                        pct(validated_under_rate.tpot_mean_abs_error), validated_under_rate.tpot_rows));
   if (!r.concurrency.empty() || !r.rates.empty())
     r.assumptions.push_back(fmt::format("under load, checked against NVIDIA NIM's concurrency sweeps (docs/validation/infer.md): {} points, "
                                         "inter-token latency {} and throughput {} mean error; TTFT under load is only the GPU's share",

@@ -56,6 +56,18 @@ struct Engine {
   // "skip last input token (will process with decoder later)"): the time to first token is the
   // prefill of I − 1 tokens plus one decode step, and O output tokens take O decode steps.
   bool prefill_skips_last_token = false;
+  // Whether a running sequence holds KV blocks only for the tokens it has (admitted on its prompt,
+  // a block added as it grows, a sequence preempted when none is left: vLLM, LMDeploy, SGLang) or
+  // the whole input + output from admission on (TensorRT-LLM's GUARANTEED_NO_EVICT scheduler).
+  // Under load the sequences are at every stage of their output, so a growing cache holds them at
+  // I + O/2 tokens on average: more run at once than max_batch (sized at I + O) says.
+  bool kv_grows_with_sequence = false;
+  // Whether a step under load runs the waiting prompts' prefill chunks in the same forward pass
+  // as the running sequences' decode (vLLM V1's chunked prefill, TensorRT-LLM's in-flight
+  // batching), so the prompts' products ride on the decode's weight reads; or in passes of their
+  // own between decode steps (SGLang without --enable-mixed-chunk), each stalling every running
+  // sequence for its whole prefill.
+  bool prefill_mixed_with_decode = true;
   // GPU kernels one decode step launches (docs/bench/decode_kernels.md, read from each engine's
   // model code): per dense layer, per MoE layer (the router, top-k, permutation and weighted sum
   // on top), and outside the layers (embedding, final norm, LM head, sampling, input copies).

@@ -17,6 +17,12 @@ double d(long long v) { return static_cast<double>(v); }
 // prompt tokens' attention and elementwise work are their share of a whole prompt's prefill.
 double mixed_step_s(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, long long decoding, double context,
                     double prompt_tokens, const Prefill& one_prompt) {
+  // Prefill in passes of its own: the decode step, then those prompt tokens' share of a whole
+  // prompt's prefill (weights read again, the products compute-bound) on the same clock.
+  if (!s.engine.prefill_mixed_with_decode) {
+    const double share = s.input_tokens > 0 ? prompt_tokens / d(s.input_tokens) : 0;
+    return decode_step(m, s, mem, t, decoding, context).step_s + share * one_prompt.total_s;
+  }
   const long long tokens = decoding + static_cast<long long>(std::ceil(prompt_tokens));
   const DecodeStep products = decode_step(m, s, mem, t, tokens, 0);
   const DecodeStep decode = decode_step(m, s, mem, t, decoding, context);
@@ -26,6 +32,18 @@ double mixed_step_s(const Model& m, const InferSetup& s, const InferMemory& mem,
 }
 }  // namespace
 
+long long serving_slots(const InferSetup& s, const InferMemory& mem) {
+  if (!s.engine.kv_grows_with_sequence || mem.max_batch < 1) return mem.max_batch;
+  // A running sequence holds I + j tokens at its j-th output step; under load the sequences are at
+  // every step alike, I + O/2 on average, and each wastes half of its last block.
+  const double block = d(std::max(1LL, s.engine.kv_block_tokens));
+  const double mean_tokens = d(s.input_tokens) + d(s.output_tokens) / 2 + (block - 1) / 2;
+  const double per_sequence = mem.kv.bytes_per_gpu(mean_tokens);
+  if (!(per_sequence > 0)) return mem.max_batch;
+  const double held = std::floor(mem.kv_pool_bytes / per_sequence);
+  return std::max(mem.max_batch, static_cast<long long>(std::min(held, d(s.engine.max_num_seqs))));
+}
+
 SteadyState steady_state(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, long long concurrency) {
   if (concurrency < 1) throw Error("--concurrency must be at least 1");
   if (mem.max_batch < 1) throw Error("not one sequence's cache fits: no concurrency can be served");
@@ -34,7 +52,8 @@ SteadyState steady_state(const Model& m, const InferSetup& s, const InferMemory&
   // Replicas share the client's requests (a load balancer in front): each holds its share.
   const long long replicas = std::max(1LL, s.gpus / (s.tp * s.pp));
   r.per_replica = (concurrency + replicas - 1) / replicas;
-  r.running = std::min(r.per_replica, mem.max_batch);
+  r.slots = serving_slots(s, mem);
+  r.running = std::min(r.per_replica, r.slots);
   const double N = d(r.running), I = d(s.input_tokens), O = d(std::max(1LL, s.output_tokens));
   r.context = I + O / 2;
   const Prefill one = prefill_time(m, s, t, 1);
@@ -80,7 +99,8 @@ SteadyState open_loop_state(const Model& m, const InferSetup& s, const InferMemo
   r.arrival_rate_per_s = requests_per_s;
   const long long replicas = std::max(1LL, s.gpus / (s.tp * s.pp));
   const double lambda = requests_per_s / d(replicas);  // a load balancer splits the arrivals evenly
-  const double I = d(s.input_tokens), O = d(std::max(1LL, s.output_tokens)), slots = d(mem.max_batch);
+  r.slots = serving_slots(s, mem);
+  const double I = d(s.input_tokens), O = d(std::max(1LL, s.output_tokens)), slots = d(r.slots);
   r.context = I + O / 2;
   const Prefill one = prefill_time(m, s, t, 1);
   r.prefill_s = one.total_s;
@@ -88,7 +108,7 @@ SteadyState open_loop_state(const Model& m, const InferSetup& s, const InferMemo
   // λ·I·step = x·I/O prompt tokens arrive per step, as in the closed loop at x running: the same
   // mixed step prices it (the decode batch is x rounded, at least one).
   auto step_at = [&](double x) {
-    const long long decoding = std::clamp(std::llround(x), 1LL, mem.max_batch);
+    const long long decoding = std::clamp(std::llround(x), 1LL, r.slots);
     return mixed_step_s(m, s, mem, t, decoding, r.context, x * I / O, one);
   };
   const double full_step_s = step_at(slots);
@@ -99,7 +119,7 @@ SteadyState open_loop_state(const Model& m, const InferSetup& s, const InferMemo
   if (r.overloaded) {
     // No steady state: the queue grows for as long as the load lasts. What the engine does then is
     // run full: the capacity's figures, and no time to first token.
-    r.running = mem.max_batch, r.mean_running = slots, r.per_replica = mem.max_batch;
+    r.running = r.slots, r.mean_running = slots, r.per_replica = r.slots;
     r.step_s = r.itl_s = full_step_s;
     r.prompt_tokens_per_step = slots * I / O;
     r.requests_per_s = r.capacity_requests_per_s;
@@ -113,7 +133,7 @@ SteadyState open_loop_state(const Model& m, const InferSetup& s, const InferMemo
     (mid < lambda * O * step_at(mid) ? lo : hi) = mid;
   }
   r.mean_running = hi;
-  r.running = std::clamp(std::llround(hi), 1LL, mem.max_batch);
+  r.running = std::clamp(std::llround(hi), 1LL, r.slots);
   r.per_replica = r.running;
   r.step_s = r.itl_s = step_at(hi);  // the others' prompts ride in a request's steps
   r.prompt_tokens_per_step = hi * I / O;
@@ -129,7 +149,7 @@ SteadyState open_loop_state(const Model& m, const InferSetup& s, const InferMemo
   r.step_wait_s = (1 - std::exp(-hi)) * r.itl_s / 2;
   const double service_s = O * r.step_s;
   const double erlangs = std::min(lambda * service_s, slots * (1 - 1e-9));
-  r.slot_wait_s = 0.5 * erlang_c(mem.max_batch, erlangs) * service_s / (slots - erlangs);
+  r.slot_wait_s = 0.5 * erlang_c(r.slots, erlangs) * service_s / (slots - erlangs);
   r.ttft_s = r.prefill_s + r.prefill_wait_s + r.step_wait_s + r.slot_wait_s;
   return r;
 }

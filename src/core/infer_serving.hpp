@@ -13,7 +13,8 @@ namespace napkin {
 struct SteadyState {
   long long concurrency = 0;  // requests the client keeps in flight
   long long per_replica = 0;  // of them, on one replica: ⌈C / replicas⌉
-  long long running = 0;      // of those, decoding at once: min(per replica, max batch)
+  long long slots = 0;        // sequences one replica runs at once at most under load (serving_slots)
+  long long running = 0;      // of those, decoding at once: min(per replica, slots)
   double context = 0;         // mean context of a decoding sequence, I + O/2
   double prompt_tokens_per_step = 0;  // running · I / O: the prompts prefilled beside each decode step
   double step_s = 0;          // a step with that mean share of prefill: sets throughput
@@ -34,6 +35,11 @@ struct SteadyState {
   double slot_wait_s = 0;              // for a free slot when the cache is nearly full (M/D/c)
   bool overloaded = false;             // the offered rate is above capacity: no steady state
 };
+
+// Sequences one replica runs at once under load: max batch (each holding I + O tokens), or, where
+// the engine's cache grows with each sequence (Engine::kv_grows_with_sequence), as many as the pool
+// holds at I + O/2 tokens on average, up to the engine's max_num_seqs.
+long long serving_slots(const InferSetup& s, const InferMemory& mem);
 
 // Throws Error when concurrency < 1 or not one sequence fits (mem.max_batch < 1).
 SteadyState steady_state(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, long long concurrency);

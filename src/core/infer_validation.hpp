@@ -23,4 +23,13 @@ struct UnderLoadFigure {
 };
 inline constexpr UnderLoadFigure validated_under_load{79, 0.066, 0.079};
 
+// --rate (core/infer_serving open_loop_state) against 11 published request-rate runs
+// (tests/test_infer_rate.cpp recomputes them): in how many napkin and the run agree on whether
+// the engine was overloaded, and the time per token where the rate is below 60% of napkin's capacity.
+struct UnderRateFigure {
+  int rows = 0, overload_agree = 0, tpot_rows = 0;
+  double tpot_mean_abs_error = 0;
+};
+inline constexpr UnderRateFigure validated_under_rate{11, 10, 6, 0.122};
+
 }  // namespace napkin

@@ -50,6 +50,9 @@ std::string engine_show_text(const Engine& e, std::size_t max_width) {
   kv.add("decode attention", e.decode_attention_shares_kv ? "one KV read per KV head" : "one KV read per query head",
          "GQA-aware kernel or not");
   kv.add("batch", e.static_batch ? "static: built for one batch, its workspace that batch's" : "continuous: workspace for max_num_seqs");
+  kv.add("KV under load", e.kv_grows_with_sequence ? "blocks as a sequence grows (I + O/2 on average)" : "the whole input + output reserved at admission",
+         "how many run at once under --concurrency and --rate");
+  kv.add("mixed prefill", e.prefill_mixed_with_decode ? "yes: prompts in the decode steps' pass (chunked)" : "no: prompts in passes of their own between decode steps");
   kv.add("first token", e.prefill_skips_last_token ? "a decode step over the prompt's last token, after a prefill of the rest" : "from the prefill's last position");
   kv.add("source", e.source);
   if (!e.notes.empty()) kv.add("notes", e.notes);
@@ -75,6 +78,8 @@ nlohmann::json engine_json(const Engine& e) {
           {"allreduce_latency_s", e.allreduce_latency_s ? nlohmann::json(*e.allreduce_latency_s) : nlohmann::json(nullptr)},
           {"decode_attention_shares_kv", e.decode_attention_shares_kv},
           {"static_batch", e.static_batch},
+          {"kv_grows_with_sequence", e.kv_grows_with_sequence},
+          {"prefill_mixed_with_decode", e.prefill_mixed_with_decode},
           {"prefill_skips_last_token", e.prefill_skips_last_token},
           {"decode_kernels_per_layer", json_count(e.decode_kernels_per_layer)},
           {"decode_kernels_per_moe_layer", json_count(e.decode_kernels_per_moe_layer)},

@@ -51,8 +51,9 @@ void rate_explain(const InferReport& r, std::vector<std::string>& out) {
   const SteadyState& p = r.serving.front();
   const long long n = replicas(s);
   const double lambda = p.arrival_rate_per_s / double(n);
-  out.push_back(fmt::format("{} requests a second over {} replica{}: λ = {} each; capacity = max batch {} / ({} steps × a full step) = {} a replica",
-                            format_sig(p.arrival_rate_per_s, 4), n, n == 1 ? "" : "s", rate(lambda), r.memory.max_batch, s.output_tokens,
+  out.push_back(fmt::format("{} requests a second over {} replica{}: λ = {} each; capacity = {} at once{} / ({} steps × a full step) = {} a replica",
+                            format_sig(p.arrival_rate_per_s, 4), n, n == 1 ? "" : "s", rate(lambda), p.slots,
+                            p.slots > r.memory.max_batch ? " (the cache grows with each sequence: I + O/2 tokens on average)" : "", s.output_tokens,
                             rate(p.capacity_requests_per_s)));
   if (p.overloaded) {
     out.push_back(fmt::format("λ ≥ capacity{}: no steady state (the queue grows as long as the load lasts); the engine runs full: {} running, "
@@ -70,7 +71,7 @@ void rate_explain(const InferReport& r, std::vector<std::string>& out) {
   out.push_back(fmt::format("output = {} requests a second × {} tokens = {}", format_sig(p.arrival_rate_per_s, 4), s.output_tokens,
                             per_s(p.output_tokens_per_s)));
   out.push_back(fmt::format("TTFT = prefill S {} + M/D/1 wait ρ·S/(2(1 − ρ)) with ρ = λ·S = {}: {} + the running step's rest (1 − e^−x) × step / 2 = {} + "
-                            "a slot, M/D/c ≈ ½ Erlang C × {} steps × step / (max batch − x) = {} → {}",
+                            "a slot, M/D/c ≈ ½ Erlang C × {} steps × step / (slots − x) = {} → {}",
                             ms(p.prefill_s), format_sig(p.utilization, 3), ms(p.prefill_wait_s), ms(p.step_wait_s), s.output_tokens,
                             ms(p.slot_wait_s), ms(p.ttft_s)));
 }

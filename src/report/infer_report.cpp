@@ -74,9 +74,13 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
   }
   if (!r.serving.empty()) {
     const SteadyState& p = r.serving.front();
-    out.push_back(fmt::format("C = {}: running = min(C, max batch {}) = {}; each finishes after {} steps and is replaced at once, so {} × {} / {} = {} "
+    if (p.slots > m.max_batch)
+      out.push_back(fmt::format("under load the cache grows with each sequence ({}): at I + O/2 = {} tokens on average, it holds {} running at once "
+                                "(max batch {} is sized at I + O)",
+                                s.engine.key, format_sig(double(s.input_tokens) + double(s.output_tokens) / 2, 6), p.slots, m.max_batch));
+    out.push_back(fmt::format("C = {}: running = min(C, {} at once) = {}; each finishes after {} steps and is replaced at once, so {} × {} / {} = {} "
                               "prompt tokens join each step",
-                              p.concurrency, m.max_batch, p.running, s.output_tokens, p.running, s.input_tokens, s.output_tokens,
+                              p.concurrency, p.slots, p.running, s.output_tokens, p.running, s.input_tokens, s.output_tokens,
                               format_sig(p.prompt_tokens_per_step, 4)));
     out.push_back(fmt::format("step = the products over {} decoding + {} prompt tokens in one pass (weights read once) + decode attention over "
                               "the caches at mean context {} + the prompt tokens' share of a prompt's attention and elementwise work + "
