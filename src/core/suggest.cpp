@@ -4,6 +4,8 @@
 #include <cctype>
 #include <numeric>
 
+#include "core/unicode.hpp"
+
 namespace napkin {
 namespace {
 std::string lower(std::string_view s) {
@@ -18,35 +20,33 @@ std::string squashed(std::string_view s) {
     if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
-// Without what cannot be seen or typed on purpose: C0 controls and DEL, C1 controls (U+0080–U+009F),
-// the soft hyphen, zero-width characters and joiners (U+200B–U+200F, U+2060–U+2064), bidi
-// embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) and the BOM. A name typed with a
-// stray one ("llama\x07", a pasted "llama3-8b\u200b", a colour code) is matched as the name around it.
+// Without what cannot be seen or typed on purpose: C0 controls and DEL, a terminal escape sequence
+// whole, and every invisible_code_point (C1 controls, the soft hyphen, zero-width characters and
+// joiners, bidi controls, the BOM, ...). A name typed with a stray one ("llama\x07", a pasted
+// "llama3-8b\u200b", a colour code) is matched as the name around it.
 std::string visible(std::string_view s) {
   std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const auto b = [&](std::size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
-    const unsigned c = b(0);
-    if (c == 0x1b && b(1) == '[') {  // a terminal escape sequence, "\x1b[31m": to its final byte
-      for (i += 2; i < s.size() && !(b(0) >= 0x40 && b(0) <= 0x7e); ++i) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == 0x1b && i + 1 < s.size() && s[i + 1] == '[') {  // a terminal escape sequence, "\x1b[31m": to its final byte
+      for (i += 2; i < s.size() && !(s[i] >= 0x40 && s[i] <= 0x7e); ++i) {
       }
-      continue;
-    }
-    if (c < 0x20 || c == 0x7f) continue;
-    if (c == 0xc2 && (b(1) <= 0x9f || b(1) == 0xad) && b(1) >= 0x80) {
       ++i;
       continue;
     }
-    if (c == 0xe2 && ((b(1) == 0x80 && ((b(2) >= 0x8b && b(2) <= 0x8f) || (b(2) >= 0xaa && b(2) <= 0xae))) ||
-                      (b(1) == 0x81 && ((b(2) >= 0xa0 && b(2) <= 0xa4) || (b(2) >= 0xa6 && b(2) <= 0xa9))))) {
-      i += 2;
+    if (c < 0x20 || c == 0x7f) {
+      ++i;
       continue;
     }
-    if (c == 0xef && b(1) == 0xbb && b(2) == 0xbf) {
-      i += 2;
+    char32_t cp = 0;
+    const std::size_t n = c < 0x80 ? 0 : utf8_sequence(s, i, cp);
+    if (n > 0 && invisible_code_point(cp)) {
+      i += n;
       continue;
     }
-    out += static_cast<char>(c);
+    const std::size_t keep = n > 0 ? n : 1;
+    out.append(s.substr(i, keep));
+    i += keep;
   }
   return out;
 }

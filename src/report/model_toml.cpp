@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <sstream>
 
+#include "core/unicode.hpp"
 #include "report/model_names.hpp"
 #include "report/text.hpp"
 
@@ -12,31 +14,24 @@ namespace napkin {
 namespace {
 
 // A TOML string, escaped by toml++ itself, unless it holds a character the output boundary
-// (printable()) would rewrite: a tab, a C1 control, a bidirectional override. toml++ writes those
-// raw in a literal string ('my<TAB>model'), which printable() turned into 'my\x09model', a
+// (printable()) would rewrite: a tab, a C1 control, a bidirectional override, a zero-width space.
+// toml++ writes those raw in a literal string ('my<TAB>model'), which printable() turned into 'my\x09model', a
 // different name; here they are TOML escapes in a basic string, which printable() leaves alone.
 std::string quoted(const std::string& s) {
   std::ostringstream os;
   os << toml::value<std::string>(s);
   if (printable(os.str(), false) == os.str()) return os.str();
   std::string out = "\"";
-  for (std::size_t i = 0; i < s.size(); ++i) {
+  for (std::size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
-    const auto at = [&](std::size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7F) {
-      out += fmt::format("\\u{:04X}", c);
-    } else if (c == 0xC2 && at(1) >= 0x80 && at(1) <= 0x9F) {  // U+0080..U+009F
-      out += fmt::format("\\u{:04X}", at(1));
-      i += 1;
-    } else if (c == 0xE2 && ((at(1) == 0x80 && at(2) >= 0xAA && at(2) <= 0xAE) || (at(1) == 0x81 && at(2) >= 0xA6 && at(2) <= 0xA9))) {
-      out += fmt::format("\\u{:04X}", 0x2000u + ((at(1) & 0x3Fu) << 6) + (at(2) & 0x3Fu));  // U+202A..E, U+2066..9
-      i += 2;
-    } else {
-      out += static_cast<char>(c);
-    }
+    char32_t cp = 0;
+    const std::size_t n = c < 0x80 ? 1 : std::max<std::size_t>(1, utf8_sequence(s, i, cp));
+    if (c == '"' || c == '\\') out += {'\\', static_cast<char>(c)};
+    else if (c < 0x20 || c == 0x7F) out += fmt::format("\\u{:04X}", c);
+    else if (n > 1 && invisible_code_point(cp))  // U+0085, U+200B, U+202E, U+FEFF, U+E0001, ...
+      out += (cp > 0xFFFF ? fmt::format("\\U{:08X}", static_cast<unsigned>(cp)) : fmt::format("\\u{:04X}", static_cast<unsigned>(cp)));
+    else out.append(s, i, n);
+    i += n;
   }
   return out + "\"";
 }

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "core/unicode.hpp"
+
 namespace napkin {
 
 // Words longer than this, and than two lines, are shortened in the middle when wrapped: 160 bytes,
@@ -12,29 +14,6 @@ constexpr std::size_t kLongestWord = 160;
 namespace {
 
 bool continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
-
-// Length of the valid UTF-8 sequence at text[i] and its code point, or 0 when it is not one
-// (stray continuation byte, overlong form, surrogate, above U+10FFFF, cut short).
-std::size_t utf8_sequence(std::string_view text, std::size_t i, char32_t& cp) {
-  const auto c = static_cast<unsigned char>(text[i]);
-  std::size_t n = 0;
-  if (c >= 0xC2 && c <= 0xDF) n = 2, cp = c & 0x1F;
-  else if (c >= 0xE0 && c <= 0xEF) n = 3, cp = c & 0x0F;
-  else if (c >= 0xF0 && c <= 0xF4) n = 4, cp = c & 0x07;
-  else return 0;
-  if (i + n > text.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    const auto b = static_cast<unsigned char>(text[i + k]);
-    if (!continuation(b)) return 0;
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
-}
-
-bool dangerous(char32_t cp) {
-  return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
-}
 
 // The largest cut <= `at` that does not split a UTF-8 sequence. A sequence is at most 4 bytes,
 // so at most 3 steps back: in a run of stray continuation bytes (not UTF-8) the cut stays near
@@ -64,8 +43,8 @@ std::string printable(std::string_view text, bool keep_newlines) {
     if (n == 0) {
       out += fmt::format("\\x{:02x}", c);
       ++i;
-    } else if (dangerous(cp)) {
-      out += fmt::format("\\u{:04x}", static_cast<unsigned>(cp));
+    } else if (invisible_code_point(cp)) {
+      out += (cp > 0xFFFF ? fmt::format("\\U{:08x}", static_cast<unsigned>(cp)) : fmt::format("\\u{:04x}", static_cast<unsigned>(cp)));
       i += n;
     } else {
       out.append(text.substr(i, n));

@@ -10,8 +10,9 @@
 namespace napkin {
 
 // `text` with every control character written as an escape: C0 controls and DEL as "\x1b",
-// C1 controls and bidirectional overrides (U+202A..U+202E, U+2066..U+2069) as "\u009b", and bytes
-// that are not valid UTF-8 as "\xff". Printable UTF-8 ("·", "×", "²") passes unchanged. With
+// C1 controls, bidirectional overrides and every other character that draws nothing
+// (invisible_code_point: U+200B, U+FEFF, ...) as "\u009b" (above U+FFFF as "\U000e0001"), and
+// bytes that are not valid UTF-8 as "\xff". Printable UTF-8 ("·", "×", "²") passes unchanged. With
 // keep_newlines, '\n' is kept (reports are multi-line); without it the result is one line.
 std::string printable(std::string_view text, bool keep_newlines = true);
 

@@ -1,0 +1,61 @@
+// A seventh hostile-input sweep of every subcommand: each defect it found is a check here, through
+// the real binary.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <string>
+
+#include "cli_checks.hpp"
+#include "cli_helpers.hpp"
+
+using napkin::test::check_one_line_error;
+using napkin::test::CliResult;
+using napkin::test::run_napkin;
+using napkin::test::TempDir;
+
+namespace {
+
+bool has(const std::string& text, const std::string& fragment) {
+  CAPTURE(fragment);
+  return text.find(fragment) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("a zero-width or other invisible character in a name is shown escaped, and still gets closest names") {
+  // A zero-width space, a BOM, a soft hyphen, a word joiner, the Arabic letter mark, a line
+  // separator and a tag character were printed raw: 'llama<U+200B>3-8b' read as 'llama3-8b'.
+  const struct {
+    const char* bytes;  // printf's octal escapes
+    const char* shown;
+  } cases[] = {{"llama\\342\\200\\2133-8b", "unknown model 'llama\\u200b3-8b'; did you mean 'llama3-8b'"},
+               {"\\357\\273\\277llama3-8b", "unknown model '\\ufeffllama3-8b'; did you mean 'llama3-8b'"},
+               {"llama3-8\\302\\255b", "unknown model 'llama3-8\\u00adb'; did you mean 'llama3-8b'"},
+               {"llama3-8b\\342\\201\\240", "unknown model 'llama3-8b\\u2060'; did you mean 'llama3-8b'"},
+               {"llama3-8b\\330\\234", "unknown model 'llama3-8b\\u061c'; did you mean 'llama3-8b'"},
+               {"llama3\\342\\200\\250-8b", "unknown model 'llama3\\u2028-8b'; did you mean 'llama3-8b'"},
+               {"llama3-8b\\363\\240\\200\\201", "unknown model 'llama3-8b\\U000e0001'; did you mean 'llama3-8b'"}};
+  for (const auto& c : cases) {
+    CAPTURE(c.bytes);
+    check_one_line_error(run_napkin(std::string("infer --model \"$(printf '") + c.bytes + "')\"", "timeout 20"), c.shown);
+  }
+  check_one_line_error(run_napkin("infer \"$(printf -- '--mo\\342\\200\\213del')\" llama3-8b", "timeout 20"),
+                       "unknown option '--mo\\u200bdel'; did you mean '--model'?");
+  check_one_line_error(run_napkin("\"$(printf 'infer\\357\\273\\277')\"", "timeout 20"), "unknown command 'infer\\ufeff'; did you mean 'infer'?");
+}
+
+TEST_CASE("models import writes a zero-width character in a name as a TOML escape, and it loads back the same") {
+  const TempDir dir("napkin_import_zw");
+  const std::string config = (dir / "config.json").string();
+  std::ofstream(config) << R"({"model_type":"llama","_name_or_path":"a\u200bb\ufeff\udb40\udc01","hidden_size":4096,)"
+                           R"("num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,)"
+                           R"("intermediate_size":14336,"vocab_size":128256,"max_position_embeddings":8192})";
+  const CliResult r = run_napkin("models import " + config, "timeout 20");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(has(r.out, "name = \"a\\u200Bb\\uFEFF\\U000E0001\"\n"));
+  const std::string spec = (dir / "back.toml").string();
+  std::ofstream(spec) << r.out;
+  const CliResult back = run_napkin("models show " + spec, "timeout 20");
+  REQUIRE_MESSAGE(back.exit_code == 0, back.err);
+  CHECK(back.out.rfind("a\\u200bb\\ufeff\\U000e0001\n", 0) == 0);
+}
