@@ -59,3 +59,47 @@ TEST_CASE("models import writes a zero-width character in a name as a TOML escap
   REQUIRE_MESSAGE(back.exit_code == 0, back.err);
   CHECK(back.out.rfind("a\\u200bb\\ufeff\\U000e0001\n", 0) == 0);
 }
+
+TEST_CASE("errors and notes from the core say chip on a TPU or a Gaudi, as the reports do; GPU stays on NVIDIA and AMD") {
+  // Each said GPU on tpu-v5e and gaudi3: "not smaller than the GPU's memory", "give three of params,
+  // tokens, GPUs and days", "solving for GPUs gives", "every --pp > 1 that 8 GPUs allow", "per GPU
+  // per direction", "more than 1e7 GPUs", and hardware show's "256 GPUs: ICI 2D torus".
+  for (const char* hw : {"tpu-v5e", "gaudi3"}) {
+    CAPTURE(hw);
+    const std::string h = std::string(" --hardware ") + hw;
+    const struct {
+      std::string args, message;
+    } cases[] = {
+        {"memory --model llama3-8b --reserve 1TB", "bytes) is not smaller than the chip's memory ("},
+        {"memory --model llama3-8b --reserve 1e-12%", "is less than one byte of the chip's memory"},
+        {"memory --model llama3-8b --tp 10000 --pp 10000", "is more than 1e7 chips"},
+        {"memory --model llama3-8b --zero 1 --gpus 4 --tp 2 --pp 2", "give more --gpus than tp·pp or drop --zero"},
+        {"train --model llama3-8b --tokens 1T", "give three of params, tokens, chips and days"},
+        {"train --model llama3-8b --tokens 1T --days 1e-9", "solving for chips gives"},
+        {"train --model llama3-8b --tokens 1 --gpus 8 --days 1000", "(far more chips or days than this work needs)"},
+        {"plan --model llama3-8b --gpus 8 --global-batch 64 --interleave 40", "every --pp > 1 that 8 chips allow"},
+        {"plan --model llama3-8b --gpus 8 --global-batch 64 --scale-up-bw 1e-9GB/s", "per chip per direction"},
+    };
+    for (const auto& c : cases) {
+      CAPTURE(c.args);
+      const CliResult r = run_napkin(c.args + h, "timeout 20");
+      check_one_line_error(r, c.message);
+      CHECK_FALSE(has(r.err, "GPU"));
+    }
+    const CliResult moe = run_napkin("memory --model mixtral-8x7b --explain" + h, "timeout 20");
+    CHECK(has(moe.out, "every routed expert's parameters are on every chip (--ep 1)"));
+    const CliResult off = run_napkin("memory --model llama3-8b --offload optimizer --zero 1 --gpus 8 --explain" + h, "timeout 20");
+    CHECK(has(off.out, "the chip keeps the 16-bit weights"));
+    const CliResult load = run_napkin("infer --model llama3-8b --weights int4 --concurrency 4" + h, "timeout 20");
+    CHECK(has(load.out, "TTFT under load is only the chip's share"));
+    CHECK(has(load.out, "TTFT here is the chip's share"));
+    CHECK_FALSE(has(load.out, "GPU"));
+    const CliResult show = run_napkin(std::string("hardware show ") + hw, "timeout 20");
+    CHECK(has(show.out, " chips") );
+    CHECK(has(show.out, " per chip each way"));
+    CHECK_FALSE(has(show.out, "GPU"));
+  }
+  check_one_line_error(run_napkin("memory --model llama3-8b --hardware mi300x --reserve 1TB", "timeout 20"), "not smaller than the GPU's memory");
+  check_one_line_error(run_napkin("train --model llama3-8b --hardware h100-sxm --tokens 1T", "timeout 20"), "give three of params, tokens, GPUs and days");
+  CHECK(has(run_napkin("hardware show h100-sxm", "timeout 20").out, " per GPU each way"));
+}

@@ -60,8 +60,9 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
     throw Error("--selective says what --recompute selective replays; add --recompute selective or drop --selective");
   if (given("--node-gpus")) s.node_gpus = whole_flag(o.node_gpus, "--node-gpus", 1e6);
   s.memory_bytes = gpu_memory_bytes(r.hardware, r.basis);
+  s.device = std::string(r.hardware.device_word());
   r.reserve_text = given("--reserve") ? o.reserve : "";
-  if (given("--reserve")) s.reserve_bytes = reserve_flag(o.reserve, s.memory_bytes);
+  if (given("--reserve")) s.reserve_bytes = reserve_flag(o.reserve, s.memory_bytes, s.device);
   s.cross_entropy = cross_entropy_from_name(o.cross_entropy);
   s.runtime_reserve = !given("--reserve") && r.hardware.made_by("NVIDIA");
 
@@ -74,7 +75,7 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   l.recompute = recompute_from_name(o.recompute);
   l.zero = given("--zero") ? zero_flag(o.zero) : 0;
   if (static_cast<double>(l.tp) * static_cast<double>(l.cp) * static_cast<double>(l.pp) > 1e7)
-    throw Error(fmt::format("--tp · --cp · --pp = {} · {} · {} is more than 1e7 GPUs", l.tp, l.cp, l.pp));
+    throw Error(fmt::format("--tp · --cp · --pp = {} · {} · {} is more than 1e7 {}s", l.tp, l.cp, l.pp, s.device));
   const long long model_parallel = l.tp * l.cp * l.pp;
   if (given("--gpus")) {
     const long long gpus = whole_flag(o.gpus, "--gpus", 1e7);

@@ -89,6 +89,7 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
 
   TrainingQuery q;
   q.peak_flops_per_s = *peak;
+  q.device = std::string(hw.device_word());
   std::optional<Model> model;
   if (!o.model.empty()) {
     if (!o.params.empty()) throw Error("--model and --params both given; the model fixes the parameter count");

@@ -84,10 +84,10 @@ long long whole_count(const std::string& text, const char* flag, long long min, 
 
 // "4GiB", "2GB" are bytes; "10%" is a share of the GPU's memory. A bare number is refused: "2"
 // used to mean 2 bytes in one command and "0.5" half the memory in another.
-double reserve_flag(const std::string& text, double memory_bytes) {
+double reserve_flag(const std::string& text, double memory_bytes, std::string_view device) {
   if (text.find('%') != std::string::npos) {
     const double bytes = parse_fraction(text, "--reserve") * memory_bytes;
-    if (bytes < 1) throw Error(fmt::format("--reserve '{}' is less than one byte of the GPU's memory; give 0 or a size such as 2GB", text));
+    if (bytes < 1) throw Error(fmt::format("--reserve '{}' is less than one byte of the {}'s memory; give 0 or a size such as 2GB", text, device));
     return bytes;
   }
   if (text == "0") return 0;  // no reserve: unambiguous without a unit

@@ -44,8 +44,9 @@ double whole_count(double v, const std::string& text, const char* flag);
 // The same rule from `min` (0 for counts that may be zero); integer-typed options use it too.
 long long whole_count(const std::string& text, const char* flag, long long min, double max);
 // --reserve of `napkin memory` and `napkin plan`: a size with its unit (4GiB, 2GB) or a percent of
-// `memory_bytes` (10%), in bytes. A bare number is refused (2 bytes? half the memory?).
-double reserve_flag(const std::string& text, double memory_bytes);
+// `memory_bytes` (10%), in bytes. A bare number is refused (2 bytes? half the memory?). `device`
+// names one part in messages (Hardware::device_word).
+double reserve_flag(const std::string& text, double memory_bytes, std::string_view device);
 // --warmup of bench and calibrate: seconds as a plain decimal number ("2", "0.5", "1e-1"), from 0 to
 // `max_s`; hexadecimal and other forms strtod takes ("0x10", "inf") are refused.
 double seconds_flag(const std::string& text, const char* flag, double max_s);

@@ -42,8 +42,8 @@ void check_interleave(const Model& m, const PlanQuery& q, const std::vector<Spli
   const long long v = *q.interleave;
   for (const Split& s : all)
     if (s.pp > 1 && s.pp * v <= m.layers) return;
-  throw Error(fmt::format("--interleave {}: every --pp > 1 that {} GPUs allow makes more than the {} layers of {} in model chunks (pp · {} > {})",
-                          v, q.gpus, m.layers, m.key, v, m.layers));
+  throw Error(fmt::format("--interleave {}: every --pp > 1 that {} {}s allow makes more than the {} layers of {} in model chunks (pp · {} > {})",
+                          v, q.gpus, q.memory.device, m.layers, m.key, v, m.layers));
 }
 
 // --micro-batch b: some data-parallel degree must leave each replica a whole number of
@@ -60,9 +60,9 @@ void check_micro_batch(const PlanQuery& q, const std::vector<Split>& all) {
     largest = std::max(largest, B / s.dp);
   }
   if (largest > 0)
-    throw Error(fmt::format("--micro-batch {}: no data-parallel degree that {} GPUs allow leaves a multiple of {} of the --global-batch {} "
+    throw Error(fmt::format("--micro-batch {}: no data-parallel degree that {} {}s allow leaves a multiple of {} of the --global-batch {} "
                             "sequences per replica; at most {}",
-                            b, q.gpus, b, B, largest));
+                            b, q.gpus, q.memory.device, b, B, largest));
 }
 
 // --ep e: experts split evenly, and e carved out of the data- and context-parallel ranks.
@@ -74,9 +74,9 @@ void check_ep(const Model& m, const PlanQuery& q, const std::vector<Split>& all)
   if (auto p = plan_layout_problem(m, l, q.step.seq)) throw Error(*p);
   for (const Split& s : all)
     if ((s.dp * s.cp) % e == 0) return;
-  throw Error(fmt::format("--ep {}: no layout of {} GPUs has dp·cp divisible by {} (expert parallelism is carved out of the data- and "
+  throw Error(fmt::format("--ep {}: no layout of {} {}s has dp·cp divisible by {} (expert parallelism is carved out of the data- and "
                           "context-parallel ranks)",
-                          e, q.gpus, e));
+                          e, q.gpus, q.memory.device, e));
 }
 
 }  // namespace

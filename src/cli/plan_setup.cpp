@@ -32,11 +32,11 @@ GemmTimeModel gemm_from_calibration(GemmTimeModel base, const std::string& path)
 
 // A bandwidth flag, within the range a spec file's bandwidths must lie in (1 MB/s to 100 PB/s):
 // outside it the answer is nonsense (a step of 1e299 s from 1e-300Gb/s), so the input is refused.
-double link_bandwidth(const std::string& text, const char* flag) {
+double link_bandwidth(const std::string& text, const char* flag, std::string_view device) {
   const double v = parse_bandwidth(text, flag);
   const QuantityRange& r = bounds::kBandwidthBytesPerS;
   if (v < r.min || v > r.max)
-    throw Error(fmt::format("{}: '{}' is outside [{}, {}] per GPU per direction", flag, text, format_si(r.min, "B/s", 3), format_si(r.max, "B/s", 3)));
+    throw Error(fmt::format("{}: '{}' is outside [{}, {}] per {} per direction", flag, text, format_si(r.min, "B/s", 3), format_si(r.max, "B/s", 3), device));
   return v;
 }
 
@@ -227,7 +227,8 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   if (!f.selective.empty()) q.step.selective = selective_policy_from_name(f.selective);
   q.memory.selective = q.step.selective;
   q.memory.memory_bytes = gpu_memory_bytes(hw, memory_basis_from_name(f.memory_basis));
-  if (!f.reserve.empty()) q.memory.reserve_bytes = reserve_flag(f.reserve, q.memory.memory_bytes);
+  q.memory.device = std::string(hw.device_word());
+  if (!f.reserve.empty()) q.memory.reserve_bytes = reserve_flag(f.reserve, q.memory.memory_bytes, q.memory.device);
   q.memory.cross_entropy = cross_entropy_from_name(f.cross_entropy);
   q.memory.runtime_reserve = f.reserve.empty() && hw.made_by("NVIDIA");
 
@@ -277,8 +278,8 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   // The network: the spec's figures, overridden by flags; refuse rather than invent.
   Interconnect ic = hw.interconnect;
   if (auto n = whole(f.node_gpus, "--node-gpus", 1e6)) ic.scale_up_gpus = *n;
-  if (!f.scale_up_bw.empty()) ic.scale_up.bandwidth_bytes_per_s = link_bandwidth(f.scale_up_bw, "--scale-up-bw");
-  if (!f.scale_out_bw.empty()) ic.scale_out.bandwidth_bytes_per_s = link_bandwidth(f.scale_out_bw, "--scale-out-bw");
+  if (!f.scale_up_bw.empty()) ic.scale_up.bandwidth_bytes_per_s = link_bandwidth(f.scale_up_bw, "--scale-up-bw", hw.device_word());
+  if (!f.scale_out_bw.empty()) ic.scale_out.bandwidth_bytes_per_s = link_bandwidth(f.scale_out_bw, "--scale-out-bw", hw.device_word());
   const bool multi = !ic.scale_up_gpus || q.gpus > *ic.scale_up_gpus;
   if (q.gpus > 1) {
     const auto missing = missing_interconnect_figures(ic, multi);

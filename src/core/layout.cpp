@@ -56,7 +56,7 @@ std::optional<std::string> layout_problem(const Model& m, const Layout& l) {
   if (l.zero < 0 || l.zero > 3) return "--zero must be 0, 1, 2 or 3, found " + n(l.zero);
   if (l.zero > 0 && l.zero_ranks() == 1)
     return "--zero " + n(l.zero) + " with one data-parallel replica (dp·cp = 1) shards nothing and equals --zero 0; "
-           "give more GPUs than tp·pp or drop --zero";
+           "give more --gpus than tp·pp or drop --zero";
   return std::nullopt;
 }
 

@@ -274,7 +274,7 @@ void check_setup(const Layout& l, const MemorySetup& s) {
   if (s.node_gpus < 1) throw Error("--node-gpus must be at least 1");
   if (s.offload == Offload::parameters && l.zero != 3)
     throw Error("--offload params needs --zero 3 (DeepSpeed offloads parameters only in ZeRO stage 3)");
-  if (!(s.memory_bytes >= 0) || !std::isfinite(s.memory_bytes)) throw Error("the GPU's memory must be a positive number of bytes");
+  if (!(s.memory_bytes >= 0) || !std::isfinite(s.memory_bytes)) throw Error("the " + s.device + "'s memory must be a positive number of bytes");
 }
 
 double host_bytes_per_param(const BytesPerParam& b, Offload o) {
@@ -297,7 +297,7 @@ void finish(LayoutMemory& r, const Layout& l, const MemorySetup& s) {
     r.reserve_bytes = s.runtime_reserve ? g.reserve_bytes : s.reserve_bytes;
     // The reserve's allocator share grows with the peak, so for a model far past the card it can
     // exceed the card: nothing is available then, never a negative amount.
-    r.available_bytes = s.runtime_reserve ? std::max(0.0, s.memory_bytes - r.reserve_bytes) : available_bytes(s.memory_bytes, r.reserve_bytes);
+    r.available_bytes = s.runtime_reserve ? std::max(0.0, s.memory_bytes - r.reserve_bytes) : available_bytes(s.memory_bytes, r.reserve_bytes, s.device);
     // Unfloored: a layout that far past the card lacks its total plus the reserve beyond the card.
     r.headroom_bytes = (s.runtime_reserve ? s.memory_bytes - r.reserve_bytes : r.available_bytes) - r.total_bytes;
     r.fits = r.headroom_bytes >= 0;
@@ -421,7 +421,7 @@ ActivationConfig activation_config(const Layout& l, const MemorySetup& s) {
 }
 
 long long max_micro_batch(const Model& m, const Layout& l, const MemorySetup& s) {
-  if (s.seq <= 0 || s.memory_bytes <= 0) throw Error("the largest micro-batch needs a sequence length and the GPU's memory");
+  if (s.seq <= 0 || s.memory_bytes <= 0) throw Error("the largest micro-batch needs a sequence length and the " + s.device + "'s memory");
   Layout one = l;
   one.micro_batch = 1;
   const LayoutMemory r = memory_per_gpu(m, one, s);

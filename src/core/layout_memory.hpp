@@ -47,6 +47,7 @@ struct MemorySetup {
   long long micro_batches = 0;  // per step per pipeline (global batch / (dp·b)); 0: unknown, ≥ in-flight
   long long node_gpus = 8;      // GPUs sharing one host's memory (for offload's host memory per node)
   double memory_bytes = 0;      // capacity per GPU (gpu_memory_bytes); 0: no verdict
+  std::string device = "GPU";   // what one part is called in messages: Hardware::device_word ("chip" on a TPU)
   double reserve_bytes = 0;     // held back per GPU (--reserve); ignored when runtime_reserve
   // The reserve is what a real run holds beyond the states and activations (core/runtime_memory):
   // the default on NVIDIA GPUs when --reserve is not given. Adds the loss's copies of the logits to

@@ -122,14 +122,15 @@ BytesPerParam per_gpu_bytes_per_param(const BytesPerParam& b, const Sharding& s)
   return g;
 }
 
-double available_bytes(double memory_bytes, double reserve_bytes) {
+double available_bytes(double memory_bytes, double reserve_bytes, std::string_view device) {
   if (!(memory_bytes > 0) || !std::isfinite(memory_bytes)) throw Error("the hardware's memory_bytes must be positive");
   if (!(reserve_bytes >= 0) || !std::isfinite(reserve_bytes)) throw Error("--reserve must be a non-negative size");
   if (reserve_bytes >= memory_bytes)
   {
     // %.6g, not a cast to an integer: a 1e19-byte reserve would wrap to INT64_MIN.
     char text[96];
-    std::snprintf(text, sizeof text, "(%.6g bytes) is not smaller than the GPU's memory (%.6g bytes)", reserve_bytes, memory_bytes);
+    std::snprintf(text, sizeof text, "(%.6g bytes) is not smaller than the %s's memory (%.6g bytes)", reserve_bytes,
+                  std::string(device.substr(0, 16)).c_str(), memory_bytes);
     throw Error(std::string("--reserve ") + text);
   }
   return memory_bytes - reserve_bytes;

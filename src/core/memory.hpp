@@ -123,6 +123,6 @@ BytesPerParam per_gpu_bytes_per_param(const BytesPerParam& b, const Sharding& s)
 
 // Memory the model states may use on one GPU: its capacity minus the reserve. Throws Error
 // when the reserve is not smaller than the memory.
-double available_bytes(double memory_bytes, double reserve_bytes);
+double available_bytes(double memory_bytes, double reserve_bytes, std::string_view device = "GPU");
 
 }  // namespace napkin

@@ -86,14 +86,14 @@ std::vector<std::string> memory_assumptions(const Model& m, const Layout& l, con
       a.push_back("expert parallelism: routed experts split over ep = " + n(l.ep) + " ranks, their states over dp·cp/ep = " +
                   n(l.expert_zero_ranks()) + " (expert-data-parallel group)");
     else
-      a.push_back("every routed expert's parameters are on every GPU (--ep 1)");
+      a.push_back("every routed expert's parameters are on every " + s.device + " (--ep 1)");
   }
   if (l.cp > 1)
     a.push_back("context parallelism: each rank holds seq/cp tokens; K and V chunks pass around the cp ring (Megatron's "
                 "all-gather in forward, reduce-scatter of their gradients in backward); those buffers are not counted");
   if (s.offload == Offload::optimizer)
     a.push_back("ZeRO-Offload: fp32 gradients, master weights and optimizer states in host memory, the step on the CPU "
-                "(Ren et al. 2021); the GPU keeps the 16-bit weights");
+                "(Ren et al. 2021); the " + s.device + " keeps the 16-bit weights");
   if (s.offload == Offload::parameters)
     a.push_back("ZeRO-Infinity: the 16-bit weights also live in host memory and stream in one layer at a time (Rajbhandari et al. 2021)");
   if (s.lora) {

@@ -287,7 +287,7 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
           if (beyond_domain) {
             refused.add_once(2, group, [&] {
               return "--tp × --cp = " + std::to_string(tp * cp) + " exceeds the " + std::to_string(domain) +
-                     " GPUs of a scale-up domain (--allow-cross-node-tp to allow it)";
+                     " " + q.memory.device + "s of a scale-up domain (--allow-cross-node-tp to allow it)";
             });
             continue;
           }

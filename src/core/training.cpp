@@ -14,8 +14,8 @@ void require_in(const std::optional<double>& v, const RunRange& r, const char* f
   if (v) check_input(*v, r, flag);
 }
 
-double finite_or_throw(double v, const char* what) {
-  if (!std::isfinite(v) || v <= 0) throw Error(std::string("the ") + what + " would overflow or vanish; check the inputs' magnitudes");
+double finite_or_throw(double v, const std::string& what) {
+  if (!std::isfinite(v) || v <= 0) throw Error("the " + what + " would overflow or vanish; check the inputs' magnitudes");
   return v;
 }
 
@@ -70,9 +70,10 @@ TrainingRun solve_training(const TrainingQuery& q) {
   if (q.attention_flops_per_token < 0 || !std::isfinite(q.attention_flops_per_token)) throw Error("attention FLOPs must be finite");
 
   const int missing = !q.params + !q.tokens + !q.gpus + !q.days + !q.mfu;
+  const std::string parts = q.device + "s";  // "GPUs", "chips"
   if (missing != 1)
-    throw Error(missing == 0 ? "params, tokens, GPUs, days and MFU are all given; leave one out to solve for it"
-                             : "give three of params, tokens, GPUs and days; napkin solves for the fourth (or, given all four, for the MFU)");
+    throw Error(missing == 0 ? "params, tokens, " + parts + ", days and MFU are all given; leave one out to solve for it"
+                             : "give three of params, tokens, " + parts + " and days; napkin solves for the fourth (or, given all four, for the MFU)");
 
   if (!(q.flops_per_param > 0) || !(q.adapter_flops_per_token >= 0) || !(q.overhead_s_per_token >= 0) ||
       !std::isfinite(q.adapter_flops_per_token + q.overhead_s_per_token))
@@ -98,8 +99,8 @@ TrainingRun solve_training(const TrainingQuery& q) {
     if (!(compute_s > 0)) throw Error("the dequantisation overhead alone takes longer than the days given");
     r.mfu = r.total_flops / (r.gpus * q.peak_flops_per_s * compute_s);
     check_solved(r.mfu, min_mfu, 1, "MFU", "between " + g(min_mfu) + " and 1",
-                 r.mfu > 1 ? "the inputs: above 1 the run needs more than the accelerators' peak (dtype? GPUs? days?)"
-                           : "the inputs: so far below 1 the accelerators would sit idle (far more GPUs or days than this work needs)");
+                 r.mfu > 1 ? "the inputs: above 1 the run needs more than the accelerators' peak (dtype? " + parts + "? days?)"
+                           : "the inputs: so far below 1 the accelerators would sit idle (far more " + parts + " or days than this work needs)");
     r.cluster_flops_per_s = r.gpus * q.peak_flops_per_s * r.mfu;
   } else if (!q.days) {
     r.solved_for = Unknown::days;
@@ -109,7 +110,7 @@ TrainingRun solve_training(const TrainingQuery& q) {
     r.cluster_flops_per_s = r.gpus * per_gpu;
     r.time_s = r.total_flops / r.cluster_flops_per_s + o * r.tokens / r.gpus;
     // Only the upper bound: a tiny model trains in microseconds, and that is the right answer.
-    check_solved(r.days(), 0, days_range.hi, "days", "at most " + g(days_range.hi) + " days", "the params, tokens and GPUs");
+    check_solved(r.days(), 0, days_range.hi, "days", "at most " + g(days_range.hi) + " days", "the params, tokens and " + parts);
   } else if (!q.tokens) {
     r.solved_for = Unknown::tokens;
     r.params = *q.params, r.gpus = *q.gpus, r.time_s = *q.days * 86400;
@@ -117,7 +118,7 @@ TrainingRun solve_training(const TrainingQuery& q) {
     r.cluster_flops_per_s = r.gpus * per_gpu;
     r.tokens = r.gpus * r.time_s / (r.flops_per_token / per_gpu + o);
     r.total_flops = r.flops_per_token * r.tokens;
-    check_solved(r.tokens, tokens_range.lo, tokens_range.hi, "tokens", range_text(tokens_range), "the days and GPUs");
+    check_solved(r.tokens, tokens_range.lo, tokens_range.hi, "tokens", range_text(tokens_range), "the days and " + parts);
   } else if (!q.gpus) {
     // Solve, round up to whole accelerators, then recompute the time on that many: GPU-hours
     // and days then describe the same cluster that is printed.
@@ -126,7 +127,7 @@ TrainingRun solve_training(const TrainingQuery& q) {
     r.flops_per_token = per_token(r.params);
     r.total_flops = r.flops_per_token * r.tokens;
     r.gpus_exact = (r.total_flops / per_gpu + o * r.tokens) / r.requested_time_s;
-    check_solved(r.gpus_exact, 0, max_gpus, "GPUs", "at most 1e9 accelerators", "the days (and tokens, params)");
+    check_solved(r.gpus_exact, 0, max_gpus, parts, "at most 1e9 accelerators", "the days (and tokens, params)");
     r.gpus = whole_gpus(r.gpus_exact);
     r.cluster_flops_per_s = r.gpus * per_gpu;
     r.time_s = r.total_flops / r.cluster_flops_per_s + o * r.tokens / r.gpus;
@@ -147,8 +148,8 @@ TrainingRun solve_training(const TrainingQuery& q) {
   finite_or_throw(r.time_s, "training time");
   finite_or_throw(r.tokens, "token count");
   finite_or_throw(r.params, "parameter count");
-  finite_or_throw(r.gpus, "GPU count");
-  finite_or_throw(r.gpu_hours(), "GPU-hours");
+  finite_or_throw(r.gpus, q.device + " count");
+  finite_or_throw(r.gpu_hours(), q.device + "-hours");
   if (r.gpus > max_gpus) throw Error("more than " + g(max_gpus) + " accelerators (" + g(r.gpus) + "); check --gpus");
   return r;
 }

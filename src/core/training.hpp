@@ -3,6 +3,7 @@
 // the attention term (PaLM, Chowdhery et al. 2022, appendix B), time at an assumed MFU,
 // and solving for whichever of params, tokens, GPUs, days or MFU the user left out.
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "core/model.hpp"
@@ -66,6 +67,7 @@ struct TrainingQuery {
   // Time per token per GPU outside the model FLOPs (a quantized base's dequantisation): added to
   // the time, never to the FLOPs, so MFU keeps its meaning.
   double overhead_s_per_token = 0;
+  std::string device = "GPU";  // what one part is called in messages: Hardware::device_word ("chip" on a TPU)
 };
 
 struct TrainingRun {

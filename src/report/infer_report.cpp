@@ -190,7 +190,7 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
     out += tb.render();
     if (const long long replicas = std::max(1LL, s.gpus / (s.tp * s.pp)); replicas > 1)
       out += fmt::format("  C is spread over the {} replicas: running is one replica's; output tok/s is all of them\n", replicas);
-    out += "  TTFT here is the GPU's share: the prompt's prefill, the wait behind other prompts (M/D/1) and half a step; a serving front end's\n"
+    out += "  TTFT here is the " + std::string(r.hardware.device_word()) + "'s share: the prompt's prefill, the wait behind other prompts (M/D/1) and half a step; a serving front end's\n"
            "  own per-request work (tokenizing, scheduling, streaming) comes on top, and grows with C (docs/validation/infer.md)\n";
   }
   if (m.fits && !r.points.empty()) {

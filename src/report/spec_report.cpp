@@ -48,13 +48,14 @@ std::string hardware_show_text(const Hardware& h, std::size_t max_width) {
                                : "--memory-basis usable falls back to the datasheet figure");
   kv.add("bandwidth", format_si(h.memory_bandwidth_bytes_per_s, "B/s", 4));
   const Interconnect& ic = h.interconnect;
-  auto link = [](const Link& l, const char* bw_flag) {
-    const std::string bw = l.bandwidth_bytes_per_s ? format_si(*l.bandwidth_bytes_per_s, "B/s", 4) + " per GPU each way"
+  const std::string device(h.device_word());
+  auto link = [&device](const Link& l, const char* bw_flag) {
+    const std::string bw = l.bandwidth_bytes_per_s ? format_si(*l.bandwidth_bytes_per_s, "B/s", 4) + " per " + device + " each way"
                                                    : std::string("bandwidth not in the spec (plan needs ") + bw_flag + ")";
     return (l.technology.empty() ? "" : l.technology + ", ") + bw +
            (l.latency_s ? ", " + format_sig(*l.latency_s * 1e6, 3) + " µs a ring step" : "");
   };
-  kv.add("scale-up", ic.scale_up_gpus ? fmt::format("{} GPUs{}: {}", *ic.scale_up_gpus, ic.scale_up_mesh ? " (mesh)" : "", link(ic.scale_up, "--scale-up-bw"))
+  kv.add("scale-up", ic.scale_up_gpus ? fmt::format("{} {}s{}: {}", *ic.scale_up_gpus, device, ic.scale_up_mesh ? " (mesh)" : "", link(ic.scale_up, "--scale-up-bw"))
                                       : "domain size not in the spec (plan needs --node-gpus)");
   kv.add("scale-out", link(ic.scale_out, "--scale-out-bw"));
   kv.add("TDP", h.tdp_watts ? format_sig(*h.tdp_watts, 4) + " W" : "not published");
