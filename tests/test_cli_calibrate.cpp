@@ -166,10 +166,11 @@ TEST_CASE("calibrate: a layer too big for the device says how much it needs") {
 
 TEST_CASE("Ctrl-C stops a calibration: the products timed so far, marked interrupted, no totals, exit 130") {
   // gpt2 at seq 16 has 12 distinct products (the 27 of the dry run, shared shapes merged: 16x768x768
-  // serves q, k, v, o and their dgrads; 16x16x64 and 16x64x16 per head, batch 12; ...). --iters 1e9
-  // cannot finish, so the run is stopped while it times the first one: 16x768x768.
+  // serves q, k, v, o and their dgrads; 16x16x64 and 16x64x16 per head, batch 12; ...). --iters 2e4
+  // takes minutes (milliseconds a call with the cache flush; under the hour napkin allows up to
+  // 180 ms a call), so the run is stopped while it times the first one: 16x768x768.
   const auto r = napkin::test::interrupt_when_timing(
-      {"calibrate", "--model", "gpt2", "--device", "cpu", "--seq", "16", "--iters", "1e9", "--warmup", "0", "--json"}, {}, "calls");
+      {"calibrate", "--model", "gpt2", "--device", "cpu", "--seq", "16", "--iters", "2e4", "--warmup", "0", "--json"}, {}, "calls");
   CAPTURE(r.err);
   CHECK(r.status == 130);
   const auto j = nlohmann::json::parse(r.out);
@@ -189,7 +190,7 @@ TEST_CASE("Ctrl-C stops a calibration: the products timed so far, marked interru
   CHECK(r.err.find("napkin: error: interrupted by Ctrl-C: timed 1 of the step's 12 distinct products") != std::string::npos);
   // The text says so above the table.
   const auto t = napkin::test::interrupt_when_timing(
-      {"calibrate", "--model", "gpt2", "--device", "cpu", "--seq", "16", "--iters", "1e9", "--warmup", "0"}, {}, "calls");
+      {"calibrate", "--model", "gpt2", "--device", "cpu", "--seq", "16", "--iters", "2e4", "--warmup", "0"}, {}, "calls");
   CHECK(t.status == 130);
   CHECK(t.out.find("INTERRUPTED (Ctrl-C): 1 of the step's 12 distinct products timed") != std::string::npos);
   CHECK(t.out.find("16x768x768") != std::string::npos);

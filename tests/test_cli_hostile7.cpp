@@ -103,3 +103,24 @@ TEST_CASE("errors and notes from the core say chip on a TPU or a Gaudi, as the r
   check_one_line_error(run_napkin("train --model llama3-8b --hardware h100-sxm --tokens 1T", "timeout 20"), "give three of params, tokens, GPUs and days");
   CHECK(has(run_napkin("hardware show h100-sxm", "timeout 20").out, " per GPU each way"));
 }
+
+TEST_CASE("an explicit --iters that would time products for hours is refused after the first ones, naming the flag and the limit") {
+  // bench --shape 1x1x1 --iters 2147483647 was honoured: with the cache flushed between products,
+  // about 90 days. Any product with its flush takes more than the 1.7 µs that fits 2^31 in an hour.
+  const struct {
+    const char* args;
+    const char* shape;
+  } cases[] = {{"bench --device cpu --shape 1x1x1 --warmup 0 --iters 2147483647", "1x1x1 fp32"},
+               {"calibrate --model gpt2 --device cpu --seq 128 --warmup 0 --iters 2147483647", "128x"}};
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const CliResult r = run_napkin(c.args, "timeout 20");
+    check_one_line_error(r, std::string("--iters 2147483647: a product of ") + c.shape);
+    CHECK(has(r.err, " s here (cache flush included), so 2147483647 would take "));
+    CHECK(has(r.err, "; napkin times at most 1 h of products a shape: give --iters at most "));
+  }
+  // A count that fits is honoured as before.
+  const CliResult ok = run_napkin("bench --device cpu --shape 8 --warmup 0 --iters 20 --json", "timeout 20");
+  CHECK(ok.exit_code == 0);
+  CHECK(has(ok.out, "\"iterations\": 20"));
+}

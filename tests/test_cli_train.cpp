@@ -310,8 +310,9 @@ TEST_CASE("train: answers that overflow or vanish, empty values, odd sizes") {
 }
 
 TEST_CASE("Ctrl-C stops train --mfu measured: no estimate from an unfinished bench, exit 130") {
+  // 2000 products of 2048^3 take minutes on a CPU (the hour napkin allows would be 1.8 s each).
   const auto r = napkin::test::interrupt_when_timing(
-      {"train", "--params", "7B", "--tokens", "1T", "--gpus", "8", "--hardware", "h100-sxm", "--mfu", "measured", "--iters", "1e9", "--force-cpu-mfu"});
+      {"train", "--params", "7B", "--tokens", "1T", "--gpus", "8", "--hardware", "h100-sxm", "--mfu", "measured", "--iters", "2000", "--force-cpu-mfu"});
   CAPTURE(r.err);
   CHECK(r.status == 130);
   CHECK(r.out.empty());

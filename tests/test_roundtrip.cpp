@@ -106,9 +106,10 @@ TEST_CASE("a calibration a real GPU wrote (the lent H200's llama3-8b) prices pla
 
 TEST_CASE("a calibration stopped by Ctrl-C is refused by plan, saying why") {
   const TempDir tmp("napkin_roundtrip_interrupted");
-  // --iters 1e9 cannot finish: the run is stopped while it times its first product.
+  // --iters 2e4 takes minutes (an hour, the most napkin allows, only at 180 ms a call): the run is
+  // stopped while it times its first product.
   const auto r = napkin::test::interrupt_when_timing(
-      {"calibrate", "--model", "gpt2", "--device", "cpu", "--seq", "16", "--iters", "1e9", "--warmup", "0", "--json"}, {}, "calls");
+      {"calibrate", "--model", "gpt2", "--device", "cpu", "--seq", "16", "--iters", "2e4", "--warmup", "0", "--json"}, {}, "calls");
   REQUIRE(r.status == 130);
   const std::string cal = (tmp / "stopped.json").string();
   std::ofstream(cal) << r.out;  // what the user's redirect would have kept

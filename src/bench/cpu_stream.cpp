@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 
 namespace napkin::bench {
@@ -97,13 +99,22 @@ MemoryMeasurement measure_cpu_stream(std::size_t array_bytes, int threads, int r
   copy.times_s.reserve(static_cast<std::size_t>(repeats));
   triad.times_s.reserve(static_cast<std::size_t>(repeats));
   run(Kernel::init);
+  double first_pass_s = 0;  // one copy and one triad, timed on the first pass
   for (int r = 0; r < repeats && !(stop && stop()); ++r) {
     copy.times_s.push_back(run(Kernel::copy));
     triad.times_s.push_back(run(Kernel::triad));
+    if (r == 0) first_pass_s = copy.times_s.back() + triad.times_s.back();
+    if (r == 0 && first_pass_s * repeats > max_timed_s_per_shape) break;  // refused below, once the workers are gone
   }
   kernel = Kernel::quit;  // the workers return without the second barrier
   sync.arrive_and_wait();
   pool.clear();  // joins
+  if (first_pass_s * repeats > max_timed_s_per_shape)
+    throw Error(fmt::format("--iters {}: a copy and a triad over {:.0f} MiB arrays take {:.3g} s here, so {} of them would take {:.3g} h; "
+                            "napkin times at most {:.0f} h of passes: give --iters at most {}",
+                            repeats, static_cast<double>(m.array_bytes) / 1048576, first_pass_s, repeats,
+                            first_pass_s * repeats / 3600, max_timed_s_per_shape / 3600,
+                            static_cast<long long>(std::max(1.0, std::floor(max_timed_s_per_shape / first_pass_s)))));
 
   // STREAM's check: every element of b and c is what the kernels make of a.
   std::size_t wrong = 0;

@@ -60,6 +60,21 @@ long long timed_count(double probe_s, const BenchConfig& cfg) {
   if (cfg.iterations) return *cfg.iterations;
   return std::clamp(static_cast<long long>(std::ceil(cfg.target_time_s / probe_s)), 5LL, 1000LL);
 }
+// An explicit --iters is honoured only when its products fit max_timed_s_per_shape at the pace
+// measured so far: `each_s` a product's host time, launch and cache flush included. Judged on the
+// first chunk (the probe is a cold call: 57 µs for a 1x1x1 that then takes 0.2 µs), and on the
+// probe alone when that took long enough to be its own measure.
+void check_timed_total(const BenchConfig& cfg, const Shape& s, double each_s) {
+  if (!cfg.iterations) return;
+  const double total_s = each_s * static_cast<double>(*cfg.iterations);
+  if (total_s <= max_timed_s_per_shape) return;
+  const auto most = static_cast<long long>(std::max(1.0, std::floor(max_timed_s_per_shape / each_s)));
+  const std::string total = total_s < 2 * 86400 ? fmt::format("{:.3g} h", total_s / 3600) : fmt::format("{:.0f} days", total_s / 86400);
+  throw Error(fmt::format("--iters {}: a product of {} {} takes {:.3g} s here{}, so {} would take {}; napkin times at most {:.0f} h "
+                          "of products a shape: give --iters at most {}",
+                          *cfg.iterations, shape_text(s), dtype_name(cfg.dtype), each_s, cfg.flush_cache ? " (cache flush included)" : "",
+                          *cfg.iterations, total, max_timed_s_per_shape / 3600, most));
+}
 int chunk_count(double wall_s_per_product) {
   return std::clamp(static_cast<int>(std::ceil(0.25 / std::max(wall_s_per_product, 1e-9))), 1, 1000);
 }
@@ -199,8 +214,10 @@ BenchRun run_bench(Backend& backend, const SpecRegistry& registry, const BenchCo
     }
     auto t0 = Clock::now();
     const auto probe = backend.time_iterations(0, 1, cfg.flush_cache);
-    int chunk = chunk_count(seconds_since(t0));
+    const double probe_wall_s = seconds_since(t0);
+    int chunk = chunk_count(probe_wall_s);
     check_times(probe, s);
+    if (probe_wall_s >= 0.1) check_timed_total(cfg, s, std::max(probe.front(), probe_wall_s));
     BenchResult r;
     r.shape = s;
     r.dtype = cfg.dtype;
@@ -217,8 +234,10 @@ BenchRun run_bench(Backend& backend, const SpecRegistry& registry, const BenchCo
       const int warm = samples.count() == 0 ? r.warmup_iterations : 0;
       t0 = Clock::now();
       const auto times = backend.time_iterations(warm, n, cfg.flush_cache);
-      chunk = chunk_count(seconds_since(t0) / (n + warm));
+      const double each_s = seconds_since(t0) / (n + warm);
+      chunk = chunk_count(each_s);
       check_times(times, s);
+      if (samples.count() == 0) check_timed_total(cfg, s, each_s);
       for (double t : times) samples.add(t);
       telemetry.push_back(backend.telemetry());
       report(i, samples.count(), total);

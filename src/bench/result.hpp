@@ -12,6 +12,11 @@
 
 namespace napkin::bench {
 
+// The most an explicit --iters may ask of one shape (bench, calibrate) or of bench --memory's
+// passes, at the pace the first products or passes ran: 2^31 products of 1x1x1 are microseconds
+// each, and 90 days in all.
+inline constexpr double max_timed_s_per_shape = 3600;
+
 // Order statistics of per-iteration times.
 struct TimingStats {
   double median_s = 0, min_s = 0, max_s = 0, mean_s = 0;
