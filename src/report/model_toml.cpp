@@ -42,8 +42,10 @@ class Writer {
   explicit Writer(const std::vector<std::pair<std::string, std::string>>& d) : derivations_(d) {}
   void line(const std::string& prefix, const std::string& key, const std::string& value) {
     std::string text = key + " = " + value;
+    // A derivation quotes the config ("hidden_act gelu"): a control character in it (a NUL, an
+    // escape) is not allowed in a TOML comment, and the spec written would not load.
     for (const auto& [k, how] : derivations_)
-      if (k == prefix + key) text = fmt::format("{:<28}# {}", text + " ", how);
+      if (k == prefix + key) text = fmt::format("{:<28}# {}", text + " ", printable(how, false));
     out_ += text + "\n";
   }
   void raw(const std::string& s) { out_ += s; }
