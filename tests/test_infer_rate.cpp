@@ -214,3 +214,15 @@ TEST_CASE("published runs under a request rate: who is overloaded, the capacity,
   CHECK(validated_under_rate.tpot_rows == n);
   CHECK(sum / n == doctest::Approx(validated_under_rate.tpot_mean_abs_error).epsilon(0.02).scale(0));
 }
+
+TEST_CASE("under load, a wait of hours reads in hours, and a chip's share is a chip's") {
+  using test::run_napkin;
+  // A million clients on one H100: the queue for a slot is about a day long.
+  const auto far = run_napkin("infer --model llama3-8b --hardware h100-sxm --engine vllm --concurrency 1000000");
+  REQUIRE(far.exit_code == 0);
+  CHECK(far.out.find("1 day") != std::string::npos);
+  CHECK(far.out.find("e4 s") == std::string::npos);
+  const auto tpu = run_napkin("infer --model llama3-8b --hardware tpu-v5e --engine vllm --rate 1");
+  REQUIRE(tpu.exit_code == 0);
+  CHECK(tpu.out.find("GPU's share") == std::string::npos);
+}

@@ -10,7 +10,7 @@
 namespace napkin {
 namespace {
 
-std::string ms(double s) { return s >= 10 ? format_sig(s, 3) + " s" : format_sig(s * 1e3, 3) + " ms"; }
+std::string ms(double s) { return s >= 60 ? format_duration(s) : s >= 10 ? format_sig(s, 3) + " s" : format_sig(s * 1e3, 3) + " ms"; }
 std::string per_s(double v) { return format_si(v, "tok/s", 3); }
 std::string rate(double v) { return format_sig(v, 3) + "/s"; }
 long long replicas(const InferSetup& s) { return std::max(1LL, s.gpus / (s.tp * s.pp)); }
@@ -41,7 +41,7 @@ std::string rate_table(const InferReport& r, std::size_t max_width) {
   out += tb.render();
   if (replicas(s) > 1)
     out += fmt::format("  the requests are spread over the {} replicas: running is one replica's mean; output tok/s is all of them\n", replicas(s));
-  out += "  TTFT here is the GPU's share: the prompt's prefill and the waits behind other prompts, the running step and a slot; a serving\n"
+  out += "  TTFT here is the " + std::string(r.hardware.device_word()) + "'s share: the prompt's prefill and the waits behind other prompts, the running step and a slot; a serving\n"
          "  front end's own per-request work (tokenizing, scheduling, streaming) comes on top (docs/validation/infer.md)\n";
   return out;
 }

@@ -13,7 +13,7 @@ namespace {
 
 std::string bytes(double b) { return format_si(b, "B", 3); }
 // Milliseconds, or seconds from 10 s up: "1.25e5 ms" reads badly where "125 s" does not.
-std::string ms(double s) { return s >= 10 ? format_sig(s, 3) + " s" : format_sig(s * 1e3, 3) + " ms"; }
+std::string ms(double s) { return s >= 60 ? format_duration(s) : s >= 10 ? format_sig(s, 3) + " s" : format_sig(s * 1e3, 3) + " ms"; }
 std::string per_s(double v) { return format_si(v, "tok/s", 3); }
 
 const InferTime& headline(const InferReport& r) { return r.points[r.batch ? 0 : r.knee]; }
