@@ -222,7 +222,7 @@ TEST_CASE("under load, a wait of hours reads in hours, and a chip's share is a c
   REQUIRE(far.exit_code == 0);
   CHECK(far.out.find("1 day") != std::string::npos);
   CHECK(far.out.find("e4 s") == std::string::npos);
-  const auto tpu = run_napkin("infer --model llama3-8b --hardware tpu-v5e --engine vllm --rate 1");
+  const auto tpu = run_napkin("infer --model llama3.2-1b --hardware tpu-v5e --engine vllm --rate 1");
   REQUIRE(tpu.exit_code == 0);
   CHECK(tpu.out.find("GPU's share") == std::string::npos);
 }
