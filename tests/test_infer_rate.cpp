@@ -226,3 +226,39 @@ TEST_CASE("under load, a wait of hours reads in hours, and a chip's share is a c
   REQUIRE(tpu.exit_code == 0);
   CHECK(tpu.out.find("GPU's share") == std::string::npos);
 }
+
+TEST_CASE("the engine's cache and prefill under load, by hand") {
+  const SpecRegistry specs = SpecRegistry::builtin_only();
+  const Model m = specs.model("llama3-8b");
+  const Hardware hw = specs.hardware("h100-sxm");
+  // 8000-token prompts, 2000 out, bf16 cache: 32 layers × 8 KV heads × 128 × 2 (K, V) × 2 B =
+  // 131,072 B a token. vLLM's cache grows with each sequence in 16-token blocks: under load a
+  // running sequence holds 8000 + 2000/2 = 9000 tokens on average, plus half a block's 7.5.
+  const InferSetup vllm = test::serving_setup(specs, hw, "vllm", "bf16", "bf16", 8000, 2000);
+  const InferMemory mem = infer_memory(m, vllm);
+  const double per_sequence = 9007.5 * 131072;
+  const long long by_hand = static_cast<long long>(std::floor(mem.kv_pool_bytes / per_sequence));
+  REQUIRE(by_hand < 256);  // memory binds, not max_num_seqs
+  CHECK(serving_slots(vllm, mem) == by_hand);
+  CHECK(serving_slots(vllm, mem) > mem.max_batch);  // max batch sizes each at 10,000 tokens
+  // TensorRT-LLM reserves the whole 10,000 tokens at admission: max batch.
+  const InferSetup trt = test::serving_setup(specs, hw, "tensorrt-llm", "bf16", "bf16", 8000, 2000);
+  const InferMemory trt_mem = infer_memory(m, trt);
+  CHECK(serving_slots(trt, trt_mem) == trt_mem.max_batch);
+
+  // SGLang prefills in passes of its own: a closed loop of N running pays the decode step plus
+  // the others' prompts' whole prefill, (N − 1)·S/O a step, in its inter-token latency.
+  const InferSetup sgl = test::serving_setup(specs, hw, "sglang", "bf16", "bf16", 1000, 200);
+  const InferTimeSetup t = infer_time_setup(hw, sgl.weights, default_decode_mbu);
+  const InferMemory sgl_mem = infer_memory(m, sgl);
+  const SteadyState eight = steady_state(m, sgl, sgl_mem, t, 8);
+  const double S = prefill_time(m, sgl, t, 1).total_s;
+  const double decode = decode_step(m, sgl, sgl_mem, t, 8, 1100).step_s;
+  CHECK(eight.itl_s == doctest::Approx(decode + 7 * S / 200));
+  CHECK(eight.step_s == doctest::Approx(decode + 8 * S / 200));
+  // Open loop at λ: step = step_decode(x) / (1 − λ·S) at the solved x.
+  const SteadyState open = open_loop_state(m, sgl, sgl_mem, t, 10);
+  const double decode_x = decode_step(m, sgl, sgl_mem, t, open.running, 1100).step_s;
+  CHECK(open.itl_s == doctest::Approx(decode_x + open.mean_running * S / 200));
+  CHECK(open.itl_s == doctest::Approx(decode_x / (1 - 10 * S)).epsilon(0.01));
+}

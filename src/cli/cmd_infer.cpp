@@ -223,7 +223,9 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                       r.model.moe ? fmt::format(", {} a MoE layer", format_sig(s.engine.decode_kernels_per_moe_layer, 3)) : std::string(),
                                       format_sig(s.engine.decode_kernels_outside_layers, 3),
                                       format_sig((s.engine.cuda_graphs ? kernel_floor_s : std::max(kernel_floor_s, eager_launch_s)) * 1e6, 3),
-                                      s.engine.cuda_graphs ? " (NVIDIA's CUDA-graphs measurement)" : " (launched from the host, no CUDA graphs)"));
+                                      !s.engine.cuda_graphs              ? " (launched from the host, no graphs)"
+                                      : r.hardware.made_by("NVIDIA") ? " (NVIDIA's CUDA-graphs measurement)"
+                                                                     : " (NVIDIA's CUDA-graphs measurement, assumed for this part: none of its own is published here)"));
   r.assumptions.push_back(fmt::format("weights {}: {}; embedding and LM head kept in {}", s.weights.name, s.weights.scales, s.embedding_dtype));
   if (!r.rates.empty())
     r.assumptions.push_back(fmt::format("under load: requests arriving at random (Poisson) at each rate, in steady state; the step is --concurrency's "
