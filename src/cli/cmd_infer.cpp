@@ -5,10 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "bench/backend.hpp"
-#include "bench/memory_bench.hpp"
 #include "cli/common.hpp"
-#include "cli/progress.hpp"
 #include "core/error.hpp"
 #include "core/gemm_time.hpp"
 #include "core/infer_time.hpp"
@@ -38,29 +35,6 @@ std::vector<std::string> split_list(const std::string& text) {
   }
   out.push_back(item);
   return out;
-}
-
-// --mbu measured: bench --memory's copy on this machine (decode's reads stream like a copy; its
-// kernels' floors are a separate term, core/infer_time.hpp). Refused
-// unless the measured device is the estimate's hardware: a CPU's or another GPU's bandwidth
-// utilisation says nothing about the spec's.
-double measured_mbu(Context& ctx, const Hardware& hw, std::string& source) {
-  auto backend = bench::open_backend("auto");
-  // Refuse before measuring: a bandwidth measured on another device cannot stand for this one's.
-  const std::string device = backend->device_name();
-  const Hardware* local = ctx.registry().hardware_for_device(device);
-  if (!local || local->key != hw.key)
-    throw Error(fmt::format("--mbu measured: this machine's device is {} ({}), not {}: a bandwidth utilisation measured there says nothing "
-                            "about {}'s; run it on a {} or give --mbu F",
-                            device, local ? "spec " + local->key : "no hardware spec lists it", hw.key, hw.key, hw.name));
-  LongRun run("infer --mbu measured");
-  bench::MemoryBenchConfig cfg;
-  cfg.hardware = hw;
-  const bench::MemoryBenchRun m = bench::run_memory_bench(*backend, ctx.registry(), cfg, run.stop_requested());
-  if (m.interrupted) throw Error("interrupted by Ctrl-C: --mbu measured needs the whole measurement", ExitCode::interrupted);
-  if (!m.mbu) throw Error(fmt::format("--mbu measured: bench --memory found no peak for {}: give --mbu F", hw.key));
-  source = fmt::format("measured: bench --memory on {}: {} = {} of {}", m.device, format_si(m.bytes_per_s, "B/s", 3), format_sig(*m.mbu, 3), m.peak_source);
-  return *m.mbu;
 }
 
 // How an engine runs the prompts under load, and what its cache holds: the assumption lines' words.
@@ -146,7 +120,7 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   t.attention_peak_flops_per_s *= cap.compute_fraction;
   t.gemm.peak_flops_per_s *= cap.compute_fraction;
   if (o.mbu == "measured") {
-    t.mbu = measured_mbu(ctx, r.hardware, r.mbu_source);
+    t.mbu = measured_mbu(ctx, r.hardware, r.mbu_source, "infer");
   } else if (given("--mbu")) {
     t.mbu = parse_fraction(o.mbu, "--mbu");
     if (t.mbu < 0.01) throw Error(fmt::format("--mbu {}: below 0.01 (decode's reads reach about 0.6 to 0.9 of the bandwidth)", o.mbu));

@@ -41,6 +41,8 @@ void run(Context& ctx, const PlanOptions& o, CLI::App* sub) {
   if (flags.lora && sub->count("--precision") > 0)
     throw Error("--precision sets a full-training recipe; with --lora the fine-tuning library's dtypes apply (--finetune-lib, --base-weights): drop --precision");
   r.warnings.insert(r.warnings.end(), lora_notes.begin(), lora_notes.end());
+  // --mbu measured: bench --memory's copy here, refused unless this machine's device is the spec's.
+  if (flags.mbu == "measured") flags.mbu = fmt::format("{}", measured_mbu(ctx, hw, flags.mbu_source, "plan"));
   const PlanSetup setup = build_plan_setup(r.model, hw, flags);
   r.query = setup.query;
   r.dtype = setup.dtype;
@@ -150,6 +152,10 @@ void setup_plan(CLI::App& app, Context& ctx) {
   sub->add_option("--gemm-efficiency", f.gemm_efficiency,
                   "Matrix-product speed: a fraction of peak (0.7) or a 'napkin calibrate --json' file [default curve]")
       ->type_name("F|FILE");
+  sub->add_option("--mbu", f.mbu,
+                  "Share of the memory bandwidth memory-bound work reaches (elementwise, loss, optimizer, the products' reads): a fraction, or "
+                  "'measured' (bench --memory here) [0.83]")
+      ->type_name("F|measured");
   sub->add_option("--node-gpus", f.node_gpus, "GPUs per scale-up domain (NVLink/NVSwitch node) [the hardware spec]")->type_name("N");
   sub->add_option("--scale-up-bw", f.scale_up_bw, "Scale-up bandwidth per GPU per direction, with its unit: 450GB/s [the spec]")->type_name("BW");
   sub->add_option("--network", f.network,

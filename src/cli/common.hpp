@@ -100,6 +100,11 @@ void warn(const std::string& text);
 void print_error(const std::string& text, const char* kind = "error");
 
 // Subcommand registration; each lives in its own cmd_*.cpp.
+// --mbu measured (infer's decode reads, plan's memory-bound work): bench --memory's copy on this
+// machine over the spec's bandwidth, refused unless this machine's device is `hw`; `source` says how
+// it was measured; `command` names the command in the progress line.
+double measured_mbu(Context& ctx, const Hardware& hw, std::string& source, const char* command);
+
 void setup_train(CLI::App& app, Context& ctx);
 void setup_hardware(CLI::App& app, Context& ctx);
 void setup_models(CLI::App& app, Context& ctx);

@@ -237,10 +237,17 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   q.step.gemm.value_bytes = recipe.activation_bytes;
   const GemmPeakEfficiency eff = gemm_peak_efficiency_parts(hw.key, ps.dtype);
   q.step.gemm.peak_efficiency = eff.efficiency;
+  if (!f.mbu.empty()) {
+    const double mbu = parse_fraction(f.mbu, "--mbu");
+    // A copy reaches 0.6-0.95 of the datasheet bandwidth on the parts napkin knows; below 0.01
+    // nothing streams, and the memory-bound terms would swamp the step.
+    if (mbu < 0.01) throw Error(fmt::format("--mbu {}: below 0.01 (a streaming copy reaches about 0.6 to 0.95 of the bandwidth)", f.mbu));
+    q.step.mbu = q.step.gemm.mbu = mbu;
+  }
   q.step.gemm.source = fmt::format("default curve: roofline at {} of peak ({}) and {} of memory bandwidth, the lesser exposed ÷ max(1, m/{}), + {} µs a product",
                                    format_sig(q.step.gemm.peak_efficiency, 3),
                                    eff.mamf ? fmt::format("MAMF {} × {}", format_sig(*eff.mamf, 3), eff.over_mamf) : "no MAMF measured for this part: a median",
-                                   memory_bandwidth_efficiency, gemm_tile_m, gemm_launch_s * 1e6);
+                                   format_sig(q.step.mbu, 3), gemm_tile_m, gemm_launch_s * 1e6);
   if (!f.gemm_efficiency.empty()) {
     double fraction = 0;
     bool is_fraction = true;
@@ -316,6 +323,11 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
                                        builtin_hw ? hw.key : hw.key + ", from " + hw.origin,
                                        format_si(q.memory.memory_bytes, "B", 4) + " (" + f.memory_basis + ")", hw.device_word(), bw(hw.memory_bandwidth_bytes_per_s)));
   ps.assumptions.push_back("matrix products: " + q.step.gemm.source);
+  ps.assumptions.push_back(f.mbu.empty() ? fmt::format("memory-bound work (elementwise, loss, optimizer) at {} of the bandwidth: a STREAM copy's share "
+                                                       "on A100 and H100 (0.79, 0.87); --mbu F or --mbu measured",
+                                                       format_sig(q.step.mbu, 3))
+                                         : fmt::format("memory-bound work (elementwise, loss, optimizer) at {} of the bandwidth ({})",
+                                                       format_sig(q.step.mbu, 3), f.mbu_source.empty() ? "--mbu" : f.mbu_source));
   if (!cap.assumption.empty()) ps.assumptions.push_back(cap.assumption);
   ps.assumptions.push_back(!q.step.flash_attention
                                ? "attention: unfused Q·Kᵀ and P·V products plus softmax over s² scores (--no-flash-attention)"

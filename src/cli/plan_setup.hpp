@@ -17,6 +17,7 @@ struct PlanFlags {
   std::string top = "3", dtype = "bf16", optimizer = "adamw", precision = "bf16-mixed";
   std::string node_gpus, scale_up_bw, scale_out_bw, gemm_efficiency, reserve, memory_basis = "datasheet";
   std::string power_limit;            // --power-limit W (empty: the spec's power_limit_watts, else none)
+  std::string mbu, mbu_source;        // --mbu F (a measured one arrives as its figure and how it was measured)
   std::string selective;              // what --recompute selective recomputes (empty: attention-core)
   std::string cross_entropy = "fused";  // how the loss copies the logits (runtime reserve)
   std::vector<std::string> network;   // --network [intra|inter][,COLLECTIVE]=FILE, repeatable

@@ -52,7 +52,7 @@ double GemmTimeModel::curve_time_s(long long m, long long n, long long k) const 
   const double flops = 2 * M * N * K;
   const double bytes = (M * K + K * N + M * N) * value_bytes;
   const double compute = flops / (peak_flops_per_s * peak_efficiency);
-  const double memory = bytes / (memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
+  const double memory = bytes / (memory_bandwidth_bytes_per_s * mbu);
   return std::max(compute, memory) + flat_gemm_exposed_s(compute, memory, m) + gemm_launch_s;
 }
 

@@ -95,6 +95,7 @@ struct GemmTimeModel {
   double memory_bandwidth_bytes_per_s = 0;
   double value_bytes = 2;                 // operand size (bf16)
   double peak_efficiency = 0.81;          // compute-bound fraction of peak (gemm_peak_efficiency)
+  double mbu = memory_bandwidth_efficiency;  // memory-bound fraction of the bandwidth (plan --mbu)
   double fraction = 0;                    // Kind::fraction
   std::vector<MeasuredGemm> measured;     // Kind::measured
   double measured_over_curve = 1;         // median of measured / curve over `measured`

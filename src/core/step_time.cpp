@@ -239,7 +239,7 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   c.tp_margin_fwd_s /= L;
   c.tp_margin_bwd_s /= L;
 
-  const double bw = s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency;
+  const double bw = s.memory_bandwidth_bytes_per_s * s.mbu;
   // Attention core: useful (causal) forward FLOPs of s/cp queries against all s keys; windowed
   // layers (Gemma 2's local ones, Mistral 7B) against at most their window, which a windowed
   // kernel (FlashAttention's window_size) skips: the layers' mean share (causal_attention_share).
@@ -494,7 +494,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
     // reduce dtype). Memory-bound, on this GPU's unsharded parameters of the stage.
     if (s.zero3_copies && !lora)
       r.zero3_copy_s = (2 * 2 * bpp.weights + bpp.weights + grad_value_bytes) * (dense_here + expert_here) /
-                       (s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
+                       (s.memory_bandwidth_bytes_per_s * s.mbu);
     const double per_mb = units * (2 * ag + rs);
     if (per_mb > 0)
       hidden_wire_bytes += (r.dp_params.wire_bytes() + r.dp_grads.wire_bytes() + r.expert_params.wire_bytes() + r.expert_grads.wire_bytes()) *
@@ -552,7 +552,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   r.memory_bound_s = layers * (c.memory_fwd_s + c.memory_bwd_s) + (last_is_slowest ? c.head_memory_s : 0);
   if (!s.fused_grad_accumulation) {
     r.grad_accumulation_s = (lora ? s.lora.adapter_params : r.params_per_gpu) * (s.activation_bytes + 2 * bpp.grads) /
-                            (s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
+                            (s.memory_bandwidth_bytes_per_s * s.mbu);
     r.memory_bound_s += r.grad_accumulation_s;
   }
   if (l.recompute == Recompute::full) r.recompute_s = fwd_compute;
@@ -585,7 +585,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   // work (core/lora.hpp dequant_bytes_per_pass, as train --lora counts it).
   if (lora && s.lora.dequant_bytes_per_pass > 0)
     r.dequant_s = (2 + recompute_full) * s.lora.dequant_bytes_per_pass * layers / L /
-                  (s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
+                  (s.memory_bandwidth_bytes_per_s * s.mbu);
   // Eager elementwise work: forward, backward (twice the forward's bytes) and any forward the
   // backward replays (full recomputation; torchtitan's op-level policy replays the elementwise work).
   const double eager_replays = recompute_full + (selective && s.selective == SelectiveRecompute::every_other_matmul ? 1 : 0);
@@ -604,13 +604,13 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   r.chunk_share = l.interleave > 1 ? std::min(1.0, d(first.largest_chunk) / layers) : 1.0;
   r.bubble_s = d(l.pp - 1) * r.chunk_share * r.microbatch_s;
   r.overlap_contention_s =
-      overlapped_comm_hbm_passes * hidden_wire_bytes / (s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
+      overlapped_comm_hbm_passes * hidden_wire_bytes / (s.memory_bandwidth_bytes_per_s * s.mbu);
   // The optimizer reads gradients, master weights and states, writes the states and master
   // weights back and the working weights out; ZeRO ≥ 1 updates 1/(dp·cp) of them per GPU.
   double moved = bpp.grads + 2 * bpp.master + 2 * bpp.optimizer + bpp.weights + (bpp.master == 0 ? bpp.weights : 0);
   const double updated = lora ? s.lora.adapter_params / (l.zero >= 1 ? d(zero_ranks) : 1.0)
                          : l.zero >= 1 ? dense_here / d(zero_ranks) + expert_here / d(expert_ranks) : r.params_per_gpu;
-  r.optimizer_s = updated * moved / (s.memory_bandwidth_bytes_per_s * memory_bandwidth_efficiency);
+  r.optimizer_s = updated * moved / (s.memory_bandwidth_bytes_per_s * s.mbu);
 
   r.terms = {
       {"matmul_s", "matrix products", mb * r.matmul_s},

@@ -145,6 +145,9 @@ struct StepSetup {
   // the forward and its output gradient in the backward (Transformer Engine; torchtitan's Float8).
   bool fp8_casts = false;
   double memory_bandwidth_bytes_per_s = 0;
+  // Of that bandwidth, what memory-bound work (elementwise kernels, the loss, the optimizer, copies)
+  // reaches: a STREAM copy's share (core/gemm_time.hpp), or plan --mbu's (measured by bench --memory).
+  double mbu = memory_bandwidth_efficiency;
   GemmTimeModel gemm;
   Network net;
   StepLora lora;  // LoRA/QLoRA: on when set
