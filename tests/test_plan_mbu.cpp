@@ -55,3 +55,14 @@ TEST_CASE("plan --mbu: bad values and a measurement on another device are one-li
   CHECK(measured.exit_code == 2);
   CHECK(measured.err.find("--mbu measured: this machine's device is") != std::string::npos);
 }
+
+TEST_CASE("train --mfu predicted takes --mbu on to the plan; without it --mbu is refused") {
+  const std::string run = "train --model llama3-8b --hardware h100-sxm --gpus 64 --tokens 1T --global-batch 512 --mfu predicted --json";
+  const auto base = nlohmann::json::parse(run_napkin(run).out);
+  const auto slow = nlohmann::json::parse(run_napkin(run + " --mbu 0.4").out);
+  // Slower memory-bound work: a lower predicted MFU, so more days.
+  CHECK(slow["mfu"].get<double>() < base["mfu"].get<double>());
+  const auto given = run_napkin("train --model llama3-8b --hardware h100-sxm --gpus 64 --tokens 1T --mfu 0.4 --mbu 0.5");
+  CHECK(given.exit_code == 2);
+  CHECK(given.err.find("--mbu only matters with --mfu predicted") != std::string::npos);
+}

@@ -18,7 +18,7 @@ namespace napkin::cli {
 namespace {
 
 struct TrainOptions {
-  std::string model, params, tokens, gpus, days, budget, seq, global_batch, framework, power_limit;
+  std::string model, params, tokens, gpus, days, budget, seq, global_batch, framework, power_limit, mbu;
   std::string hardware = "h100-sxm";
   std::string mfu = "0.5";
   std::string dtype = "bf16";
@@ -152,11 +152,14 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
     PlanFlags extra;
     extra.framework = o.framework;
     extra.power_limit = o.power_limit;
+    extra.mbu = o.mbu == "measured" ? fmt::format("{}", measured_mbu(ctx, hw, extra.mbu_source, "train")) : o.mbu;
     extra.lora = lora;  // plan --lora: the frozen base, the adapters and the dequantisation priced per layout
     if (lora && !o.micro_batch.empty()) throw Error("--micro-batch: with --mfu predicted the plan picks the micro-batch");
     predicted = predicted_rate(*model, hw, whole_flag(o.gpus, "--gpus", gpus_range.hi), batch.sequences, seq, r.dtype, extra);
   } else if (!o.global_batch.empty()) {
     throw Error("--global-batch only matters with --mfu predicted");
+  } else if (!o.mbu.empty()) {
+    throw Error("--mbu only matters with --mfu predicted (it prices the plan's memory-bound work; a given --mfu already includes it)");
   } else if (!o.framework.empty()) {
     throw Error("--framework only matters with --mfu predicted (the framework prices the plan's step; a given --mfu already includes it)");
   }
@@ -273,6 +276,9 @@ void setup_train(CLI::App& app, Context& ctx) {
   sub->add_option("--power-limit", o->power_limit,
                   "GPU power limit in watts: the energy at it, and with --mfu predicted products and attention slowed as (P/TDP)^0.47 [the spec's deployed limit]")
       ->type_name("W");
+  sub->add_option("--mbu", o->mbu,
+                  "With --mfu predicted: the share of the memory bandwidth the plan's memory-bound work reaches, or 'measured' [0.83]")
+      ->type_name("F|measured");
   sub->add_option("--framework", o->framework,
                   "With --mfu predicted: the training framework whose behaviour the plan prices (napkin frameworks list, or a .toml) [megatron]")
       ->type_name("NAME|FILE");
