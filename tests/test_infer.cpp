@@ -268,7 +268,9 @@ TEST_CASE("napkin infer and napkin engines from the command line") {
       "int8_kernel_efficiency = 1\nint4_kernel_efficiency = 1\n";
   for (const auto& [file, line, field] : {std::tuple{"typo.toml", "block_sise = 3", "block_sise"},
                                           {"zero.toml", "decode_kernels_per_layer = 0", "decode_kernels_per_layer"},
-                                          {"flag.toml", "decode_attention_shares_kv = \"no\"", "decode_attention_shares_kv"}}) {
+                                          {"flag.toml", "decode_attention_shares_kv = \"no\"", "decode_attention_shares_kv"},
+                                          {"grows.toml", "kv_grows_with_sequence = 1", "kv_grows_with_sequence"},
+                                          {"mixed.toml", "prefill_mixed_with_decode = \"yes\"", "prefill_mixed_with_decode"}}) {
     std::ofstream(dir / file) << valid << line << "\n";
     const auto r = test::run_napkin("engines show " + (dir / file).string());
     CAPTURE(r.err);

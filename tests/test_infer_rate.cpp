@@ -32,12 +32,11 @@ TEST_CASE("Erlang C by hand") {
 
 TEST_CASE("an open loop: Little's law, light and heavy load, and the closed loop at the same throughput") {
   // Llama 3 8B bf16 on one H100 under vLLM, 1000-token prompts, 200 output tokens.
-  const SpecRegistry specs = SpecRegistry::builtin_only();
-  const Model m = specs.model("llama3-8b");
-  const Hardware hw = specs.hardware("h100-sxm");
-  const InferSetup s = test::serving_setup(specs, hw, "vllm", "bf16", "bf16", 1000, 200);
-  const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu);
-  const InferMemory mem = infer_memory(m, s);
+  const test::ServingCase c("llama3-8b", "h100-sxm", "vllm", "bf16", "bf16", 1000, 200);
+  const Model& m = c.m;
+  const InferSetup& s = c.s;
+  const InferTimeSetup& t = c.t;
+  const InferMemory& mem = c.mem;
 
   // Light load: almost never more than one request; the first token is the prompt's own prefill
   // and a token comes every decode step of one sequence at the mean context 1100.

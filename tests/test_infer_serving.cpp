@@ -91,12 +91,11 @@ SteadyState price(const SpecRegistry& specs, const NimRow& x) {
 
 TEST_CASE("one request at a time: its prefill, then its decode steps; beyond the cache, a queue") {
   // Llama 3 8B bf16 on one H100 under vLLM, 1000-token prompts, 200 output tokens.
-  const SpecRegistry specs = SpecRegistry::builtin_only();
-  const Model m = specs.model("llama3-8b");
-  const Hardware hw = specs.hardware("h100-sxm");
-  const InferSetup s = test::serving_setup(specs, hw, "vllm", "bf16", "bf16", 1000, 200);
-  const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu);
-  const InferMemory mem = infer_memory(m, s);
+  const test::ServingCase c("llama3-8b", "h100-sxm", "vllm", "bf16", "bf16", 1000, 200);
+  const Model& m = c.m;
+  const InferSetup& s = c.s;
+  const InferTimeSetup& t = c.t;
+  const InferMemory& mem = c.mem;
   // C = 1: the time to first token is the prompt's prefill; a token every decode step at the mean
   // context I + O/2 = 1100; throughput O tokens per (prefill + O steps).
   const SteadyState one = steady_state(m, s, mem, t, 1);

@@ -87,6 +87,13 @@ TEST_CASE("durations read like a person would say them") {
   CHECK(format_duration(2 * 365.25 * 86400) == "2 years (730.5 days)");
 }
 
+TEST_CASE("latencies: milliseconds, seconds from 10 s, a duration past a minute") {
+  CHECK(format_latency(0.0184) == "18.4 ms");
+  CHECK(format_latency(9.836) == "9836 ms");  // under 10 s: still milliseconds
+  CHECK(format_latency(12.54) == "12.5 s");
+  CHECK(format_latency(88264) == "1 day 1 h");  // 24.52 h, rounded to the hour: 25 h
+}
+
 TEST_CASE("printable escapes control characters and keeps UTF-8 text") {
   CHECK(printable("plain · × ² text\n") == "plain · × ² text\n");
   CHECK(printable("\x1b[2J\x07") == "\\x1b[2J\\x07");

@@ -122,8 +122,7 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   if (o.mbu == "measured") {
     t.mbu = measured_mbu(ctx, r.hardware, r.mbu_source, "infer");
   } else if (given("--mbu")) {
-    t.mbu = parse_fraction(o.mbu, "--mbu");
-    if (t.mbu < 0.01) throw Error(fmt::format("--mbu {}: below 0.01 (decode's reads reach about 0.6 to 0.9 of the bandwidth)", o.mbu));
+    t.mbu = mbu_flag(o.mbu);
     r.mbu_source = "--mbu";
   } else {
     r.mbu_source = "default: a STREAM copy's share on A100 and H100 (0.79, 0.87); each kernel's floor is counted apart; --mbu F or --mbu measured";

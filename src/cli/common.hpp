@@ -104,6 +104,8 @@ void print_error(const std::string& text, const char* kind = "error");
 // machine over the spec's bandwidth, refused unless this machine's device is `hw`; `source` says how
 // it was measured; `command` names the command in the progress line.
 double measured_mbu(Context& ctx, const Hardware& hw, std::string& source, const char* command);
+// --mbu F: a fraction of the bandwidth in [0.01, 1] (a streaming copy reaches about 0.6 to 0.95).
+double mbu_flag(const std::string& text);
 
 void setup_train(CLI::App& app, Context& ctx);
 void setup_hardware(CLI::App& app, Context& ctx);

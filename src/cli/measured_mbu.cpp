@@ -6,6 +6,7 @@
 #include "cli/common.hpp"
 #include "cli/progress.hpp"
 #include "core/error.hpp"
+#include "core/units.hpp"
 #include "report/format.hpp"
 
 namespace napkin::cli {
@@ -29,6 +30,13 @@ double measured_mbu(Context& ctx, const Hardware& hw, std::string& source, const
   if (!m.mbu) throw Error(fmt::format("--mbu measured: bench --memory found no peak for {}: give --mbu F", hw.key));
   source = fmt::format("measured: bench --memory on {}: {} = {} of {}", m.device, format_si(m.bytes_per_s, "B/s", 3), format_sig(*m.mbu, 3), m.peak_source);
   return *m.mbu;
+}
+
+double mbu_flag(const std::string& text) {
+  const double mbu = parse_fraction(text, "--mbu");
+  // Below 0.01 nothing streams: the memory-bound terms would swamp every answer.
+  if (mbu < 0.01) throw Error(fmt::format("--mbu {}: below 0.01 (a streaming copy reaches about 0.6 to 0.95 of the bandwidth)", text));
+  return mbu;
 }
 
 }  // namespace napkin::cli

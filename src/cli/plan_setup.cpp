@@ -237,13 +237,7 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   q.step.gemm.value_bytes = recipe.activation_bytes;
   const GemmPeakEfficiency eff = gemm_peak_efficiency_parts(hw.key, ps.dtype);
   q.step.gemm.peak_efficiency = eff.efficiency;
-  if (!f.mbu.empty()) {
-    const double mbu = parse_fraction(f.mbu, "--mbu");
-    // A copy reaches 0.6-0.95 of the datasheet bandwidth on the parts napkin knows; below 0.01
-    // nothing streams, and the memory-bound terms would swamp the step.
-    if (mbu < 0.01) throw Error(fmt::format("--mbu {}: below 0.01 (a streaming copy reaches about 0.6 to 0.95 of the bandwidth)", f.mbu));
-    q.step.mbu = q.step.gemm.mbu = mbu;
-  }
+  if (!f.mbu.empty()) q.step.mbu = q.step.gemm.mbu = mbu_flag(f.mbu);
   q.step.gemm.source = fmt::format("default curve: roofline at {} of peak ({}) and {} of memory bandwidth, the lesser exposed ÷ max(1, m/{}), + {} µs a product",
                                    format_sig(q.step.gemm.peak_efficiency, 3),
                                    eff.mamf ? fmt::format("MAMF {} × {}", format_sig(*eff.mamf, 3), eff.over_mamf) : "no MAMF measured for this part: a median",

@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 // What one GPU holds while serving a model (docs/METHODOLOGY.md, "Serving"): its share of the
 // weights at their stored format (with the scales the format carries), the KV cache per token
 // of every attention variant the specs describe, the activation workspace of a prefill chunk,
@@ -60,6 +61,8 @@ struct InferSetup {
   long long input_tokens = 2048, output_tokens = 256;
   double memory_bytes = 0;              // per GPU
   Engine engine;
+  // Replicas of tp·pp the deployment holds (a load balancer splits the requests over them).
+  long long replicas() const { return std::max(1LL, gpus / (tp * pp)); }
 };
 
 struct InferMemory {

@@ -50,7 +50,7 @@ SteadyState steady_state(const Model& m, const InferSetup& s, const InferMemory&
   SteadyState r;
   r.concurrency = concurrency;
   // Replicas share the client's requests (a load balancer in front): each holds its share.
-  const long long replicas = std::max(1LL, s.gpus / (s.tp * s.pp));
+  const long long replicas = s.replicas();
   r.per_replica = (concurrency + replicas - 1) / replicas;
   r.slots = serving_slots(s, mem);
   r.running = std::min(r.per_replica, r.slots);
@@ -97,7 +97,7 @@ SteadyState open_loop_state(const Model& m, const InferSetup& s, const InferMemo
   if (mem.max_batch < 1) throw Error("not one sequence's cache fits: no request rate can be served");
   SteadyState r;
   r.arrival_rate_per_s = requests_per_s;
-  const long long replicas = std::max(1LL, s.gpus / (s.tp * s.pp));
+  const long long replicas = s.replicas();
   const double lambda = requests_per_s / d(replicas);  // a load balancer splits the arrivals evenly
   r.slots = serving_slots(s, mem);
   const double I = d(s.input_tokens), O = d(std::max(1LL, s.output_tokens)), slots = d(r.slots);

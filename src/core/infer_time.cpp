@@ -201,7 +201,7 @@ InferTime infer_time(const Model& m, const InferSetup& s, const InferMemory& mem
   if (batch < 1) throw Error("--batch must be at least 1");
   InferTime r;
   r.batch = batch;
-  r.replicas = std::max(1LL, s.gpus / (s.tp * s.pp));
+  r.replicas = s.replicas();
   r.moe = moe_regime(m, batch);
   const double I = d(s.input_tokens), steps = d(s.output_tokens - 1);
   if (s.engine.prefill_skips_last_token) {

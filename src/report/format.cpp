@@ -125,6 +125,11 @@ std::string format_duration(double seconds) {
   return fmt::format("{} years ({} days)", format_sig(seconds / year, 3), format_sig(seconds / day, 4));
 }
 
+std::string format_latency(double seconds) {
+  if (seconds >= 60) return format_duration(seconds);
+  return seconds >= 10 ? format_sig(seconds, 3) + " s" : format_sig(seconds * 1e3, 3) + " ms";
+}
+
 std::string plural(long long n, std::string_view noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
 
 std::string plural_count(double n, std::string_view noun) { return fmt::format("{} {}{}", format_count(n), noun, n == 1 ? "" : "s"); }

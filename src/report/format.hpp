@@ -19,6 +19,8 @@ std::string format_sig(double value, int significant_digits = 4);
 std::string format_sci(double value, int significant_digits = 4);
 // 3.5 days -> "3 days 12 hours"; 400 days -> "1.1 years (400 days)".
 std::string format_duration(double seconds);
+// A latency: "18.4 ms", "12.5 s" from 10 s, format_duration's "1 day 0 h" past a minute.
+std::string format_latency(double seconds);
 // "1 GPU", "8 GPUs", "1 layer": a count and its noun, singular for exactly one.
 std::string plural(long long n, std::string_view noun);
 // The same for a count format_count writes: "1 token", "8.192K tokens".

@@ -10,12 +10,21 @@
 namespace napkin {
 namespace {
 
-std::string ms(double s) { return s >= 60 ? format_duration(s) : s >= 10 ? format_sig(s, 3) + " s" : format_sig(s * 1e3, 3) + " ms"; }
+std::string ms(double s) { return format_latency(s); }
 std::string per_s(double v) { return format_si(v, "tok/s", 3); }
 std::string rate(double v) { return format_sig(v, 3) + "/s"; }
-long long replicas(const InferSetup& s) { return std::max(1LL, s.gpus / (s.tp * s.pp)); }
 
 }  // namespace
+
+std::string load_step_terms(const InferSetup& s, const SteadyState& p) {
+  if (!s.engine.prefill_mixed_with_decode)
+    return fmt::format("the decode step of {} sequences at mean context {} + the {} prompt tokens' share of a whole prompt's prefill in a pass "
+                       "of its own (weights read again)",
+                       p.running, format_sig(p.context, 6), format_sig(p.prompt_tokens_per_step, 4));
+  return fmt::format("the products over {} decoding + {} prompt tokens in one pass (weights read once) + decode attention over the caches at "
+                     "mean context {} + the prompt tokens' share of a prompt's attention and elementwise work + kernels + host",
+                     p.running, format_sig(p.prompt_tokens_per_step, 4), format_sig(p.context, 6));
+}
 
 std::string rate_table(const InferReport& r, std::size_t max_width) {
   const InferSetup& s = r.setup;
@@ -30,7 +39,7 @@ std::string rate_table(const InferReport& r, std::size_t max_width) {
     if (p.overloaded) {
       tb.add({rate(p.arrival_rate_per_s), std::to_string(p.running), "—", decodes ? ms(p.itl_s) : "—", decodes ? format_sig(1 / p.itl_s, 3) : "—",
               per_s(p.output_tokens_per_s),
-              fmt::format("overloaded: serves at most {} (the queue grows without bound)", rate(p.capacity_requests_per_s * double(replicas(s))))});
+              fmt::format("overloaded: serves at most {} (the queue grows without bound)", rate(p.capacity_requests_per_s * double(s.replicas())))});
       continue;
     }
     const std::string note = p.slot_wait_s > 0.1 * p.ttft_s ? fmt::format("{} waiting for a slot (cache nearly full)", ms(p.slot_wait_s))
@@ -39,8 +48,8 @@ std::string rate_table(const InferReport& r, std::size_t max_width) {
             decodes ? format_sig(1 / p.itl_s, 3) : "—", per_s(p.output_tokens_per_s), note});
   }
   out += tb.render();
-  if (replicas(s) > 1)
-    out += fmt::format("  the requests are spread over the {} replicas: running is one replica's mean; output tok/s is all of them\n", replicas(s));
+  if (s.replicas() > 1)
+    out += fmt::format("  the requests are spread over the {} replicas: running is one replica's mean; output tok/s is all of them\n", s.replicas());
   out += "  TTFT here is the " + std::string(r.hardware.device_word()) + "'s share: the prompt's prefill and the waits behind other prompts, the running step and a slot; a serving\n"
          "  front end's own per-request work (tokenizing, scheduling, streaming) comes on top (docs/validation/infer.md)\n";
   return out;
@@ -49,7 +58,7 @@ std::string rate_table(const InferReport& r, std::size_t max_width) {
 void rate_explain(const InferReport& r, std::vector<std::string>& out) {
   const InferSetup& s = r.setup;
   const SteadyState& p = r.serving.front();
-  const long long n = replicas(s);
+  const long long n = s.replicas();
   const double lambda = p.arrival_rate_per_s / double(n);
   out.push_back(fmt::format("{} requests a second over {} replica{}: λ = {} each; capacity = {} at once{} / ({} steps × a full step) = {} a replica",
                             format_sig(p.arrival_rate_per_s, 4), n, n == 1 ? "" : "s", rate(lambda), p.slots,
@@ -65,9 +74,7 @@ void rate_explain(const InferReport& r, std::vector<std::string>& out) {
   out.push_back(fmt::format("running x = λ × {} steps × step(x) (Little's law), solved: x = {}; {} × {} / {} = {} prompt tokens join each step",
                             s.output_tokens, format_sig(p.mean_running, 4), format_sig(p.mean_running, 4), s.input_tokens, s.output_tokens,
                             format_sig(p.prompt_tokens_per_step, 4)));
-  out.push_back(fmt::format("step = the products over {} decoding + {} prompt tokens in one pass + decode attention at mean context {} + the prompt "
-                            "tokens' share of a prompt's attention and elementwise work + kernels + host = {} = ITL",
-                            p.running, format_sig(p.prompt_tokens_per_step, 4), format_sig(p.context, 6), ms(p.itl_s)));
+  out.push_back(fmt::format("step = {} = {} = ITL", load_step_terms(s, p), ms(p.itl_s)));
   out.push_back(fmt::format("output = {} requests a second × {} tokens = {}", format_sig(p.arrival_rate_per_s, 4), s.output_tokens,
                             per_s(p.output_tokens_per_s)));
   out.push_back(fmt::format("TTFT = prefill S {} + M/D/1 wait ρ·S/(2(1 − ρ)) with ρ = λ·S = {}: {} + the running step's rest (1 − e^−x) × step / 2 = {} + "
@@ -83,7 +90,7 @@ nlohmann::json rate_points_json(const InferReport& r) {
     if (p.arrival_rate_per_s == 0) continue;
     pts.push_back({{"requests_per_s", p.arrival_rate_per_s},
                    {"overloaded", p.overloaded},
-                   {"capacity_requests_per_s", p.capacity_requests_per_s * double(replicas(s))},
+                   {"capacity_requests_per_s", p.capacity_requests_per_s * double(s.replicas())},
                    {"running_mean", p.mean_running},
                    {"ttft_s", p.overloaded ? nlohmann::json(nullptr) : nlohmann::json(p.ttft_s)},
                    {"tpot_s", s.output_tokens > 1 ? nlohmann::json(p.itl_s) : nlohmann::json(nullptr)},

@@ -12,8 +12,7 @@ namespace napkin {
 namespace {
 
 std::string bytes(double b) { return format_si(b, "B", 3); }
-// Milliseconds, or seconds from 10 s up: "1.25e5 ms" reads badly where "125 s" does not.
-std::string ms(double s) { return s >= 60 ? format_duration(s) : s >= 10 ? format_sig(s, 3) + " s" : format_sig(s * 1e3, 3) + " ms"; }
+std::string ms(double s) { return format_latency(s); }
 std::string per_s(double v) { return format_si(v, "tok/s", 3); }
 
 const InferTime& headline(const InferReport& r) { return r.points[r.batch ? 0 : r.knee]; }
@@ -82,12 +81,10 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
                               "prompt tokens join each step",
                               p.concurrency, p.slots, p.running, s.output_tokens, p.running, s.input_tokens, s.output_tokens,
                               format_sig(p.prompt_tokens_per_step, 4)));
-    out.push_back(fmt::format("step = the products over {} decoding + {} prompt tokens in one pass (weights read once) + decode attention over "
-                              "the caches at mean context {} + the prompt tokens' share of a prompt's attention and elementwise work + "
-                              "kernels + host = {}; a request's own steps carry only the others' prompts: ITL = {}",
-                              p.running, format_sig(p.prompt_tokens_per_step, 4), format_sig(p.context, 6), ms(p.step_s), ms(p.itl_s)));
-    out.push_back(fmt::format("output = {} replica{} × {} / {} = {}; requests finish at {} a second", std::max(1LL, s.gpus / (s.tp * s.pp)),
-                              s.gpus / (s.tp * s.pp) == 1 ? "" : "s", p.running, ms(p.step_s), per_s(p.output_tokens_per_s),
+    out.push_back(fmt::format("step = {} = {}; a request's own steps carry only the others' prompts: ITL = {}", load_step_terms(s, p),
+                              ms(p.step_s), ms(p.itl_s)));
+    out.push_back(fmt::format("output = {} replica{} × {} / {} = {}; requests finish at {} a second", s.replicas(),
+                              s.replicas() == 1 ? "" : "s", p.running, ms(p.step_s), per_s(p.output_tokens_per_s),
                               format_sig(p.requests_per_s, 3)));
     out.push_back(fmt::format("TTFT = prefill S {} + wait behind other prompts ρ·S/(2(1 − ρ)) with ρ = {}/s × S = {}: {} + half a step {} + "
                               "waiting for a slot (C − running) / requests per second {} = {}",
@@ -136,7 +133,7 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
   const InferMemory& m = r.memory;
   const InferSetup& s = r.setup;
   std::string out = fmt::format("{} on {} × {} (tp {}, pp {}{}), weights {}, KV {}, {} in / {} out\n", r.model.name, s.gpus, r.hardware.name, s.tp, s.pp,
-                                s.gpus > s.tp * s.pp ? fmt::format(", {} replicas", s.gpus / (s.tp * s.pp)) : "", s.weights.name, s.kv.name,
+                                s.replicas() > 1 ? fmt::format(", {} replicas", s.replicas()) : "", s.weights.name, s.kv.name,
                                 s.input_tokens, s.output_tokens);
   out += "engine: " + engine_line(s.engine, r.hardware) + "\n\nMemory per " + std::string(r.hardware.device_word()) + "\n";
   KeyValues kv;
@@ -188,7 +185,7 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
               decodes ? format_sig(1 / p.itl_s, 3) : "—", per_s(p.output_tokens_per_s), note});
     }
     out += tb.render();
-    if (const long long replicas = std::max(1LL, s.gpus / (s.tp * s.pp)); replicas > 1)
+    if (const long long replicas = s.replicas(); replicas > 1)
       out += fmt::format("  C is spread over the {} replicas: running is one replica's; output tok/s is all of them\n", replicas);
     out += "  TTFT here is the " + std::string(r.hardware.device_word()) + "'s share: the prompt's prefill, the wait behind other prompts (M/D/1) and half a step; a serving front end's\n"
            "  own per-request work (tokenizing, scheduling, streaming) comes on top, and grows with C (docs/validation/infer.md)\n";
