@@ -23,6 +23,11 @@ struct UnderLoadFigure {
 };
 inline constexpr UnderLoadFigure validated_under_load{79, 0.066, 0.079};
 
+// --concurrency at maximum load (every request queued at once, the engine's cache full) against
+// TensorRT-LLM 1.0's perf-overview throughput table, 60 rows of Llama 3.1 8B, 3.3 70B and 3.1 405B
+// on H100 and H200, none used to set a constant (tests/test_infer_max_load.cpp recomputes it).
+inline constexpr InferValidationFigure validated_max_load{60, 0.055, 0.202};
+
 // --rate (core/infer_serving open_loop_state) against 11 published request-rate runs
 // (tests/test_infer_rate.cpp recomputes them): in how many napkin and the run agree on whether
 // the engine was overloaded, and the time per token where the rate is below 60% of napkin's capacity.
