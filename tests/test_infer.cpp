@@ -71,6 +71,16 @@ TEST_CASE("weights per GPU: the format's bytes and scales, embedding and head in
   s.weights = weight_format("int4");
   CHECK(weight_format("int4").bytes() == 0.51953125);
   CHECK(infer_memory(m, s).weights_bytes == doctest::Approx(linear * 0.51953125 + vocab * 2).epsilon(1e-4));
+  // nvfp4: 4-bit values and one 1-byte E4M3 scale per 16 (NVFP4): 0.5 + 1/16 = 0.5625 B a weight,
+  // products on the fp4 tensor cores.
+  s.weights = weight_format("nvfp4");
+  CHECK(weight_format("nvfp4").bytes() == 0.5625);
+  CHECK(weight_format("nvfp4").compute == Dtype::fp4);
+  CHECK(infer_memory(m, s).weights_bytes == doctest::Approx(linear * 0.5625 + vocab * 2).epsilon(1e-4));
+  // B200 lists an fp4 peak (9 PFLOP/s dense); an H100 has none, and NVFP4 is refused there.
+  CHECK(infer_time_setup(specs().hardware("b200"), weight_format("nvfp4"), 0.83).peak_flops_per_s == 9000e12);
+  CHECK_THROWS_WITH_AS(infer_time_setup(specs().hardware("h100-sxm"), weight_format("nvfp4"), 0.83),
+                       doctest::Contains("lists no fp4 peak"), Error);
   CHECK_THROWS_WITH_AS(weight_format("int3"), doctest::Contains("--weights"), Error);
   CHECK_THROWS_WITH_AS(kv_format("fp4"), doctest::Contains("--kv"), Error);
 }

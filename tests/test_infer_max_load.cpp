@@ -41,6 +41,7 @@ struct Column {
   const char* gpu;
   long long tp;
   double tokens_per_s[10];
+  const char* weights = "fp8";
 };
 constexpr Column columns[] = {
     {"llama3.1-8b", "h200-sxm", 1, {27911, 26221, 18027, 20770, 17744, 16828, 3538, 12194, 3902, 1804}},
@@ -49,6 +50,10 @@ constexpr Column columns[] = {
     {"llama3.3-70b", "h100-sxm", 2, {6378, 6651, 4199, 5222, 4205, 4146, 762, 3082, 898, 437}},
     {"llama3.1-405b", "h200-sxm", 8, {3814, 5348, 4741, 4724, 3330, 3722, 456, 2948, 650, 505}},
     {"llama3.1-405b", "h100-sxm", 8, {3627, 4340, 3116, 3994, 2919, 2895, 453, 2296, 610, 345}},
+    {"llama3.3-70b", "b200", 1, {11147, 9922, 6831, 7762, 7007, 6271, 1339, 4783, 1459, 665}, "nvfp4"},
+    {"llama3.3-70b", "gb200", 1, {12189, 11309, 7849, 9028, 7326, 6513, 1450, 5646, 1602, 755}, "nvfp4"},
+    {"llama3.1-405b", "b200", 4, {6281, 8020, 6345, 6244, 5209, 4933, 749, 4212, 1048, 672}, "nvfp4"},
+    {"llama3.1-405b", "gb200", 4, {6740, 8151, 6608, 6540, 5389, 5135, 797, 4407, 1112, 739}, "nvfp4"},
 };
 
 // "$num_requests" per length pair (perf-overview.md, "Preparing a Dataset").
@@ -77,11 +82,11 @@ Model model(const SpecRegistry& specs, const char* key) {
 struct BenchLimits {
   long long max_batch, max_tokens;
 };
-BenchLimits bench_limits(double gib_per_gpu, double params, long long kv_heads, long long layers, long long head_dim, long long tp,
+BenchLimits bench_limits(double gib_per_gpu, double params, double bytes_per_param, long long kv_heads, long long layers, long long head_dim, long long tp,
                          long long input, long long output) {
   const double gib = 1024.0 * 1024 * 1024;
   const double kv_gib_per_token = 2.0 * static_cast<double>(layers * std::max(tp, kv_heads) * head_dim) * 1 / gib;  // FP8 cache
-  const double available = gib_per_gpu * static_cast<double>(tp) - params / gib;
+  const double available = gib_per_gpu * static_cast<double>(tp) - params * bytes_per_param / gib;
   const double kv_requests = available * 0.95 / (kv_gib_per_token * static_cast<double>(input + output));
   const double raw_bs = std::min(kv_requests, 4096.0);
   const double raw_tokens = std::min(raw_bs * (1 + static_cast<double>(input) / static_cast<double>(output)), 32768.0);
@@ -99,10 +104,10 @@ struct Priced {
 Priced price(const SpecRegistry& specs, const Column& c, long long input, long long output) {
   const Model m = model(specs, c.model);
   const Hardware hw = specs.hardware(c.gpu);
-  InferSetup s = test::serving_setup(specs, hw, "tensorrt-llm", "fp8", "fp8", input, output);
+  InferSetup s = test::serving_setup(specs, hw, "tensorrt-llm", c.weights, "fp8", input, output);
   s.tp = s.gpus = c.tp;
   const double gib_per_gpu = hw.usable_memory_bytes.value_or(hw.memory_bytes) / (1024.0 * 1024 * 1024);
-  const BenchLimits lim = bench_limits(gib_per_gpu, count_params(m).total, m.kv_heads, m.layers, m.head_dim, c.tp, input, output);
+  const BenchLimits lim = bench_limits(gib_per_gpu, count_params(m).total, std::strcmp(c.weights, "nvfp4") == 0 ? 0.5 : 1.0, m.kv_heads, m.layers, m.head_dim, c.tp, input, output);
   // The page: "In many cases, we also use a higher KV cache percentage by setting
   // --kv_cache_free_gpu_mem_fraction 0.95"; trtllm-bench's limits for the rest.
   s.engine.memory_fraction = 0.95;
@@ -118,15 +123,15 @@ TEST_CASE("trtllm-bench's limits as its tuning.py derives them, by hand") {
   // Llama 3.1 8B on one H100 (NVML: 81559 MiB = 79.647 GiB), 8,030,261,248 parameters at a byte:
   // 7.479 GiB; 72.168 GiB × 0.95 = 68.56 GiB; an FP8 token 2·32·8·128 bytes = 6.104e-5 GiB, 256
   // of them 0.015625 GiB: 4388 requests, capped at 4096 -> max batch 4096; 4096 × 2 = 8192 tokens.
-  const BenchLimits a = bench_limits(81559.0 / 1024, 8030261248.0, 8, 32, 128, 1, 128, 128);
+  const BenchLimits a = bench_limits(81559.0 / 1024, 8030261248.0, 1, 8, 32, 128, 1, 128, 128);
   CHECK(a.max_batch == 4096);
   CHECK(a.max_tokens == 8192);
   // 20000/2000: 68.56 / (22000 × 6.104e-5) = 51.06 requests -> 64 (the floor); × 11 = 561.6 -> 2048.
-  const BenchLimits b = bench_limits(81559.0 / 1024, 8030261248.0, 8, 32, 128, 1, 20000, 2000);
+  const BenchLimits b = bench_limits(81559.0 / 1024, 8030261248.0, 1, 8, 32, 128, 1, 20000, 2000);
   CHECK(b.max_batch == 64);
   CHECK(b.max_tokens == 2048);
   // 2048/128 on the same GPU: 68.56 / (2176 × 6.104e-5) = 516.2 -> 640 (128s); × 17 = 8775 -> 9216.
-  const BenchLimits c = bench_limits(81559.0 / 1024, 8030261248.0, 8, 32, 128, 1, 2048, 128);
+  const BenchLimits c = bench_limits(81559.0 / 1024, 8030261248.0, 1, 8, 32, 128, 1, 2048, 128);
   CHECK(c.max_batch == 640);
   CHECK(c.max_tokens == 9216);
 }
@@ -138,9 +143,13 @@ TEST_CASE("napkin infer at maximum load against TensorRT-LLM's perf overview") {
   if (table)
     std::printf("| model | GPU | tp | in/out | requests | trtllm-bench max batch / tokens | napkin running | measured tok/s | napkin | error |\n"
                 "|---|---|---|---|---|---|---|---|---|---|\n");
-  double sum = 0, worst = 0;
-  int n = 0, within15 = 0;
+  // Hopper (FP8) and Blackwell (NVFP4) apart: the second is a known miss, recorded as such.
+  struct Tally {
+    double sum = 0, signed_sum = 0, worst = 0;
+    int n = 0, within15 = 0;
+  } hopper, blackwell;
   for (const Column& c : columns) {
+    Tally& t = std::strcmp(c.weights, "nvfp4") == 0 ? blackwell : hopper;
     for (int i = 0; i < 10; ++i) {
       const long long in = lengths[i][0], out = lengths[i][1];
       const Priced p = price(specs, c, in, out);
@@ -148,15 +157,21 @@ TEST_CASE("napkin infer at maximum load against TensorRT-LLM's perf overview") {
       if (table)
         std::printf("| %s | %s | %lld | %lld/%lld | %lld | %lld / %lld | %lld | %.0f | %.0f | %+.1f%% |\n", c.model, c.gpu, c.tp, in, out, requests(in, out),
                     p.limits.max_batch, p.limits.max_tokens, p.state.running, c.tokens_per_s[i], p.state.output_tokens_per_s, 100 * e);
-      ++n, sum += std::fabs(e), worst = std::max(worst, std::fabs(e));
-      within15 += std::fabs(e) <= 0.15;
+      ++t.n, t.sum += std::fabs(e), t.signed_sum += e, t.worst = std::max(t.worst, std::fabs(e));
+      t.within15 += std::fabs(e) <= 0.15;
     }
   }
-  if (table) std::printf("\nrows %d: mean |error| %.1f%%, worst %.1f%%, within 15%%: %d\n", n, 100 * sum / n, 100 * worst, within15);
+  if (table)
+    for (const auto& [name, t] : {std::pair{"H100/H200, FP8", hopper}, std::pair{"B200/GB200, NVFP4", blackwell}})
+      std::printf("\n%s: rows %d, mean |error| %.1f%% (mean %+.1f%%), worst %.1f%%, within 15%%: %d\n", name, t.n, 100 * t.sum / t.n,
+                  100 * t.signed_sum / t.n, 100 * t.worst, t.within15);
   // What holds today (docs/validation/infer.md, "At maximum load"; every infer answer under load
-  // quotes it): a change that moves it fails here.
-  CHECK(n == validated_max_load.rows);
-  CHECK(sum / n == doctest::Approx(validated_max_load.mean_abs_error).epsilon(0.03).scale(0));
-  CHECK(worst == doctest::Approx(validated_max_load.worst_abs_error).epsilon(0.03).scale(0));
-  CHECK(within15 >= 59);
+  // quotes the first, and on a Blackwell part the second): a change that moves either fails here.
+  CHECK(hopper.n == validated_max_load.rows);
+  CHECK(hopper.sum / hopper.n == doctest::Approx(validated_max_load.mean_abs_error).epsilon(0.03).scale(0));
+  CHECK(hopper.worst == doctest::Approx(validated_max_load.worst_abs_error).epsilon(0.03).scale(0));
+  CHECK(hopper.within15 >= 59);
+  CHECK(blackwell.n == validated_max_load_blackwell.rows);
+  CHECK(blackwell.signed_sum / blackwell.n == doctest::Approx(validated_max_load_blackwell.mean_error).epsilon(0.03).scale(0));
+  CHECK(blackwell.worst == doctest::Approx(validated_max_load_blackwell.worst_abs_error).epsilon(0.03).scale(0));
 }

@@ -8,19 +8,24 @@
 namespace napkin {
 
 std::optional<double> mamf_fraction(std::string_view key, Dtype dtype) {
-  // Efficiency column of the MAMF table (BF16; FP8 where measured), by napkin's hardware keys.
+  // Efficiency column of the MAMF table (BF16; FP8 where measured), by napkin's hardware keys. The
+  // table has no FP4 column; for Blackwell's fp4 the best published dense FP4 products stand in
+  // for it: B200 5,702 TFLOP/s at 8192³ (DeepGEMM's MXFP4 kernel, deepseek-ai/DeepGEMM#348, where
+  // cuBLASLt ran 5,239), 0.634 of 9 PFLOP/s; GB200 7,627.6 TFLOP/s at 16384³ (cuBLASLt fp4e2m1,
+  // superbench, Azure/AI-benchmarking-guide Azure_Results/ND_GB200_v6_results.md @2a370be), 0.763 of 10.
   struct Row {
     std::string_view key;
-    double bf16, fp8;  // 0: not measured
+    double bf16, fp8, fp4;  // 0: not measured
   };
   static constexpr Row rows[] = {
-      {"a100-sxm-80gb", 0.869, 0}, {"a100-sxm-40gb", 0.869, 0}, {"a100-pcie-80gb", 0.811, 0}, {"a100-pcie-40gb", 0.811, 0},
-      {"h100-sxm", 0.803, 0.709},  {"h200-sxm", 0.803, 0.734},  {"b200", 0.776, 0.763},        {"gb200", 0.729, 0.723},
-      {"mi300x", 0.514, 0},        {"gaudi2", 0.969, 0.955},    {"gaudi3", 0.741, 0.769},
+      {"a100-sxm-80gb", 0.869, 0, 0}, {"a100-sxm-40gb", 0.869, 0, 0},         {"a100-pcie-80gb", 0.811, 0, 0},
+      {"a100-pcie-40gb", 0.811, 0, 0}, {"h100-sxm", 0.803, 0.709, 0},         {"h200-sxm", 0.803, 0.734, 0},
+      {"b200", 0.776, 0.763, 0.634},  {"gb200", 0.729, 0.723, 0.763},         {"mi300x", 0.514, 0, 0},
+      {"gaudi2", 0.969, 0.955, 0},    {"gaudi3", 0.741, 0.769, 0},
   };
   for (const Row& r : rows) {
     if (r.key != key) continue;
-    const double f = dtype == Dtype::fp8 ? r.fp8 : (dtype == Dtype::bf16 || dtype == Dtype::fp16) ? r.bf16 : 0;
+    const double f = dtype == Dtype::fp8 ? r.fp8 : dtype == Dtype::fp4 ? r.fp4 : (dtype == Dtype::bf16 || dtype == Dtype::fp16) ? r.bf16 : 0;
     if (f > 0) return f;
   }
   return std::nullopt;

@@ -20,8 +20,11 @@ double d(long long v) { return static_cast<double>(v); }
 // WeightOnlyInt8QuantHandler): 2 bytes per row of k ≈ 8192 inputs, taken as 2/4096 per weight
 // (rows of 4096 inputs, the smallest of the specs' widths that matter); int4 — AWQ/GPTQ with
 // group size 128: one fp16 scale and one packed 4-bit zero point per 128 weights
-// (Lin et al. 2024, AWQ §4; AutoAWQ's qzeros), (2 + 0.5)/128 bytes per weight.
-constexpr std::array<StorageFormat, 6> weight_formats = {{
+// (Lin et al. 2024, AWQ §4; AutoAWQ's qzeros), (2 + 0.5)/128 bytes per weight. nvfp4 — NVIDIA's
+// NVFP4: 4-bit E2M1 values with one FP8 (E4M3) scale per block of 16 and one fp32 scale per
+// tensor (ModelOpt QuantAlgo.NVFP4, hf_quant_config "group_size": 16), activations quantised the
+// same way on the fly, so the products run on the fp4 tensor cores (W4A4): 0.5 + 1/16 bytes a weight.
+constexpr std::array<StorageFormat, 7> weight_formats = {{
     {"bf16", 2, 0, "no scales", "the checkpoint's own format", Dtype::bf16, false},
     {"fp16", 2, 0, "no scales", "the checkpoint's own format", Dtype::fp16, false},
     {"fp8", 1, 0, "per-tensor: one fp32 scale per weight matrix (W8A8, fp8 tensor cores)",
@@ -34,6 +37,8 @@ constexpr std::array<StorageFormat, 6> weight_formats = {{
     // bf16 zero point per 32 weights, 4/32 bytes a weight.
     {"int4-g32", 0.5, 4.0 / 32, "group-32: a bf16 scale and a bf16 zero point per 32 weights (weight-only W4A16)",
      "gpt-fast quantize.py WeightOnlyInt4QuantHandler --groupsize 32", Dtype::bf16, true},
+    {"nvfp4", 0.5, 1.0 / 16, "block-16: one fp8 (E4M3) scale per 16 weights and one fp32 scale per tensor (W4A4, fp4 tensor cores)",
+     "NVIDIA NVFP4: ModelOpt QuantAlgo.NVFP4 checkpoints, TensorRT-LLM and vLLM on Blackwell", Dtype::fp4, false},
 }};
 // KV formats: fp8 — one scale per tensor (vLLM kv_cache_dtype fp8, TensorRT-LLM FP8 KV);
 // int8 — LMDeploy's online quant_policy 8: an fp16 scale and zero point per token and head

@@ -64,6 +64,11 @@ InferTimeSetup infer_time_setup(const Hardware& hw, const StorageFormat& weights
     compute = Dtype::bf16;
     peak = hw.dense_peak(compute);
   }
+  // NVFP4's W4A4 products exist only on fp4 tensor cores (Blackwell); no engine dequantises it
+  // on the fly elsewhere in the engines napkin models, so a part without an fp4 peak is refused.
+  if (!peak && compute == Dtype::fp4)
+    throw Error("--weights " + std::string(weights.name) + ": " + hw.key +
+                " lists no fp4 peak; NVFP4's W4A4 products need fp4 tensor cores (Blackwell: b200, gb200); use fp8 or int4 here");
   if (!peak) {
     compute = Dtype::fp16;
     peak = hw.dense_peak(compute);
@@ -116,7 +121,10 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
   // The embedding is a lookup: one row per token, not its matrix.
   st.weight_bytes = mem.weights_bytes - expert_bytes * (1 - touched_share) - mem.embedding_params * activation_bytes;
   st.kv_bytes = b * mem.kv.bytes_per_gpu(context) * kv_reads_per_kv_head(m, s);
-  const double kernel_efficiency = !s.weights.weight_only ? 1.0 : s.weights.value_bytes >= 1 ? s.engine.int8_kernel_efficiency : s.engine.int4_kernel_efficiency;
+  const double kernel_efficiency = s.weights.compute == Dtype::fp4 ? nvfp4_read_efficiency
+                                   : !s.weights.weight_only       ? 1.0
+                                   : s.weights.value_bytes >= 1   ? s.engine.int8_kernel_efficiency
+                                                                  : s.engine.int4_kernel_efficiency;
   const double weight_read = st.weight_bytes / kernel_efficiency;
   const double bw = t.mbu * t.memory_bandwidth_bytes_per_s;
   st.memory_s = d(s.pp) * (weight_read + st.kv_bytes) / bw;

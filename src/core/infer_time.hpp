@@ -32,6 +32,12 @@ inline constexpr double default_decode_mbu = memory_bandwidth_efficiency;
 // costs (PyTorch CUDA-graphs blog, "Accelerating PyTorch with CUDA Graphs", 2021: launch overheads
 // of a few µs per kernel), which then sets each kernel's floor instead of kernel_floor_s.
 inline constexpr double eager_launch_s = 5e-6;
+// NVFP4 products that are bound by their weight reads (a decode step) stream the packed values and
+// their block scales at about half what a 16-bit product streams: on B200 a tuned NVFP4 W4A4 GEMV
+// reads 3.2 TB/s (N = 8192, K = 28672, pytorch/helion#3046; CUTLASS's 2.2) where a bf16 GEMV reads
+// 5-6 TB/s (flashinfer-ai/flashinfer#1732, M = 1, N = K = 8192), and CUTLASS's memory-bound NVFP4
+// grouped GEMM reaches ~3-4 TB/s against MXFP8's "much closer to 6" (NVIDIA/cutlass#2266): 3.2 / 5.5.
+inline constexpr double nvfp4_read_efficiency = 0.58;
 
 struct InferTimeSetup {
   GemmTimeModel gemm;                   // the curve at the products' dtype

@@ -27,6 +27,14 @@ inline constexpr UnderLoadFigure validated_under_load{79, 0.066, 0.079};
 // TensorRT-LLM 1.0's perf-overview throughput table, 60 rows of Llama 3.1 8B, 3.3 70B and 3.1 405B
 // on H100 and H200, none used to set a constant (tests/test_infer_max_load.cpp recomputes it).
 inline constexpr InferValidationFigure validated_max_load{60, 0.055, 0.202};
+// The same table's Blackwell columns (B200 and GB200, NVFP4 weights): a known miss, napkin
+// optimistic on every row; quoted as a caveat on a Blackwell part.
+struct SignedFigure {
+  int rows = 0;
+  double mean_error = 0;       // fraction, signed: + = napkin faster than measured
+  double worst_abs_error = 0;  // fraction
+};
+inline constexpr SignedFigure validated_max_load_blackwell{40, 0.309, 0.665};
 
 // --rate (core/infer_serving open_loop_state) against 11 published request-rate runs
 // (tests/test_infer_rate.cpp recomputes them): in how many napkin and the run agree on whether
