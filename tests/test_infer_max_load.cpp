@@ -24,14 +24,7 @@ namespace {
 // "Total Output Throughput (tokens/sec)" of the deployment; PyTorch backend, FP8 checkpoints from
 // NVIDIA's ModelOpt collection (nvidia/Llama-3.1-8B-Instruct-FP8, Llama-3.3-70B-Instruct-FP8,
 // Llama-3.1-405B-Instruct-FP8), fixed lengths (prepare_dataset.py token-norm-dist, stdev 0), the
-// request counts of its "$num_requests" table. Llama 3.1 8B and 3.3 70B are Llama 3 8B and 70B
-// with a 128K context (the same weights' shapes).
-struct MaxLoadRow {
-  const char* model;
-  const char* gpu;
-  long long tp, input, output;
-  double tokens_per_s;
-};
+// request counts of its "$num_requests" table.
 
 constexpr long long lengths[][2] = {{128, 128},  {128, 2048}, {128, 4096}, {500, 2000},  {1000, 1000},
                                     {1000, 2000}, {2048, 128}, {2048, 2048}, {5000, 500}, {20000, 2000}};
@@ -65,12 +58,9 @@ long long requests(long long input, long long output) {
   return 1500;
 }
 
+// Llama 3.3 70B has Llama 3.1 70B's shapes (models/llama3.1-70b.toml).
 Model model(const SpecRegistry& specs, const char* key) {
-  if (std::strcmp(key, "llama3.1-405b") == 0) return specs.model(key);
-  Model m = specs.model(std::strcmp(key, "llama3.1-8b") == 0 ? "llama3-8b" : "llama3-70b");
-  m.key = key;
-  m.context = 131072;  // max_position_embeddings of Llama 3.1 8B and 3.3 70B (RoPE scaled)
-  return m;
+  return specs.model(std::strcmp(key, "llama3.3-70b") == 0 ? "llama3.1-70b" : key);
 }
 
 // trtllm-bench's own engine limits, which it derives before the run (tensorrt_llm/bench/build/

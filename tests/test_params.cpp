@@ -28,6 +28,8 @@ const Published kPublished[] = {
     {"llama2-70b", 69e9, "HF meta-llama/Llama-2-70b-hf safetensors total 68,976,648,192"},
     {"llama3-8b", 8.03e9, "HF meta-llama/Meta-Llama-3-8B safetensors total 8,030,261,248"},
     {"llama3-70b", 70.6e9, "HF meta-llama/Meta-Llama-3-70B safetensors total 70,553,706,496"},
+    {"llama3.1-8b", 8.03e9, "HF meta-llama/Llama-3.1-8B safetensors total 8,030,261,248 (Llama 3 8B's shapes)"},
+    {"llama3.1-70b", 70.6e9, "HF meta-llama/Llama-3.1-70B safetensors total 70,553,706,496 (Llama 3 70B's shapes)"},
     {"llama3.1-405b", 405e9, "Dubey et al. 2024, arXiv:2407.21783, Table 3: 405B"},
     {"mistral-7b", 7.24e9, "HF mistralai/Mistral-7B-v0.1 safetensors total 7,241,732,096"},
     {"mixtral-8x7b", 46.7e9, "Mistral AI, 'Mixtral of experts' (11 Dec 2023): 46.7B total"},
