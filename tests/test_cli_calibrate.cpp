@@ -67,6 +67,16 @@ TEST_CASE("a sequence longer than the context warns and goes on") {
   CHECK(r.err.find("napkin: warning: --seq 2048 is longer than gpt2's context of 1024") != std::string::npos);
 }
 
+TEST_CASE("a dry run whose largest product no accelerator holds says a timed run will be refused") {
+  // llama3-8b at seq 1e9: attn.scores is 32 heads of 1e9 x 1e9 bf16 scores, 6.4e19 B (64 EB).
+  const auto r = run_napkin("calibrate --model llama3-8b --seq 1e9 --dry-run");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("timing these would need 64.0 EB for the largest product") != std::string::npos);
+  CHECK(r.err.find("a timed run will be refused") != std::string::npos);
+  // At a length that fits, no such warning.
+  CHECK(run_napkin("calibrate --model llama3-8b --seq 4096 --dry-run").err.find("timing these") == std::string::npos);
+}
+
 TEST_CASE("calibrate: bad input is one clear line and exit 2") {
   check_one_line_error(run_napkin("calibrate --model gpt2 --tp 5 --dry-run"), "--tp 5 does not divide the attention heads (12)");
   check_one_line_error(run_napkin("calibrate --model gtp2 --dry-run"), "gpt2");

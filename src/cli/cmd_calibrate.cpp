@@ -14,6 +14,7 @@
 #include "core/step_gemms.hpp"
 #include "core/units.hpp"
 #include "report/calibrate_report.hpp"
+#include "report/format.hpp"
 
 namespace napkin::cli {
 namespace {
@@ -58,6 +59,16 @@ void run(Context& ctx, const CalibrateOptions& o, const CLI::App& sub) {
   std::optional<double> warmup;
   if (!o.warmup.empty()) warmup = seconds_flag(o.warmup, "--warmup", 3600);
   if (o.dry_run) {
+    // A timed run is refused when the largest product does not fit the device (check_fits); the
+    // dry run has no device, so it says when no accelerator napkin knows could hold that product.
+    const double need = largest_product_bytes(rep.gemms, dtype_bytes(rep.dtype));
+    const Hardware* biggest = nullptr;
+    for (const auto& [key, h] : ctx.registry().all_hardware())
+      if (!biggest || h.usable_memory_bytes.value_or(h.memory_bytes) > biggest->usable_memory_bytes.value_or(biggest->memory_bytes)) biggest = &h;
+    if (biggest && need > biggest->usable_memory_bytes.value_or(biggest->memory_bytes))
+      warn(fmt::format("timing these would need {} for the largest product, more than any accelerator napkin knows holds ({}: {}); a "
+                       "timed run will be refused: lower --micro-batch or --seq, or split the layer with --tp",
+                       format_si(need, "B", 3), biggest->key, format_si(biggest->usable_memory_bytes.value_or(biggest->memory_bytes), "B", 3)));
     if (o.json) emit_json(calibrate_json(rep));
     else emit(calibrate_text(rep, ctx.columns()));
     return;
