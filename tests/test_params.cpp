@@ -42,6 +42,7 @@ const Published kPublished[] = {
     {"deepseek-v2", 236e9, "DeepSeek-V2 paper, arXiv:2405.04434, abstract: 236B total"},
     {"phi3-medium", 14e9, "Abdin et al. 2024, arXiv:2404.14219, §2: phi-3-medium, 14B"},
     {"qwen3-30b-a3b", 30.5e9, "Qwen/Qwen3-30B-A3B model card: 30.5B total"},
+    {"qwen3-235b-a22b", 235e9, "Qwen/Qwen3-235B-A22B model card: 235B total, 22B activated"},
     {"nemotron4-15b", 15.7e9, "Parmar et al. 2024, arXiv:2402.16819, §2: 3.2B embedding + 12.5B non-embedding parameters"},
 };
 

@@ -17,7 +17,7 @@ namespace {
 
 struct MemoryOptions {
   std::string hardware = "h100-sxm", gpus, optimizer = "adamw", precision = "bf16-mixed", model, params;
-  std::string zero, tp, pp, cp, ep, interleave, micro_batch, seq, recompute = "none", reserve, offload = "none", node_gpus,
+  std::string zero, tp, pp, cp, ep, etp, interleave, micro_batch, seq, recompute = "none", reserve, offload = "none", node_gpus,
       memory_basis = "datasheet", selective = "attention-core", cross_entropy = "fused";
   bool sequence_parallel = false, flash_attention = true, dropout = false, json = false, explain = false, table = false;
   LoraOptions lora;
@@ -69,6 +69,7 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   Layout& l = r.layout;
   auto degree = [&](const std::string& text, const char* flag) { return given(flag) ? whole_flag(text, flag, 1e7) : 1LL; };
   l.tp = degree(o.tp, "--tp"), l.pp = degree(o.pp, "--pp"), l.cp = degree(o.cp, "--cp"), l.ep = degree(o.ep, "--ep");
+  l.etp = given("--etp") ? degree(o.etp, "--etp") : 0;
   l.interleave = degree(o.interleave, "--interleave");
   l.micro_batch = degree(o.micro_batch, "--micro-batch");
   l.sequence_parallel = o.sequence_parallel;
@@ -162,6 +163,8 @@ void setup_memory(CLI::App& app, Context& ctx) {
   sub->add_option("--pp", o->pp, "Pipeline stages (1F1B; default 1)")->type_name("P");
   sub->add_option("--cp", o->cp, "Context-parallel ranks: the sequence split over them (default 1)")->type_name("C");
   sub->add_option("--ep", o->ep, "Expert-parallel ranks, out of the dp·cp ranks (MoE models; default 1)")->type_name("E");
+  sub->add_option("--etp", o->etp, "The experts' tensor-parallel ranks, dividing --tp; below it ep·etp folds over tp·cp·dp (default: --tp)")
+      ->type_name("T");
   sub->add_option("--interleave", o->interleave, "Virtual pipeline stages per GPU (interleaved 1F1B; default 1)")->type_name("V");
   sub->add_flag("--sequence-parallel", o->sequence_parallel, "Split norms, dropout and layer inputs over the tp ranks (Korthikanti et al.)");
   auto* model = sub->add_option("--model", o->model, "Model: a name from 'napkin models list', a .toml spec, or a Hugging Face config.json (or a folder holding one)")->type_name("NAME|FILE");

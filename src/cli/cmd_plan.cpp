@@ -125,6 +125,10 @@ void setup_plan(CLI::App& app, Context& ctx) {
   sub->add_option("--pp", f.pp, "Pipeline stages [searched]")->type_name("P");
   sub->add_option("--cp", f.cp, "Context-parallel degree (the sequence split) [searched]")->type_name("C");
   sub->add_option("--ep", f.ep, "Expert-parallel degree, MoE models only [searched]")->type_name("E");
+  sub->add_option("--etp", f.etp,
+                  "Experts' tensor-parallel degree, dividing --tp; below it the expert groups fold over the tensor-parallel ranks "
+                  "(Megatron-Core MoE parallel folding) [the --tp]")
+      ->type_name("T");
   sub->add_option("--micro-batch", f.micro_batch, "Sequences per micro-batch per replica [searched]")->type_name("b");
   sub->add_option("--interleave", f.interleave, "Virtual pipeline stages per GPU (interleaved 1F1B) [searched]")->type_name("v");
   sub->add_flag("--sequence-parallel", f.sequence_parallel, "Split norms and dropout over the tensor-parallel ranks [searched]");

@@ -65,17 +65,24 @@ void check_micro_batch(const PlanQuery& q, const std::vector<Split>& all) {
                             b, q.gpus, q.memory.device, b, B, largest));
 }
 
-// --ep e: experts split evenly, and e carved out of the data- and context-parallel ranks.
+// --ep e: experts split evenly, and e carved out of the data- and context-parallel ranks (with
+// --etp below tp, folded over the tensor-parallel ranks too: ep·etp divides tp·cp·dp).
 void check_ep(const Model& m, const PlanQuery& q, const std::vector<Split>& all) {
   if (!q.ep || *q.ep <= 1 || !m.moe) return;
   const long long e = *q.ep;
   Layout l;
   l.ep = e, l.dp = e;  // dp·cp = e: only the experts are checked here
   if (auto p = plan_layout_problem(m, l, q.step.seq)) throw Error(*p);
-  for (const Split& s : all)
-    if ((s.dp * s.cp) % e == 0) return;
+  for (const Split& s : all) {
+    const long long etp = q.etp.value_or(s.tp);
+    if (etp >= s.tp ? (s.dp * s.cp) % e == 0 : s.tp % etp == 0 && (s.tp * s.cp * s.dp) % (e * etp) == 0) return;
+  }
+  if (q.etp)
+    throw Error(fmt::format("--ep {} with --etp {}: no layout of {} {}s has tp·cp·dp divisible by ep·etp = {} (Megatron-Core folds the "
+                            "expert groups over the tensor-, context- and data-parallel ranks)",
+                            e, *q.etp, q.gpus, q.memory.device, e * *q.etp));
   throw Error(fmt::format("--ep {}: no layout of {} {}s has dp·cp divisible by {} (expert parallelism is carved out of the data- and "
-                          "context-parallel ranks)",
+                          "context-parallel ranks; --etp 1 folds it over the tensor-parallel ranks too)",
                           e, q.gpus, q.memory.device, e));
 }
 

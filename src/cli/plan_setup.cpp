@@ -167,6 +167,7 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   q.pp = whole(f.pp, "--pp");
   q.cp = whole(f.cp, "--cp");
   q.ep = whole(f.ep, "--ep");
+  q.etp = whole(f.etp, "--etp");
   q.micro_batch = whole(f.micro_batch, "--micro-batch");
   q.interleave = whole(f.interleave, "--interleave");
   if (f.sequence_parallel && f.no_sequence_parallel) throw Error("--sequence-parallel and --no-sequence-parallel both given");
@@ -379,7 +380,7 @@ namespace {
 void apply_plan_lora(const Model& m, const LoraSetup& ls, const Optimizer& opt, PlanSetup& ps) {
   PlanQuery& q = ps.query;
   for (const auto& [v, flag] : {std::pair{q.tp, "--tp"}, std::pair{q.pp, "--pp"}, std::pair{q.cp, "--cp"}, std::pair{q.ep, "--ep"},
-                                std::pair{q.interleave, "--interleave"}})
+                                std::pair{q.etp, "--etp"}, std::pair{q.interleave, "--interleave"}})
     if (v && *v > 1)
       throw Error(fmt::format("{} {}: plan --lora lays a LoRA run out over data parallelism with ZeRO/FSDP only; give {} 1 or leave it out", flag,
                               *v, flag));
@@ -452,7 +453,7 @@ PredictedRate predicted_rate(const Model& m, const Hardware& hw, long long gpus,
   r.mfu_low = p.mfu_bar.low, r.mfu_high = p.mfu_bar.high, r.validated_by = p.mfu_bar.validated_by;
   for (const std::string& u : p.mfu_bar.unvalidated) r.caveats.push_back("unvalidated: " + u);
   r.layout = fmt::format("tp {} · cp {} · pp {} · dp {}{}, micro-batch {}{}, sequence parallel {}, recompute {}, ZeRO {}, {}", l.tp, l.cp, l.pp, l.dp,
-                         l.ep > 1 ? fmt::format(" (ep {})", l.ep) : "", l.micro_batch,
+                         l.ep > 1 ? fmt::format(" (ep {}{})", l.ep, l.expert_tp() != l.tp ? fmt::format(", etp {}", l.expert_tp()) : "") : "", l.micro_batch,
                          l.interleave > 1 ? fmt::format(", interleave {}", l.interleave) : "", l.sequence_parallel ? "yes" : "no",
                          recompute_name(l.recompute), l.zero, "framework " + setup.framework.key);
   r.caveats = validation_caveats(m, hw.key, p);

@@ -31,8 +31,11 @@ std::optional<std::string> layout_problem(const Model& m, const Layout& l) {
   }
   const bool dense_mlp = !m.moe || m.moe->dense_layers > 0;
   if (dense_mlp && m.d_ff % l.tp != 0) return "--tp " + n(l.tp) + " does not divide d_ff = " + n(m.d_ff) + " of " + who();
-  if (m.moe && m.moe->d_ff_expert % l.tp != 0)
-    return "--tp " + n(l.tp) + " does not divide d_ff_expert = " + n(m.moe->d_ff_expert) + " of " + who();
+  if (l.etp < 0) return "--etp must be at least 1, found " + n(l.etp);
+  if (l.etp > 0 && !m.moe) return "--etp " + n(l.etp) + " needs a mixture-of-experts model; " + who() + " has no experts";
+  if (l.etp > 0 && l.tp % l.etp != 0) return "--etp " + n(l.etp) + " does not divide --tp " + n(l.tp);
+  if (m.moe && m.moe->d_ff_expert % l.expert_tp() != 0)
+    return (l.etp > 0 ? "--etp " : "--tp ") + n(l.expert_tp()) + " does not divide d_ff_expert = " + n(m.moe->d_ff_expert) + " of " + who();
 
   if (l.pp > m.layers) return "--pp " + n(l.pp) + " is more pipeline stages than the " + n(m.layers) + " layers of " + who();
   if (l.interleave > 1) {
@@ -48,9 +51,13 @@ std::optional<std::string> layout_problem(const Model& m, const Layout& l) {
     if (!m.moe) return "--ep " + n(l.ep) + " needs a mixture-of-experts model; " + who() + " has no experts";
     if (m.moe->experts % l.ep != 0)
       return "--ep " + n(l.ep) + " does not divide the " + n(m.moe->experts) + " experts of " + who();
-    if (l.zero_ranks() % l.ep != 0)
+    if (l.expert_tp() == l.tp && l.zero_ranks() % l.ep != 0)
       return "--ep " + n(l.ep) + " does not divide dp·cp = " + n(l.zero_ranks()) +
-             " (expert parallelism is carved out of the data- and context-parallel ranks)";
+             " (expert parallelism is carved out of the data- and context-parallel ranks; with --etp below --tp it folds over "
+             "the tensor-parallel ranks too)";
+    if (l.expert_tp() < l.tp && (l.tp * l.zero_ranks()) % (l.ep * l.expert_tp()) != 0)
+      return "--ep " + n(l.ep) + " × --etp " + n(l.expert_tp()) + " does not divide tp·cp·dp = " + n(l.tp * l.zero_ranks()) +
+             " (Megatron-Core folds the expert groups over the tensor-, context- and data-parallel ranks)";
   }
 
   if (l.zero < 0 || l.zero > 3) return "--zero must be 0, 1, 2 or 3, found " + n(l.zero);

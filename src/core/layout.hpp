@@ -4,7 +4,11 @@
 // (how long a step takes, and the search over layouts) and `train --mfu predicted`.
 // Conventions follow Megatron-LM (Narayanan et al. 2021 §2-3; Korthikanti et al. 2022):
 //   gpus = tp · cp · pp · dp; expert parallelism ep is carved out of the dp · cp ranks
-//   (Megatron-core's expert-data-parallel group), so ep divides dp · cp.
+//   (Megatron-core's expert-data-parallel group), so ep divides dp · cp. With an expert
+//   tensor-parallel degree etp below tp, Megatron-Core folds the expert groups over the tensor-,
+//   context- and data-parallel ranks together (MoE parallel folding, Liu et al. 2025,
+//   arXiv:2504.14960; core/parallel_state.py, initialize_model_parallel: the expert groups are
+//   carved out of world / pp as etp × ep × expert-dp), so ep · etp divides tp · cp · dp.
 #include <optional>
 #include <string>
 
@@ -19,6 +23,7 @@ struct Layout {
   long long pp = 1;           // pipeline stages
   long long dp = 1;           // data-parallel replicas
   long long ep = 1;           // expert parallel (MoE only): experts split over ep of the dp·cp ranks
+  long long etp = 0;          // expert tensor parallel: each expert's matrices over etp ranks (0: tp, Megatron's default)
   long long micro_batch = 1;  // sequences per micro-batch per data-parallel replica
   long long interleave = 1;   // virtual pipeline stages per GPU (1 = plain 1F1B)
   bool sequence_parallel = false;  // Korthikanti §4.2.2: norms and dropout split over tp
@@ -34,8 +39,11 @@ struct Layout {
   // Ranks that hold the same dense parameters and shard them under ZeRO: Megatron-core's
   // data-parallel group with context parallelism (CP ranks hold identical weights).
   long long zero_ranks() const { return dp * cp; }
-  // Ranks that hold the same expert parameters: the expert-data-parallel group dp·cp/ep.
-  long long expert_zero_ranks() const { return ep > 0 ? dp * cp / ep : 0; }
+  // The tensor-parallel degree of the routed experts: etp, or tp when not set.
+  long long expert_tp() const { return etp > 0 ? etp : tp; }
+  // Ranks that hold the same expert parameters: the expert-data-parallel group tp·cp·dp/(etp·ep)
+  // (dp·cp/ep when etp = tp).
+  long long expert_zero_ranks() const { return ep > 0 && expert_tp() > 0 ? tp * dp * cp / (expert_tp() * ep) : 0; }
 };
 
 // Why the layout cannot run this model, in one line naming the flag, or nullopt when it can.
@@ -45,7 +53,8 @@ struct Layout {
 //   uneven split is allowed: the first layers mod pp stages hold one layer more, see
 //   stage_layers); interleave > 1 needs pp > 1 and at least one layer per model chunk
 //   (pp·interleave ≤ layers; an uneven split is allowed, as for plain stages);
-//   ep > 1 needs an MoE model, divides the experts and dp·cp; zero in 0..3, and zero > 0
+//   ep > 1 needs an MoE model, divides the experts and dp·cp (ep · etp divides tp·cp·dp when
+//   etp is set below tp; etp divides tp and d_ff_expert); zero in 0..3, and zero > 0
 //   needs dp·cp > 1 (a single replica has nothing to shard).
 std::optional<std::string> layout_problem(const Model& m, const Layout& l);
 // The same, plus the sequence: with cp > 1 the sequence splits into 2·cp chunks (Megatron's

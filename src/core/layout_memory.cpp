@@ -80,14 +80,14 @@ ModelParams model_params(const Model& m) {
 }
 
 // Parameters one tensor-parallel rank holds of a layer: dense (replicated over dp·cp) and routed
-// experts (replicated over dp·cp/ep).
+// experts (each split over etp ranks, replicated over the expert-data-parallel group).
 struct RankParams {
   double dense = 0, expert = 0;
 };
 RankParams per_rank(const Model& m, const Layout& l, const LayerParams& p) {
-  const double t = static_cast<double>(l.tp), ep = static_cast<double>(l.ep);
+  const double t = static_cast<double>(l.tp), et = static_cast<double>(l.expert_tp()), ep = static_cast<double>(l.ep);
   const double kv_split = std::min(t, static_cast<double>(m.kv_heads));
-  return {p.tensor / t + (p.kv > 0 ? p.kv / kv_split : 0) + p.replicated, p.expert / (t * ep) + p.expert_replicated / ep};
+  return {p.tensor / t + (p.kv > 0 ? p.kv / kv_split : 0) + p.replicated, p.expert / (et * ep) + p.expert_replicated / ep};
 }
 
 double ceil_div(double a, double b) { return std::ceil(a / b); }
@@ -124,7 +124,7 @@ double largest_matrix(const Model& m, const Layout& l, bool dense_layers, bool m
   if (dense_layers) take(d * static_cast<double>(m.d_ff) / t);
   if (moe_layers) {
     const MoeSpec& e = *m.moe;
-    take(d * static_cast<double>(e.d_ff_expert) / t);
+    take(d * static_cast<double>(e.d_ff_expert) / static_cast<double>(l.expert_tp()));
     take(d * static_cast<double>(e.experts));  // router
     take(d * static_cast<double>(shared_expert_width(e) * e.shared_experts) / t);  // HF: one shared-expert MLP n_shared·f wide
   }
@@ -440,8 +440,8 @@ long long max_micro_batch(const Model& m, const Layout& l, const MemorySetup& s)
 
 LayoutMemory memory_for_params(double params, const Layout& l, const MemorySetup& s) {
   if (params != 0) check_input(params, params_range, "--params");  // 0: no count, bytes/param and the largest model only
-  if (l.tp != 1 || l.pp != 1 || l.cp != 1 || l.ep != 1)
-    throw Error("--tp, --pp, --cp and --ep need --model: how a layer splits depends on the architecture");
+  if (l.tp != 1 || l.pp != 1 || l.cp != 1 || l.ep != 1 || l.etp != 0)
+    throw Error("--tp, --pp, --cp, --ep and --etp need --model: how a layer splits depends on the architecture");
   if (l.dp < 1) throw Error("--gpus must be at least 1");
   if (l.zero < 0 || l.zero > 3) throw Error("--zero must be 0, 1, 2 or 3, found " + std::to_string(l.zero));
   if (l.zero > 0 && l.dp == 1)

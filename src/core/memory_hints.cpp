@@ -83,8 +83,10 @@ std::vector<std::string> memory_assumptions(const Model& m, const Layout& l, con
                 "(deepspeed/runtime/zero/stage3.py), with the recipe's weight bytes for 4");
   if (m.moe) {
     if (l.ep > 1)
-      a.push_back("expert parallelism: routed experts split over ep = " + n(l.ep) + " ranks, their states over dp·cp/ep = " +
-                  n(l.expert_zero_ranks()) + " (expert-data-parallel group)");
+      a.push_back("expert parallelism: routed experts split over ep = " + n(l.ep) + " ranks" +
+                  (l.expert_tp() != l.tp ? ", each over etp = " + n(l.expert_tp()) + " (folded over tp·cp·dp)" : std::string()) +
+                  ", their states over " + (l.expert_tp() == l.tp ? "dp·cp/ep = " : "tp·cp·dp/(etp·ep) = ") + n(l.expert_zero_ranks()) +
+                  " (expert-data-parallel group)");
     else
       a.push_back("every routed expert's parameters are on every " + s.device + " (--ep 1)");
   }

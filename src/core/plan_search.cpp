@@ -208,10 +208,16 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
   // depends only on the group (tp and the heads, cp and the sequence, the batch split, the
   // scale-up domain) refuses the whole group at once: counted, not built one by one. A cluster
   // of 7.2M GPUs has 1.4M (tp, cp, pp) splits and would otherwise build ~10^8 layouts.
+  // Whether ep fits a split: carved out of dp·cp, or with --etp below tp folded over tp·cp·dp.
+  const auto ep_fits = [&q](long long tp, long long cp, long long dp, long long ep) {
+    const long long etp = q.etp.value_or(tp);
+    return etp >= tp ? (dp * cp) % ep == 0 : (tp * cp * dp) % (ep * etp) == 0;
+  };
   const std::vector<long long>& tps = choices(q.tp, q.gpus);
   for (long long tp : tps) {
     Layout lt;
     lt.tp = tp;
+    lt.etp = q.etp.value_or(0);
     const std::optional<std::string> tp_problem = layout_problem(m, lt);  // the tp rules: the rest are at their defaults
     const std::vector<long long>& cps = choices(q.cp, q.gpus / tp);
     for (long long cp : cps) {
@@ -237,7 +243,7 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
         const std::vector<long long>& vs_all = vit->second;
         // The layouts of one group, as the loops below enumerate them.
         long long eps = 0;
-        for (long long ep : experts) eps += q.ep || (dp * cp) % ep == 0;
+        for (long long ep : experts) eps += q.ep || ep_fits(tp, cp, dp, ep);
         const long long sps = q.sequence_parallel || tp == 1 ? 1 : 1 + ((seq / cp) % tp == 0);
         const long long rcs = q.recompute ? 1 : static_cast<long long>(policies.size());
         const long long zeros = q.zero || dp * cp == 1 ? 1 : static_cast<long long>(q.zero_stages.size());
@@ -297,7 +303,7 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
             // Searched, not given: skip the combinations Megatron refuses without building a message.
             if (!q.interleave && v > 1 && !interleaved_ok) continue;
             for (long long ep : experts) {
-              if (!q.ep && (dp * cp) % ep != 0) continue;
+              if (!q.ep && !ep_fits(tp, cp, dp, ep)) continue;
               for (bool sp : either<bool>(q.sequence_parallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})) {
                 if (!q.sequence_parallel && sp && (seq / cp) % tp != 0) continue;
                 for (Recompute rc : either<Recompute>(q.recompute, policies)) {

@@ -18,6 +18,7 @@ namespace napkin {
 struct PlanQuery {
   long long gpus = 0;
   std::optional<long long> tp, cp, pp, ep, micro_batch, interleave;
+  std::optional<long long> etp;  // the experts' tensor-parallel degree, given (not searched): tp when not given
   std::optional<bool> sequence_parallel;
   std::optional<Recompute> recompute;
   std::optional<int> zero;

@@ -139,7 +139,9 @@ std::vector<Gemm> step_gemms(const Model& m, const StepConfig& c) {
   const long long moe_layers = m.moe ? m.layers - m.moe->dense_layers : 0;
   const long long dense_layers = m.layers - moe_layers;
   const long long d_ff_local = dense_layers > 0 ? split(m.d_ff, tp, "d_ff") : 0;
-  const long long d_ff_expert_local = moe_layers > 0 ? split(m.moe->d_ff_expert, tp, "d_ff_expert") : 0;
+  const long long etp = c.expert_tp > 0 ? c.expert_tp : tp;
+  if (etp > tp || tp % etp != 0) throw Error("--etp " + std::to_string(etp) + " does not divide --tp " + std::to_string(tp));
+  const long long d_ff_expert_local = moe_layers > 0 ? split(m.moe->d_ff_expert, etp, "d_ff_expert") : 0;
 
   Builder b;
   b.tokens = c.micro_batch * c.seq;
@@ -151,7 +153,7 @@ std::vector<Gemm> step_gemms(const Model& m, const StepConfig& c) {
     b.linear("moe.router", m.d_model, e.experts, moe_layers);
     // Even routing: tokens·top_k assignments over `experts` experts, as evenly as integers
     // allow: `extra` experts get `per_expert + 1` tokens, the rest `per_expert`.
-    const long long assignments = b.tokens * e.experts_per_token;
+    const long long assignments = b.tokens * e.experts_per_token / (tp / etp);
     const long long per_expert = assignments / e.experts, extra = assignments % e.experts;
     mlp(b, m, "moe.expert", per_expert + 1, d_ff_expert_local, extra * moe_layers);
     mlp(b, m, "moe.expert", per_expert, d_ff_expert_local, (e.experts - extra) * moe_layers);

@@ -34,6 +34,10 @@ struct StepConfig {
   long long micro_batch = 1;  // sequences per GPU per step
   long long seq = 1024;       // tokens per sequence
   long long tp = 1;           // tensor-parallel degree (Megatron column/row split)
+  // The routed experts' tensor-parallel degree (0: tp). Below tp, the tp/etp ranks that share a
+  // micro-batch's tokens each dispatch their own share of them (sequence-parallel shards) to
+  // whole-width experts: each GPU's expert products see tokens·top_k/(tp/etp) assignments.
+  long long expert_tp = 0;
 };
 
 // The product list of one step on one GPU, in execution order: forward (layers, LM head),

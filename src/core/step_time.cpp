@@ -166,7 +166,7 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   const double heads_local = d(m.heads / tp);
 
   // Matrix products of one micro-batch on this GPU (calibrate's list: same shapes).
-  const std::vector<Gemm> gemms = step_gemms(m, StepConfig{l.micro_batch, local_seq, tp});
+  const std::vector<Gemm> gemms = step_gemms(m, StepConfig{l.micro_batch, local_seq, tp, l.etp});
   GemmTimeModel gemm = s.gemm;  // under a power cap the curve's compute roof is lower (core/power.hpp)
   gemm.peak_flops_per_s *= s.compute_fraction;
   double attn_fwd_gemm = 0, attn_bwd_gemm = 0;
@@ -377,14 +377,19 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
       // the experts' output back (combine_preprocess). k times the dense pair's bytes, and outside
       // Transformer Engine's userbuffers overlap, which wraps the dense layers' linear modules only.
       // Shared experts keep the dense pair beside it.
+      // With the experts' own tensor-parallel degree etp below tp (parallel folding), the
+      // gather and scatter run over the etp ranks only, on their share of the tokens: none at etp 1.
       const double moe_pairs = moe_layers_here * (2 + recompute_full);
       if (m.moe->shared_experts == 0) r.tp.calls -= moe_pairs;
-      r.moe_tp.group = r.tp.group;
-      r.moe_tp.collective = Collective::all_gather;
-      r.moe_tp.bytes = d(m.moe->experts_per_token) * c.tokens * h * B;
-      r.moe_tp.time_per_call_s = collective_time_s(Collective::all_gather, r.moe_tp.bytes, r.moe_tp.group, net) +
-                                 collective_time_s(Collective::reduce_scatter, r.moe_tp.bytes, r.moe_tp.group, net);
-      r.moe_tp.calls = moe_pairs;
+      const long long etp = l.expert_tp();
+      if (etp > 1) {
+        r.moe_tp.group = place_group(1, etp, net.domain_gpus);
+        r.moe_tp.collective = Collective::all_gather;
+        r.moe_tp.bytes = d(m.moe->experts_per_token) * c.tokens * h * B * d(etp) / d(l.tp);
+        r.moe_tp.time_per_call_s = collective_time_s(Collective::all_gather, r.moe_tp.bytes, r.moe_tp.group, net) +
+                                   collective_time_s(Collective::reduce_scatter, r.moe_tp.bytes, r.moe_tp.group, net);
+        r.moe_tp.calls = moe_pairs;
+      }
     }
   }
   r.tp_exposed_s = tp_exposed_s(r.tp, layers * ((1 + recompute_full) * c.gemm_fwd_s + c.gemm_bwd_s), l.tp,
@@ -407,9 +412,11 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   if (l.ep > 1 && m.moe) {
     // Token dispatch and combine, forward and backward (+ forward again under full recompute):
     // each all-to-all moves the top-k copies of this rank's tokens.
-    r.ep.group = place_group(l.tp, l.ep, net.domain_gpus);
+    // The expert group's ranks sit etp apart (tp apart without folding): consecutive ranks fill
+    // a node first, so a folded group is packed tighter than one strided by tp.
+    r.ep.group = place_group(l.expert_tp(), l.ep, net.domain_gpus);
     r.ep.collective = Collective::all_to_all;
-    const double tokens = l.sequence_parallel ? c.tokens / d(l.tp) : c.tokens;
+    const double tokens = l.sequence_parallel ? c.tokens / d(l.tp) : c.tokens / d(l.tp / l.expert_tp());
     r.ep.bytes = tokens * d(m.moe->experts_per_token) * h * B;
     r.ep.time_per_call_s = collective_time_s(Collective::all_to_all, r.ep.bytes, r.ep.group, net);
     r.ep.calls = moe_layers_here * (4 + 2 * recompute_full);
@@ -432,7 +439,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   const double layer_params = pc.total - pc.embedding - pc.lm_head - expert_params;
   double edge = l.pp == 1 ? pc.embedding + pc.lm_head : (last_is_slowest ? std::max(pc.lm_head, pc.embedding) : pc.embedding);
   const double dense_here = (layer_params * layers / L + edge) / d(l.tp);
-  const double expert_here = expert_params * layers / L / d(l.tp * l.ep);
+  const double expert_here = expert_params * layers / L / d(l.expert_tp() * l.ep);
   r.params_per_gpu = dense_here + expert_here;
 
   const BytesPerParam& bpp = s.lora.on ? s.lora.adapter_bytes : s.bytes_per_param;
@@ -446,9 +453,9 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   const double dense_gather_bytes = lora ? s.lora.adapter_params * bpp.weights + (l.zero == 3 ? s.lora.base_bytes : 0) : dense_here * bpp.weights;
   const double expert_train_here = lora ? 0 : expert_here;
   const long long zero_ranks = l.dp * l.cp;
-  const long long expert_ranks = zero_ranks / l.ep;
+  const long long expert_ranks = l.expert_zero_ranks();
   const GroupPlacement dp_group = place_group(l.tp, zero_ranks, net.domain_gpus);
-  const GroupPlacement ep_dp_group = place_group(l.tp * l.ep, expert_ranks, net.domain_gpus);
+  const GroupPlacement ep_dp_group = place_group(l.expert_tp() * l.ep, expert_ranks, net.domain_gpus);
   auto coll = [&](Collective k, double bytes, const GroupPlacement& g, double calls) {
     CommTerm t;
     t.collective = k, t.bytes = bytes, t.group = g, t.calls = calls;

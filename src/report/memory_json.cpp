@@ -96,7 +96,7 @@ nlohmann::json memory_json(const MemoryReport& r) {
   j["precision"] = r.setup.recipe.name;
   j["gpus"] = l.gpus();
   j["zero"] = l.zero;
-  j["layout"] = {{"tp", l.tp}, {"cp", l.cp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"micro_batch", l.micro_batch},
+  j["layout"] = {{"tp", l.tp}, {"cp", l.cp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"etp", l.expert_tp()}, {"micro_batch", l.micro_batch},
                  {"interleave", l.interleave}, {"sequence_parallel", l.sequence_parallel}, {"recompute", recompute_name(l.recompute)},
                  {"zero", l.zero}};
   j["seq_len"] = r.setup.seq > 0 ? nlohmann::json(r.setup.seq) : nlohmann::json(nullptr);

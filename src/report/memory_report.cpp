@@ -145,9 +145,10 @@ std::string header(const MemoryReport& r, std::size_t w) {
                                 r.setup.offload == Offload::none ? "" : fmt::format(", offload {}", offload_name(r.setup.offload))), w);
   if (!r.model) return out;
   std::string schedule = l.pp == 1 ? "no pipeline" : l.interleave > 1 ? fmt::format("interleaved 1F1B, {} virtual stages", l.interleave) : "1F1B";
-  out += para(fmt::format("layout: tp {} × cp {} × pp {} × dp {} = {}, ep {}, micro-batch {}, sequence parallel {}, recompute {}, {}", l.tp,
-                          l.cp, l.pp, l.dp, gpus_text(l.gpus(), r), l.ep, l.micro_batch, l.sequence_parallel ? "on" : "off",
-                          recompute_name(l.recompute), schedule), w);
+  out += para(fmt::format("layout: tp {} × cp {} × pp {} × dp {} = {}, ep {}{}, micro-batch {}, sequence parallel {}, recompute {}, {}", l.tp,
+                          l.cp, l.pp, l.dp, gpus_text(l.gpus(), r), l.ep,
+                          l.expert_tp() != l.tp ? fmt::format(" (etp {}, folded)", l.expert_tp()) : "", l.micro_batch,
+                          l.sequence_parallel ? "on" : "off", recompute_name(l.recompute), schedule), w);
   if (l.pp > 1)
     out += para(fmt::format("most loaded {}: pipeline stage {} of {} ({})", dev(r), r.memory.most_loaded_stage, l.pp, r.memory.most_loaded_reason), w);
   return out;
@@ -177,7 +178,7 @@ std::vector<std::string> states_steps(const MemoryReport& r) {
   if (r.model)
     steps.push_back(fmt::format("parameters on this {}: {} (split over tp {}{}){}", dev(r), num(std::round(g.dense_params)), l.tp,
                                 l.pp > 1 ? fmt::format(", {} of {} layers", g.layers.layers, r.model->layers) : "",
-                                g.expert_params > 0 ? fmt::format(" + routed experts {} (over tp·ep {})", num(std::round(g.expert_params)), l.tp * l.ep)
+                                g.expert_params > 0 ? fmt::format(" + routed experts {} (over etp·ep {})", num(std::round(g.expert_params)), l.expert_tp() * l.ep)
                                                     : ""));
   return steps;
 }
@@ -216,8 +217,9 @@ std::string states_section(const MemoryReport& r, bool explain, std::size_t w) {
   out += t.render();
   out += para(fmt::format("optimizer: {}", optimizer_formula(r.setup.optimizer, rc, b)), w, "  ");
   if (g.expert_params > 0 && l.expert_zero_ranks() != l.zero_ranks())
-    out += para(fmt::format("routed experts: {} of these parameters, states sharded over dp·cp/ep = {}: {} B/param per {}",
-                            format_count(g.expert_params, 4), l.expert_zero_ranks(), bpp(mem.expert_bytes_per_param.total()), dev(r)), w, "  ");
+    out += para(fmt::format("routed experts: {} of these parameters, states sharded over {} = {}: {} B/param per {}",
+                            format_count(g.expert_params, 4), l.expert_tp() == l.tp ? "dp·cp/ep" : "tp·cp·dp/(etp·ep)",
+                            l.expert_zero_ranks(), bpp(mem.expert_bytes_per_param.total()), dev(r)), w, "  ");
   if (g.gather_buffer_bytes > 0)
     out += para(fmt::format("gather buffer: 2 × {} B × the largest layer on this {}, {} parameters (DeepSpeed's 4 × largest layer)",
                             bpp(rc.weight_bytes), dev(r), format_count(g.largest_layer_params, 4)), w, "  ");

@@ -67,7 +67,7 @@ std::string yes(bool b) { return b ? "yes" : "no"; }
 
 std::string layout_line(const Layout& l) {
   std::string s = fmt::format("tp {} · cp {} · pp {} · dp {}", l.tp, l.cp, l.pp, l.dp);
-  if (l.ep > 1) s += fmt::format(" (ep {})", l.ep);
+  if (l.ep > 1) s += fmt::format(" (ep {}{})", l.ep, l.expert_tp() != l.tp ? fmt::format(", etp {}", l.expert_tp()) : "");
   s += fmt::format(", micro-batch {}", l.micro_batch);
   if (l.interleave > 1) s += fmt::format(", interleave {}", l.interleave);
   s += fmt::format(", sequence parallel {}, recompute {}, ZeRO {}", yes(l.sequence_parallel), recompute_name(l.recompute), l.zero);
@@ -432,6 +432,7 @@ nlohmann::json plan_json(const Plan& p, long long gpus, const std::optional<doub
                    {"dp", l.dp},
                    {"cp", l.cp},
                    {"ep", l.ep},
+                   {"etp", l.expert_tp()},
                    {"micro_batch", l.micro_batch},
                    {"interleave", l.interleave},
                    {"sequence_parallel", l.sequence_parallel},

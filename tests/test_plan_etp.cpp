@@ -1,0 +1,124 @@
+// plan --etp: the routed experts' own tensor-parallel degree, and Megatron-Core's MoE parallel
+// folding (Liu et al. 2025, arXiv:2504.14960): below tp, the expert groups are carved out of
+// tp·cp·dp together, so a layout NVIDIA ran (Qwen3-235B-A22B at tp 2, pp 8, ep 32 on 256 H100s,
+// Megatron-LM examples/moe_recipes) is priced instead of refused (issue 15: "a layout given in
+// full is priced").
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.hpp"
+#include "core/layout.hpp"
+#include "core/step_gemms.hpp"
+#include "spec/registry.hpp"
+#include "step_toy.hpp"
+
+using namespace napkin;
+using napkin::test::run_napkin;
+
+namespace {
+const Model& qwen235() {
+  static const Model m = SpecRegistry::builtin_only().model("qwen3-235b-a22b");
+  return m;
+}
+
+Layout layout(long long tp, long long pp, long long dp, long long ep, long long etp) {
+  Layout l;
+  l.tp = tp, l.pp = pp, l.dp = dp, l.ep = ep, l.etp = etp;
+  return l;
+}
+}  // namespace
+
+TEST_CASE("--etp: which layouts Megatron-Core's folding allows") {
+  // 256 GPUs at tp 2, pp 8: dp 16. ep 32 does not divide dp·cp = 16, so without folding it is refused.
+  const auto unfolded = layout_problem(qwen235(), layout(2, 8, 16, 32, 0));
+  REQUIRE(unfolded);
+  CHECK(unfolded->find("--ep 32 does not divide dp·cp = 16") != std::string::npos);
+  CHECK(unfolded->find("--etp") != std::string::npos);  // it says what would allow it
+  // At etp 1 the expert group folds over tp·cp·dp = 32: ep·etp = 32 divides it.
+  CHECK_FALSE(layout_problem(qwen235(), layout(2, 8, 16, 32, 1)));
+  // ep 64 · etp 1 = 64 does not divide 32.
+  const auto wide = layout_problem(qwen235(), layout(2, 8, 16, 64, 1));
+  REQUIRE(wide);
+  CHECK(wide->find("--ep 64 × --etp 1 does not divide tp·cp·dp = 32") != std::string::npos);
+  // etp must divide tp, and needs experts.
+  CHECK(layout_problem(qwen235(), layout(4, 1, 1, 1, 3))->find("--etp 3 does not divide --tp 4") != std::string::npos);
+  CHECK(layout_problem(test::toy(), layout(1, 1, 1, 1, 1))->find("needs a mixture-of-experts model") != std::string::npos);
+  // The expert-data-parallel group: tp·cp·dp / (etp·ep) = 2·16 / 32 = 1 rank; unfolded, dp·cp/ep.
+  CHECK(layout(2, 8, 16, 32, 1).expert_zero_ranks() == 1);
+  CHECK(layout(2, 8, 16, 8, 0).expert_zero_ranks() == 2);
+  CHECK(layout(2, 8, 16, 8, 2).expert_zero_ranks() == 2);
+}
+
+TEST_CASE("--etp 1: each rank's experts are whole and see its own share of the tokens") {
+  // Qwen3-235B-A22B, one 4096-token sequence, tp 2. Unfolded (etp = tp = 2): every TP rank sees all
+  // 4096 tokens' 8 copies, 32,768 assignments over 128 experts = 256 rows each, experts 1536/2 =
+  // 768 wide. Folded (etp 1): each rank dispatches its 2048 tokens, 16,384 assignments = 128 rows,
+  // to whole 1536-wide experts. The FLOPs per rank are the same: 256·768 = 128·1536.
+  auto expert_up = [](long long etp) {
+    for (const Gemm& g : step_gemms(qwen235(), StepConfig{1, 4096, 2, etp}))
+      if (g.name == "moe.expert.up") return g;
+    FAIL("no moe.expert.up");
+    return Gemm{};
+  };
+  const Gemm unfolded = expert_up(0), folded = expert_up(1);
+  CHECK(unfolded.m == 256);
+  CHECK(unfolded.n == 768);
+  CHECK(folded.m == 128);
+  CHECK(folded.n == 1536);
+  CHECK(folded.k == 4096);
+  CHECK(folded.flops == unfolded.flops);
+}
+
+TEST_CASE("--etp 1 on a toy MoE: experts split over ep only, no tensor-parallel gather, a packed all-to-all") {
+  // The toy (step_toy.hpp) with 8 experts of 64, top 2: 8 GPUs at tp 2, dp 4, ep 4.
+  Model m = test::toy();
+  m.moe = MoeSpec{8, 2, 0, 64};
+  StepSetup s = test::setup();
+  Layout base = layout(2, 1, 4, 4, 0);
+  base.sequence_parallel = true;
+  Layout fold = base;
+  fold.ep = 8, fold.etp = 1;  // ep·etp = 8 = tp·dp
+  REQUIRE_FALSE(layout_problem(m, base));
+  REQUIRE_FALSE(layout_problem(m, fold));
+  const StepTime a = step_time(m, base, s), b = step_time(m, fold, s);
+  // Unfolded: the experts' top-2 copies are gathered and scattered over the 2 TP ranks each MoE
+  // layer; folded at etp 1: no such collective.
+  CHECK(a.moe_tp.calls > 0);
+  CHECK(b.moe_tp.calls == 0);
+  CHECK(b.moe_tp.total_s() == 0);
+  // Expert parameters per GPU: 2 layers · 8 experts · 2·64·64 = 131,072; unfolded over tp·ep = 8,
+  // folded over etp·ep = 1·8 = 8: the same 16,384. The dense rest splits over tp alike.
+  CHECK(a.params_per_gpu == doctest::Approx(b.params_per_gpu));
+  // The all-to-all carries each rank's sequence-parallel share of its micro-batch, 1·32/2 = 16
+  // tokens · 2 copies · 64 · 2 B = 4,096 B, in both; unfolded its 4 members sit tp = 2 ranks
+  // apart, folded its 8 members are consecutive ranks: both within one 8-GPU domain.
+  CHECK(a.ep.bytes == 4096);
+  CHECK(b.ep.bytes == 4096);
+  CHECK(a.ep.group.size == 4);
+  CHECK(b.ep.group.size == 8);
+  CHECK_FALSE(b.ep.group.crosses_domains());
+}
+
+TEST_CASE("plan --etp on the command line: the Qwen3-235B-A22B recipe layout is priced") {
+  const std::string q =
+      "plan --model qwen3-235b-a22b --hardware h100-sxm --gpus 256 --tp 2 --pp 8 --interleave 4 --cp 1 --ep 32 --micro-batch 1 "
+      "--global-batch 2048 --seq 4096 --recompute selective --sequence-parallel --zero 1 ";
+  const auto refused = run_napkin(q);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("--etp 1 folds it over the tensor-parallel ranks too") != std::string::npos);
+  const auto priced = run_napkin(q + "--etp 1 --json");
+  REQUIRE_MESSAGE(priced.exit_code == 0, priced.err);
+  const auto p = nlohmann::json::parse(priced.out)["plans"][0];
+  CHECK(p["ep"] == 32);
+  CHECK(p["etp"] == 1);
+  CHECK(run_napkin(q + "--etp 1 --explain").out.find("(ep 32, etp 1)") != std::string::npos);
+  // Bad values are one-line errors naming the flag.
+  for (const char* bad : {"--etp 0", "--etp 3", "--etp x"}) {
+    const auto r = run_napkin(q + bad);
+    CHECK_MESSAGE(r.exit_code == 2, bad);
+    CHECK_MESSAGE(r.err.find("--etp") != std::string::npos, bad);
+  }
+}
