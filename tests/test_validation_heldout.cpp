@@ -103,6 +103,65 @@ std::vector<HeldOut> megatron_bridge_2511() {
   return out;
 }
 
+// NVIDIA/Megatron-LM examples/moe_recipes (dev branch; README's "Median TFLOP/s/GPU" column from
+// PR #5289, e5ad09802d, 2026-06): Megatron-Core with forced load balancing (dropless, even
+// routing), grouped GEMM, permute and router fusion, the flex dispatcher (HybridEP), the
+// distributed optimizer, sequence 4096, ETP 1. The model TFLOP/s are Megatron's
+// num_floating_point_operations (top-k experts, causal attention, the LM head), 23.01 GFLOP a
+// token for Qwen3-30B-A3B and 148.03 for Qwen3-235B-A22B at 4096 (the same basis as
+// Megatron-Bridge's table, whose tokens/s and TFLOP/s pairs give these ratios), so tokens/s per
+// GPU = TFLOP/s / that. Qwen3-235B's recipe folds EP 32 over TP 2 · DP 16 (etp 1) and recomputes
+// the experts' activation and the norms (elementwise: not priced); its EP overlap is not priced.
+std::vector<HeldOut> megatron_moe_recipes() {
+  const char* src = "Megatron-LM examples/moe_recipes README (e5ad09802d, PR #5289), H100";
+  const Model q30 = specs().model("qwen3-30b-a3b"), q235 = specs().model("qwen3-235b-a22b");
+  Layout q30l = megatron_layout(1, 1, 1, 1, 32);
+  q30l.ep = 8;
+  Layout q235l = megatron_layout(2, 8, 1, 4, 16);
+  q235l.ep = 32, q235l.etp = 1;
+  const std::vector<std::pair<Run, double>> runs = {
+      {Run{"Qwen3 30B-A3B on 32 H100, EP 8, BF16", q30, dgx_h100(false), q30l, 256, 4096, 234.1e12 / 23.01e9}, 0.1320},
+      {Run{"Qwen3 30B-A3B on 32 H100, EP 8, FP8 blockwise", q30, dgx_h100(true), q30l, 256, 4096, 232.4e12 / 23.01e9}, 0.2798},
+      {Run{"Qwen3 235B-A22B on 256 H100, EP 32 (etp 1), BF16", q235, dgx_h100(false), q235l, 2048, 4096, 214.3e12 / 148.03e9}, -0.2434},
+  };
+  std::vector<HeldOut> out;
+  for (const auto& [run, e] : runs) out.push_back({priced(run, src, "h100", "megatron"), e});
+  return out;
+}
+
+// NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md (main 067f987df0), the later containers'
+// DGX H100 MoE rows, tokens/s/GPU as published, force-balanced and dropless like 25.11's:
+// 26.06 Qwen3-30B-A3B FP8 on 16 GPUs at EP 16; 26.04.01 Qwen3-235B-A22B FP8 on 256 (TP 2, PP 8,
+// VP 4, EP 32: folded, etp 1) and GPT-OSS-120B BF16 on 64 (PP 4, EP 8); 26.02.01 Qwen3-30B-A3B FP8
+// on 16 (PP 2, VP 12, EP 8). Micro-batch 1 throughout.
+std::vector<HeldOut> megatron_bridge_2602_2606() {
+  const char* src = "Megatron-Bridge performance-summary.md (067f987df0), 26.02-26.06, DGX H100";
+  const Model q30 = specs().model("qwen3-30b-a3b"), q235 = specs().model("qwen3-235b-a22b");
+  Model oss = q30;  // GPT-OSS 120B, as in megatron_bridge_2511
+  oss.key = "gpt-oss-120b";
+  oss.layers = 36, oss.d_model = 2880, oss.heads = 64, oss.kv_heads = 8, oss.head_dim = 64, oss.d_ff = 2880;
+  oss.vocab = 201088, oss.tied_embeddings = false, oss.bias = BiasKind::attention, oss.qk_norm = QkNorm::none;
+  oss.sliding_window = 128, oss.windowed_layers = 18;
+  oss.moe = MoeSpec{128, 4, 0, 2880};
+  Layout ep16 = megatron_layout(1, 1, 1, 1, 16);
+  ep16.ep = 16;
+  Layout pp2 = megatron_layout(1, 2, 1, 12, 8);
+  pp2.ep = 8;
+  Layout q235l = megatron_layout(2, 8, 1, 4, 16);
+  q235l.ep = 32, q235l.etp = 1;
+  Layout ossl = megatron_layout(1, 4, 1, 1, 16);
+  ossl.ep = 8;
+  const std::vector<std::pair<Run, double>> runs = {
+      {Run{"Qwen3 30B-A3B on 16 H100, EP 16, FP8 (26.06)", q30, dgx_h100(true), ep16, 1024, 4096, 8826}, -0.2483},
+      {Run{"Qwen3 30B-A3B on 16 H100, PP 2, EP 8, FP8 (26.02.01)", q30, dgx_h100(true), pp2, 1024, 4096, 9058}, 0.4941},
+      {Run{"Qwen3 235B-A22B on 256 H100, EP 32 (etp 1), FP8 (26.04.01)", q235, dgx_h100(true), q235l, 8192, 4096, 1712}, -0.2921},
+      {Run{"GPT-OSS 120B on 64 H100, EP 8, BF16 (26.04.01)", oss, dgx_h100(false), ossl, 1280, 4096, 5824}, 0.5778},
+  };
+  std::vector<HeldOut> out;
+  for (const auto& [run, e] : runs) out.push_back({priced(run, src, "h100", "nemo"), e});
+  return out;
+}
+
 // allenai/OLMo-core README, throughput table at e27ba7455 ("Update throughput numbers",
 // 2024-11-05): "measured on a cluster with NVIDIA H100 GPUs", tokens per second per device, BF16
 // rows. The training scripts of that commit (src/scripts/train/OLMo-7B.py, OLMo-13B.py,
@@ -140,7 +199,7 @@ std::vector<HeldOut> olmo_core() {
 
 TEST_CASE("held-out training runs: napkin's error on measurements no constant came from") {
   std::vector<HeldOut> rows = nemo_2407();
-  for (auto* f : {&megatron_bridge_2511, &olmo_core})
+  for (auto* f : {&megatron_bridge_2511, &megatron_moe_recipes, &megatron_bridge_2602_2606, &olmo_core})
     for (HeldOut& h : (*f)()) rows.push_back(std::move(h));
   std::vector<Row> plain;
   double sum_abs = 0, sum = 0, worst = 0;
@@ -158,9 +217,18 @@ TEST_CASE("held-out training runs: napkin's error on measurements no constant ca
   if (table_wanted("1"))
     std::printf("\n| held-out rows | mean \\|error\\| | mean error | worst | within 15%% |\n|---|---|---|---|---|\n| %zu | %.1f%% | %+.1f%% | %+.1f%% | %d |\n",
                 rows.size(), 100 * sum_abs / n, 100 * sum / n, 100 * worst, within15);
-  CHECK(rows.size() == 16);
-  // The fine-grained MoE row's error, which plan's caveat quotes (core/validation.hpp).
-  const auto qwen = std::find_if(rows.begin(), rows.end(), [](const HeldOut& h) { return h.row.name.rfind("Qwen3 30B-A3B", 0) == 0; });
-  REQUIRE(qwen != rows.end());
-  CHECK(qwen->row.error() == doctest::Approx(heldout_fine_grained_moe_error).epsilon(0.002));
+  CHECK(rows.size() == 23);
+  // The fine-grained MoE rows' errors, which plan's caveat quotes (core/validation.hpp): experts
+  // narrower than the measured MoE runs' (Grok-1's 5.3 × d_model).
+  int fine = 0;
+  double low = 0, high = 0, fine_abs = 0;
+  for (const HeldOut& h : rows) {
+    if (h.row.expert_width <= 0 || h.row.expert_width >= widest_measured().narrowest_experts) continue;
+    const double e = h.row.error();
+    low = fine ? std::min(low, e) : e, high = fine ? std::max(high, e) : e, fine_abs += std::fabs(e), ++fine;
+  }
+  CHECK(fine == heldout_fine_grained_moe.rows);
+  CHECK(low == doctest::Approx(heldout_fine_grained_moe.low).epsilon(0.01));
+  CHECK(high == doctest::Approx(heldout_fine_grained_moe.high).epsilon(0.01));
+  CHECK(fine_abs / fine == doctest::Approx(heldout_fine_grained_moe.mean_abs).epsilon(0.01));
 }

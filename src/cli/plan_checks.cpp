@@ -166,11 +166,12 @@ std::vector<std::string> validation_caveats(const Model& m, const std::string& h
                               l.ep, validated_ep, any ? pct(lo) : "?", any ? pct(hi) : "?"));
   }
   if (const double w = expert_width_of(m), narrowest = widest_measured().narrowest_experts; m.moe && narrowest > 0 && w < narrowest)
-    out.push_back(fmt::format("{}'s routed experts are {:.2g} × d_model wide, narrower than any measured MoE run's ({:.2g} ×): napkin prices their "
-                              "products, all-to-all and permutations, not the rest such fine-grained layers cost; the one held-out run of this kind "
-                              "(Qwen3 30B-A3B on 16 H100, Megatron-Bridge 25.11; docs/validation/README.md) ran {:.2g}× slower than napkin's price: "
-                              "treat this MFU as optimistic by up to that much",
-                              m.key, w, narrowest, 1 + heldout_fine_grained_moe_error));
+    out.push_back(fmt::format("{}'s routed experts are {:.2g} × d_model wide, narrower than any measured MoE run's the error bars use ({:.2g} ×): "
+                              "on {} held-out runs of such models on H100 (Qwen3 30B-A3B, Qwen3 235B-A22B, GPT-OSS 120B under Megatron-Core, "
+                              "2025-26; docs/validation/README.md) napkin read {:+.0f}% to {:+.0f}% (mean |error| {:.0f}%): slow where expert "
+                              "parallelism crosses nodes, fast elsewhere; treat this MFU as uncertain by that much",
+                              m.key, w, narrowest, heldout_fine_grained_moe.rows, 100 * heldout_fine_grained_moe.low,
+                              100 * heldout_fine_grained_moe.high, 100 * heldout_fine_grained_moe.mean_abs));
   if (!validated_hardware.count(hardware_key))
     out.push_back(fmt::format("{} has no row in napkin's validation set (docs/validation: A100 SXM 80GB and H100 SXM runs): its prediction "
                               "uses the same constants, unchecked on this part",
