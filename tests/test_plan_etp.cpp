@@ -115,6 +115,10 @@ TEST_CASE("plan --etp on the command line: the Qwen3-235B-A22B recipe layout is 
   CHECK(p["ep"] == 32);
   CHECK(p["etp"] == 1);
   CHECK(run_napkin(q + "--etp 1 --explain").out.find("(ep 32, etp 1)") != std::string::npos);
+  // On a dense model --etp is refused up front, as --ep is.
+  const auto dense = run_napkin("plan --model llama3-8b --gpus 8 --global-batch 64 --etp 1");
+  CHECK(dense.exit_code == 2);
+  CHECK(dense.err == "napkin: error: --etp 1 needs a mixture-of-experts model; llama3-8b has no experts\n");
   // Bad values are one-line errors naming the flag.
   for (const char* bad : {"--etp 0", "--etp 3", "--etp x"}) {
     const auto r = run_napkin(q + bad);

@@ -68,7 +68,7 @@ InferTimeSetup infer_time_setup(const Hardware& hw, const StorageFormat& weights
   // on the fly elsewhere in the engines napkin models, so a part without an fp4 peak is refused.
   if (!peak && compute == Dtype::fp4)
     throw Error("--weights " + std::string(weights.name) + ": " + hw.key +
-                " lists no fp4 peak; NVFP4's W4A4 products need fp4 tensor cores (Blackwell: b200, gb200); use fp8 or int4 here");
+                " lists no fp4 peak; NVFP4's W4A4 products need fp4 matrix units (NVIDIA Blackwell: b200, gb200); use fp8 or int4 here");
   if (!peak) {
     compute = Dtype::fp16;
     peak = hw.dense_peak(compute);

@@ -72,6 +72,7 @@ std::optional<std::string> plan_query_problem(const Model& m, const PlanQuery& q
   }
   if (q.ep && *q.ep > 1 && !m.moe)
     return "--ep " + std::to_string(*q.ep) + " needs a mixture-of-experts model; " + m.key + " has no experts";
+  if (q.etp && !m.moe) return "--etp " + std::to_string(*q.etp) + " needs a mixture-of-experts model; " + m.key + " has no experts";
   return std::nullopt;
 }
 
