@@ -32,6 +32,19 @@ struct HeldOut {
   double recorded_error;  // napkin / measured − 1 when the row was added
 };
 
+// GPT-OSS 120B (openai/gpt-oss-120b config.json: 36 layers, 2880 wide, 64 heads of 64 and 8 KV
+// heads, a 128-token window on every other layer, 128 experts of 2880 top 4, vocabulary 201,088,
+// untied, attention biases), on Qwen3 30B-A3B's spec for the rest (RMSNorm, SwiGLU, rotary).
+Model gpt_oss_120b() {
+  Model oss = specs().model("qwen3-30b-a3b");
+  oss.key = "gpt-oss-120b";
+  oss.layers = 36, oss.d_model = 2880, oss.heads = 64, oss.kv_heads = 8, oss.head_dim = 64, oss.d_ff = 2880;
+  oss.vocab = 201088, oss.tied_embeddings = false, oss.bias = BiasKind::attention, oss.qk_norm = QkNorm::none;
+  oss.sliding_window = 128, oss.windowed_layers = 18;
+  oss.moe = MoeSpec{128, 4, 0, 2880};
+  return oss;
+}
+
 // NVIDIA/NeMo docs/source/performance/performance_summary.md at 8e3d65dcfe ("24.07 perf numbers",
 // 2024-09-09): NeMo 24.07 pre-training on DGX H100, FP8 for the whole table; GPUs, GBS, MBS,
 // sequence, TP, PP, CP and VP as published (DP = GPUs / (TP·PP·CP)); Tokens / sec / GPU. The page
@@ -77,17 +90,10 @@ std::vector<HeldOut> megatron_bridge_2511() {
   fsdp.zero = 3;
   Layout qwen = megatron_layout(1, 2, 1, 24, 8);
   qwen.ep = 8, qwen.micro_batch = 2;
-  // GPT-OSS 120B (openai/gpt-oss-120b config.json: 36 layers, 2880 wide, 64 heads of 64 and 8 KV
-  // heads, a 128-token window on every other layer, 128 experts of 2880 top 4, vocabulary 201,088,
-  // untied, attention biases), the table's BF16 row: 64 GPUs, GBS 512, MBS 4, PP 4, EP 8; its
-  // H100 preset recomputes the norms and the experts' activation (recompute_modules), which
-  // napkin does not price (elementwise work).
-  Model oss = specs().model("qwen3-30b-a3b");
-  oss.key = "gpt-oss-120b";
-  oss.layers = 36, oss.d_model = 2880, oss.heads = 64, oss.kv_heads = 8, oss.head_dim = 64, oss.d_ff = 2880;
-  oss.vocab = 201088, oss.tied_embeddings = false, oss.bias = BiasKind::attention, oss.qk_norm = QkNorm::none;
-  oss.sliding_window = 128, oss.windowed_layers = 18;
-  oss.moe = MoeSpec{128, 4, 0, 2880};
+  // GPT-OSS 120B, the table's BF16 row: 64 GPUs, GBS 512, MBS 4, PP 4, EP 8; its H100 preset
+  // recomputes the norms and the experts' activation (recompute_modules), which napkin does not
+  // price (elementwise work).
+  const Model oss = gpt_oss_120b();
   Layout oss_layout = megatron_layout(1, 4, 1, 1, 16);
   oss_layout.ep = 8, oss_layout.micro_batch = 4;
   const StepSetup bf16 = dgx_h100(false);
@@ -137,12 +143,7 @@ std::vector<HeldOut> megatron_moe_recipes() {
 std::vector<HeldOut> megatron_bridge_2602_2606() {
   const char* src = "Megatron-Bridge performance-summary.md (067f987df0), 26.02-26.06, DGX H100";
   const Model q30 = specs().model("qwen3-30b-a3b"), q235 = specs().model("qwen3-235b-a22b");
-  Model oss = q30;  // GPT-OSS 120B, as in megatron_bridge_2511
-  oss.key = "gpt-oss-120b";
-  oss.layers = 36, oss.d_model = 2880, oss.heads = 64, oss.kv_heads = 8, oss.head_dim = 64, oss.d_ff = 2880;
-  oss.vocab = 201088, oss.tied_embeddings = false, oss.bias = BiasKind::attention, oss.qk_norm = QkNorm::none;
-  oss.sliding_window = 128, oss.windowed_layers = 18;
-  oss.moe = MoeSpec{128, 4, 0, 2880};
+  const Model oss = gpt_oss_120b();
   Layout ep16 = megatron_layout(1, 1, 1, 1, 16);
   ep16.ep = 16;
   Layout pp2 = megatron_layout(1, 2, 1, 12, 8);
