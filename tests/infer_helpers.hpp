@@ -9,7 +9,7 @@ namespace napkin::test {
 inline InferSetup serving_setup(const SpecRegistry& specs, const Hardware& hw, const char* engine, const char* weights, const char* kv,
                                 long long input, long long output) {
   InferSetup s;
-  s.engine = specs.engine(engine);
+  s.engine = engine_on(specs.engine(engine), hw);  // with the limits the engine sets by the GPU, as infer does
   s.weights = weight_format(weights);
   s.kv = kv_format(kv);
   s.input_tokens = input, s.output_tokens = output;

@@ -39,6 +39,9 @@ TEST_CASE("a count of one is singular: '1 token', '1 sequence', never '1 tokens'
   std::string engine = source_text("engines/vllm.toml");
   engine = vllm_with(engine, "kv_block_tokens = 16", "kv_block_tokens = 1");
   engine = vllm_with(engine, "max_num_seqs = 256", "max_num_seqs = 1");
+  engine = vllm_with(engine, "prefill_chunk_tokens = 2048", "prefill_chunk_tokens = 1");
+  // and the H100's own limits ([large_gpu]) too
+  engine = vllm_with(engine, "max_num_seqs = 1024", "max_num_seqs = 1");
   engine = vllm_with(engine, "prefill_chunk_tokens = 8192", "prefill_chunk_tokens = 1");
   const std::string spec = (dir / "one.toml").string();
   std::ofstream(spec) << engine;
@@ -55,7 +58,7 @@ TEST_CASE("a count of one is singular: '1 token', '1 sequence', never '1 tokens'
   // Many stay plural.
   const CliResult many = run_napkin("infer --model llama3-8b --hardware h100-sxm --explain", "timeout 20");
   REQUIRE_MESSAGE(many.exit_code == 0, many.err);
-  CHECK(has(many.out, "KV blocks of 16 tokens, at most 256 sequences"));
+  CHECK(has(many.out, "KV blocks of 16 tokens, at most 1024 sequences"));
   const CliResult shown = run_napkin("engines show " + spec, "timeout 20");
   REQUIRE_MESSAGE(shown.exit_code == 0, shown.err);
   CHECK(has(shown.out, "KV block           1 token\n"));

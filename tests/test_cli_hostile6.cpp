@@ -230,11 +230,11 @@ TEST_CASE("plan says '1 token' for one: the header and the --global-batch error"
 }
 
 TEST_CASE("infer where one sequence's cache outgrows a KV pool says so, not that the weights left no room") {
-  // --input 1e7: a 58.9 GB pool was left, yet "fits no: the weights, workspace and reserve leave no
+  // --input 1e7: a 58.5 GB pool was left, yet "fits no: the weights, workspace and reserve leave no
   // room for one sequence's cache".
   const CliResult r = run_napkin("infer --model llama3-8b --hardware h100-sxm --input 1e7 --output 1e7", "timeout 20");
   CHECK(r.exit_code == 1);
-  CHECK(has(r.out, "  fits               no        one sequence's cache (2.62 TB) is larger than the whole KV pool (58.9 GB)\n"));
+  CHECK(has(r.out, "  fits               no        one sequence's cache (2.62 TB) is larger than the whole KV pool (58.5 GB)\n"));
   // No pool at all: the weights' fault, as before.
   const CliResult none = run_napkin("infer --model llama3-70b --hardware h100-sxm", "timeout 20");
   CHECK(none.exit_code == 1);

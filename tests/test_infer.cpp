@@ -88,20 +88,32 @@ TEST_CASE("weights per GPU: the format's bytes and scales, embedding and head in
 TEST_CASE("max batch of Llama 3 8B on an H100 under vLLM's defaults, by hand") {
   const Model m = specs().model("llama3-8b");
   InferSetup s;
-  s.engine = specs().engine("vllm");
+  // vLLM on a GPU of at least 70 GiB that is not an A100: max_num_seqs 1024 and 8192-token prefill
+  // chunks for `vllm serve`; the file's own 256 and 2048 elsewhere (an A100, a 24 GB card).
+  s.engine = engine_on(specs().engine("vllm"), specs().hardware("h100-sxm"));
+  CHECK(s.engine.max_num_seqs == 1024);
+  CHECK(s.engine.prefill_chunk_tokens == 8192);
+  for (const char* small : {"a100-sxm-80gb", "rtx-3090", "l40s"}) {
+    CAPTURE(small);
+    const Engine e = engine_on(specs().engine("vllm"), specs().hardware(small));
+    CHECK(e.max_num_seqs == 256);
+    CHECK(e.prefill_chunk_tokens == 2048);
+  }
+  CHECK(engine_on(specs().engine("vllm"), specs().hardware("h200-sxm")).max_num_seqs == 1024);
+  CHECK(engine_on(specs().engine("tensorrt-llm"), specs().hardware("h100-sxm")).max_num_seqs == 2048);  // no such rule
   s.memory_bytes = 85520809984.0;  // H100 SXM as the driver reports it
   s.input_tokens = 2048;
   s.output_tokens = 256;
   const InferMemory r = infer_memory(m, s);
   // Budget 0.9 · 85,520,809,984 = 76,968,728,985.6. Weights 16,060,522,496. Workspace: 8192 tokens ·
-  // (2·4096 + 3·14336) values · 2 B = 838,860,800 + logits 256 · 128,256 · 4 B = 131,334,144:
-  // 970,194,944. Reserve 1 GiB = 1,073,741,824. Pool 58,864,269,721.6 B.
-  CHECK(r.workspace_bytes == doctest::Approx(970194944.0));
-  CHECK(r.kv_pool_bytes == doctest::Approx(58864269721.6));
+  // (2·4096 + 3·14336) values · 2 B = 838,860,800 + logits 1024 · 128,256 · 4 B = 525,336,576:
+  // 1,364,197,376. Reserve 1 GiB = 1,073,741,824. Pool 58,470,267,289.6 B.
+  CHECK(r.workspace_bytes == doctest::Approx(1364197376.0));
+  CHECK(r.kv_pool_bytes == doctest::Approx(58470267289.6));
   // A sequence: 2304 tokens = 144 blocks of 16, · 32 · 8 · 128 · 2 · 2 = 131,072 B a token:
-  // 301,989,888 B. floor(58,864,269,721.6 / 301,989,888) = floor(194.9) = 194.
+  // 301,989,888 B. floor(58,470,267,289.6 / 301,989,888) = floor(193.6) = 193.
   CHECK(r.bytes_per_sequence == 301989888.0);
-  CHECK(r.max_batch == 194);
+  CHECK(r.max_batch == 193);
   CHECK(r.fits);
   // An odd length rounds up to whole blocks: 2049 + 256 = 2305 tokens hold 145 blocks.
   s.input_tokens = 2049;
@@ -267,7 +279,7 @@ TEST_CASE("napkin infer and napkin engines from the command line") {
   CHECK(one_capped["tpot_s"].get<double>() / one["tpot_s"].get<double>() < 1.02);
   const auto big = run_napkin("infer --model llama3-8b --hardware h100-sxm --batch 500");
   CHECK(big.exit_code == 1);
-  CHECK(big.out.find("--batch 500 is more than the 194 sequences") != std::string::npos);
+  CHECK(big.out.find("--batch 500 is more than the 193 sequences") != std::string::npos);
   // A user's engine file is read as strictly as a hardware spec: a 12-line valid file plus one bad
   // 13th line (an unknown key, 0 kernels a layer, a string where a boolean goes) is one line naming
   // the file, line 13 and the field.
@@ -288,6 +300,29 @@ TEST_CASE("napkin infer and napkin engines from the command line") {
     CHECK(r.err.find(std::string(file) + ":13") != std::string::npos);
     CHECK(r.err.find(field) != std::string::npos);
   }
+  // The [large_gpu] table is read as strictly: line 14 is its bad field (13 is the table header).
+  for (const auto& [file, line, field] : {std::tuple{"big0.toml", "max_num_seqs = 0", "large_gpu.max_num_seqs"},
+                                          {"bigkey.toml", "max_num_sequences = 8", "large_gpu.max_num_sequences"},
+                                          {"bigmem.toml", "min_memory = \"lots\"", "large_gpu.min_memory"}}) {
+    std::string table = "[large_gpu]\n";
+    const std::string rest[] = {"min_memory = \"70GiB\"", "max_num_seqs = 16", "prefill_chunk_tokens = 4096"};
+    table += line + std::string("\n");
+    for (const std::string& r : rest)
+      if (r.substr(0, r.find(' ')) != std::string(line).substr(0, std::string(line).find(' '))) table += r + "\n";
+    std::ofstream(dir / file) << valid << table;
+    const auto r = test::run_napkin("engines show " + (dir / file).string());
+    CAPTURE(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(std::string(file) + ":14") != std::string::npos);
+    CHECK(r.err.find(field) != std::string::npos);
+  }
+  // A valid one is shown, and applies on a large enough GPU only.
+  std::ofstream(dir / "big.toml") << valid << "[large_gpu]\nmin_memory = \"70GiB\"\nmax_num_seqs = 16\nprefill_chunk_tokens = 4096\n";
+  CHECK(run_napkin("engines show " + (dir / "big.toml").string()).out.find("16 sequences, prefill chunks of 4.096K tokens") != std::string::npos);
+  CHECK(run_napkin("infer --model llama3-8b --hardware h100-sxm --batch 1 --engine " + (dir / "big.toml").string()).out.find("at most 16 sequences") !=
+        std::string::npos);
+  CHECK(run_napkin("infer --model llama3-8b --hardware l40s --batch 1 --engine " + (dir / "big.toml").string()).out.find("at most 8 sequences") !=
+        std::string::npos);
   const auto list = run_napkin("engines list");
   CHECK(list.exit_code == 0);
   for (const char* e : {"vllm", "tensorrt-llm", "tensorrt-llm-mmha", "sglang", "lmdeploy", "gpt-fast"}) CHECK(list.out.find(e) != std::string::npos);
@@ -309,12 +344,16 @@ TEST_CASE("infer edge cases: one output token, a prompt past any context, a batc
   const auto huge = run_napkin("infer --model mistral-7b --input 1e9");
   CHECK(huge.exit_code == 2);
   CHECK(huge.err.find("--input must be at most") != std::string::npos);
-  // 300 sequences on 2 H100s under vLLM: memory holds 445, only max_num_seqs (256) is lower. It is
-  // priced as asked and the note names the scheduler setting, not the cache.
-  const auto sched = run_napkin("infer --model llama3-8b --hardware h100-sxm --gpus 2 --tp 2 --batch 300");
+  // 300 sequences on 2 A100s under vLLM: memory holds 450, only max_num_seqs (256, vLLM's limit on a
+  // GPU under 70 GiB or an A100) is lower. It is priced as asked and the note names the scheduler
+  // setting, not the cache. On an H100 the limit is 1024: a 1B model's 1100 short sequences.
+  const auto sched = run_napkin("infer --model llama3-8b --hardware a100-sxm-80gb --gpus 2 --tp 2 --batch 300");
   CHECK(sched.exit_code == 0);
   CHECK(sched.out.find("engine's max_num_seqs (256), a scheduler setting, not memory") != std::string::npos);
   CHECK(sched.out.find("whose cache fits") == std::string::npos);
+  const auto h100 = run_napkin("infer --model llama3.2-1b --hardware h100-sxm --input 128 --output 128 --batch 1100");
+  CHECK(h100.exit_code == 0);
+  CHECK(h100.out.find("engine's max_num_seqs (1024), a scheduler setting, not memory") != std::string::npos);
 }
 
 TEST_CASE("infer's default prompt and output fit a short-context model") {

@@ -114,9 +114,10 @@ TEST_CASE("one request at a time: its prefill, then its decode steps; beyond the
   // A request's own steps carry the 63 others' prompts, 315 tokens, not 320: ITL ≤ the mean step.
   CHECK(many.itl_s <= many.step_s);
   // Past the requests the cache holds, the rest wait for a slot: (C − running) / requests per second.
-  const long long over = mem.max_batch + 100;
+  const long long slots = serving_slots(s, mem);  // vLLM's growing cache: sequences at I + O/2 tokens
+  const long long over = slots + 100;
   const SteadyState queued = steady_state(m, s, mem, t, over);
-  CHECK(queued.running == mem.max_batch);
+  CHECK(queued.running == slots);
   CHECK(queued.queue_s == doctest::Approx(100 / queued.requests_per_s));
   CHECK(queued.ttft_s > queued.queue_s);
   CHECK_THROWS_AS(steady_state(m, s, mem, t, 0), Error);

@@ -238,7 +238,7 @@ double predict(const SpecRegistry& specs, const Row& r) {
   s.input_tokens = r.input;
   s.output_tokens = r.output;
   s.memory_bytes = hw.usable_memory_bytes.value_or(hw.memory_bytes);
-  s.engine = specs.engine(r.engine);
+  s.engine = engine_on(specs.engine(r.engine), hw);
   const InferMemory mem = infer_memory(m, s);
   const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu);
   const InferTime it = infer_time(m, s, mem, t, r.batch);

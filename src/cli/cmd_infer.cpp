@@ -60,6 +60,7 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
       std::none_of(s.engine.vendors.begin(), s.engine.vendors.end(), [&](const std::string& v) { return r.hardware.made_by(v); }))
     throw Error(fmt::format("--engine {}: {} runs on {} GPUs only ({}: vendors), and {} is {}'s; give --engine vllm or another from 'napkin engines list'",
                             s.engine.key, s.engine.name, fmt::join(s.engine.vendors, ", "), s.engine.origin, r.hardware.key, r.hardware.vendor));
+  s.engine = engine_on(s.engine, r.hardware);  // limits the engine sets by the GPU (vLLM's >= 70 GiB defaults)
   s.weights = weight_format(o.weights);
   s.kv = kv_format(o.kv);
   // A GPU without bf16 (V100, T4) serves a bf16 checkpoint in fp16, as vLLM does when the compute

@@ -18,6 +18,17 @@ enum class MemoryFractionOf { total, free };
 // top-k, the token permutation and the weighted sum (vLLM's fused_moe path, docs/bench/decode_kernels.md).
 inline constexpr double moe_layer_extra_kernels = 4;
 
+// Limits an engine chooses by the GPU it runs on: vLLM V1's EngineArgs defaults
+// (vllm/engine/arg_utils.py, _set_default_args_v1) give a GPU of at least 70 GiB that is not an
+// A100 a larger batch than the rest. The engine file's own max_num_seqs and prefill_chunk_tokens
+// are the small GPUs'; engine_on() picks these where the GPU qualifies.
+struct LargeGpuDefaults {
+  double min_memory_bytes = 0;                // the GPU's total memory (as the driver reports it) at least this
+  std::vector<std::string> excluded_devices;  // name substrings (any case) that keep the base values: "A100"
+  long long max_num_seqs = 0;
+  long long prefill_chunk_tokens = 0;
+};
+
 struct Engine {
   std::string key;   // file stem: "vllm"
   std::string name;  // "vLLM"
@@ -75,6 +86,14 @@ struct Engine {
   double decode_kernels_per_layer = 10;
   double decode_kernels_per_moe_layer = 10 + moe_layer_extra_kernels;
   double decode_kernels_outside_layers = 10;
+  std::optional<LargeGpuDefaults> large_gpu;
 };
+
+struct Hardware;
+// The engine as it runs on `hw`: its large-GPU limits where the part qualifies (at least
+// min_memory_bytes of driver-reported memory, no excluded name), else the file's own.
+Engine engine_on(const Engine& e, const Hardware& hw);
+// Whether `hw` gets the engine's large-GPU limits.
+bool uses_large_gpu_defaults(const Engine& e, const Hardware& hw);
 
 }  // namespace napkin

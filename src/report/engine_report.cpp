@@ -38,6 +38,12 @@ std::string engine_show_text(const Engine& e, std::size_t max_width) {
   kv.add("KV block", plural(e.kv_block_tokens, "token"));
   kv.add("max sequences", std::to_string(e.max_num_seqs));
   kv.add("prefill chunk", plural_count(static_cast<double>(e.prefill_chunk_tokens), "token"));
+  if (e.large_gpu)
+    kv.add("on a large GPU",
+           fmt::format("{} sequences, prefill chunks of {}", e.large_gpu->max_num_seqs,
+                       plural_count(static_cast<double>(e.large_gpu->prefill_chunk_tokens), "token")),
+           fmt::format("a GPU of at least {}{}", format_iec_bytes(e.large_gpu->min_memory_bytes, 3),
+                       e.large_gpu->excluded_devices.empty() ? "" : fmt::format(", not {}", fmt::join(e.large_gpu->excluded_devices, " or "))));
   kv.add("CUDA graphs", e.cuda_graphs ? "yes" : "no");
   kv.add("runtime reserve", format_si(e.runtime_reserve_bytes, "B", 3));
   kv.add("step floor", format_sig(e.step_overhead_s * 1e3, 3) + " ms", "host time per decode step");
@@ -70,6 +76,11 @@ nlohmann::json engine_json(const Engine& e) {
           {"kv_block_tokens", e.kv_block_tokens},
           {"max_num_seqs", e.max_num_seqs},
           {"prefill_chunk_tokens", e.prefill_chunk_tokens},
+          {"large_gpu", e.large_gpu ? nlohmann::json{{"min_memory_bytes", json_count(e.large_gpu->min_memory_bytes)},
+                                                     {"excluded_devices", e.large_gpu->excluded_devices},
+                                                     {"max_num_seqs", e.large_gpu->max_num_seqs},
+                                                     {"prefill_chunk_tokens", e.large_gpu->prefill_chunk_tokens}}
+                                    : nlohmann::json(nullptr)},
           {"cuda_graphs", e.cuda_graphs},
           {"runtime_reserve_bytes", json_count(e.runtime_reserve_bytes)},
           {"step_overhead_s", e.step_overhead_s},

@@ -64,6 +64,16 @@ Engine parse_engine(std::string_view text, const std::string& display_path, cons
       r.optional_quantity("decode_kernels_per_moe_layer", QuantityKind::count, {1, 1000, ""}).value_or(e.decode_kernels_per_layer + moe_layer_extra_kernels);
   e.decode_kernels_outside_layers =
       r.optional_quantity("decode_kernels_outside_layers", QuantityKind::count, {0, 10000, ""}).value_or(e.decode_kernels_outside_layers);
+  if (const toml::table* t = r.optional_table("large_gpu")) {
+    TomlReader g(*t, display_path, "large_gpu");
+    LargeGpuDefaults d;
+    d.min_memory_bytes = g.required_quantity("min_memory", QuantityKind::bytes, {1e6, 1e15, "bytes"});
+    d.excluded_devices = g.optional_string_array("excluded_devices");
+    d.max_num_seqs = g.required_positive_int("max_num_seqs", 1LL << 24);
+    d.prefill_chunk_tokens = g.required_positive_int("prefill_chunk_tokens", 1LL << 30);
+    g.finish();
+    e.large_gpu = d;
+  }
   r.finish();
   return e;
 }

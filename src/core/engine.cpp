@@ -1,0 +1,40 @@
+#include "core/engine.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/hardware.hpp"
+
+namespace napkin {
+
+namespace {
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+}  // namespace
+
+bool uses_large_gpu_defaults(const Engine& e, const Hardware& hw) {
+  if (!e.large_gpu) return false;
+  // vLLM reads the device's total memory from the driver (current_platform.get_device_total_memory)
+  // and its name (get_device_name): napkin's driver-reported figure where the spec has one.
+  if (hw.usable_memory_bytes.value_or(hw.memory_bytes) < e.large_gpu->min_memory_bytes) return false;
+  std::vector<std::string> names = hw.device_names;
+  names.push_back(hw.name);
+  names.push_back(hw.key);
+  for (const std::string& excluded : e.large_gpu->excluded_devices)
+    for (const std::string& n : names)
+      if (lower(n).find(lower(excluded)) != std::string::npos) return false;
+  return true;
+}
+
+Engine engine_on(const Engine& e, const Hardware& hw) {
+  Engine out = e;
+  if (uses_large_gpu_defaults(e, hw)) {
+    out.max_num_seqs = e.large_gpu->max_num_seqs;
+    out.prefill_chunk_tokens = e.large_gpu->prefill_chunk_tokens;
+  }
+  return out;
+}
+
+}  // namespace napkin
