@@ -21,10 +21,12 @@ namespace {
 
 // NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md at 00f37686 (the v1.0 table: "RTX
 // 6000 Pro ... (NEW for v1.0)"): "a local inference client is fed requests at an infinite rate",
-// "Total Output Throughput (tokens/sec)" of the deployment; PyTorch backend, FP8 checkpoints from
-// NVIDIA's ModelOpt collection (nvidia/Llama-3.1-8B-Instruct-FP8, Llama-3.3-70B-Instruct-FP8,
-// Llama-3.1-405B-Instruct-FP8), fixed lengths (prepare_dataset.py token-norm-dist, stdev 0), the
-// request counts of its "$num_requests" table.
+// "Total Output Throughput (tokens/sec)" of the deployment; PyTorch backend, checkpoints from
+// NVIDIA's ModelOpt collection: FP8 on Hopper (nvidia/Llama-3.1-8B-Instruct-FP8,
+// Llama-3.3-70B-Instruct-FP8, Llama-3.1-405B-Instruct-FP8), NVFP4 on B200 and GB200
+// (Llama-3.3-70B-Instruct-FP4, Llama-3.1-405B-Instruct-FP4), the KV cache in FP8 in both; fixed
+// lengths (prepare_dataset.py token-norm-dist, stdev 0), the request counts of its
+// "$num_requests" table.
 
 constexpr long long lengths[][2] = {{128, 128},  {128, 2048}, {128, 4096}, {500, 2000},  {1000, 1000},
                                     {1000, 2000}, {2048, 128}, {2048, 2048}, {5000, 500}, {20000, 2000}};
