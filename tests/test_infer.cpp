@@ -81,6 +81,19 @@ TEST_CASE("weights per GPU: the format's bytes and scales, embedding and head in
   CHECK(infer_time_setup(specs().hardware("b200"), weight_format("nvfp4"), 0.83).peak_flops_per_s == 9000e12);
   CHECK_THROWS_WITH_AS(infer_time_setup(specs().hardware("h100-sxm"), weight_format("nvfp4"), 0.83),
                        doctest::Contains("lists no fp4 peak"), Error);
+  // An answer on a part with fp4 matrix units says how far napkin was from the Blackwell runs
+  // (docs/validation/infer.md); on a Hopper part it does not.
+  CHECK(test::run_napkin("infer --model llama3-8b --hardware gb200 --batch 1").out.find("Blackwell: against TensorRT-LLM 1.0's") !=
+        std::string::npos);
+  CHECK(test::run_napkin("infer --model llama3-8b --hardware h100-sxm --batch 1").out.find("Blackwell:") == std::string::npos);
+  // On the command line: one line naming the flag, exit 2, whatever part lacks fp4 (an AMD GPU too).
+  for (const char* hw : {"h100-sxm", "mi300x"}) {
+    const auto r = test::run_napkin(std::string("infer --model llama3-8b --hardware ") + hw + " --weights nvfp4 --batch 1");
+    CAPTURE(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.rfind("napkin: error: --weights nvfp4: " + std::string(hw) + " lists no fp4 peak", 0) == 0);
+    CHECK(r.err.find('\n') == r.err.size() - 1);
+  }
   CHECK_THROWS_WITH_AS(weight_format("int3"), doctest::Contains("--weights"), Error);
   CHECK_THROWS_WITH_AS(kv_format("fp4"), doctest::Contains("--kv"), Error);
 }

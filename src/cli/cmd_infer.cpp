@@ -241,8 +241,9 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                         pct(validated_max_load.mean_abs_error), pct(validated_max_load.worst_abs_error),
                                         r.hardware.device_word()));
   // The one Blackwell source napkin has (TensorRT-LLM 1.0's table, NVFP4 on B200 and GB200) reads
-  // napkin optimistic on every row: said wherever the answer rests on those parts or that format.
-  if (r.hardware.key == "b200" || r.hardware.key == "gb200" || s.weights.compute == Dtype::fp4)
+  // napkin optimistic on every row: said wherever the answer rests on a part with fp4 matrix units
+  // (Blackwell's; a user's spec of one too) or on that format.
+  if (r.hardware.dense_peak(Dtype::fp4) || s.weights.compute == Dtype::fp4)
     r.assumptions.push_back(fmt::format("Blackwell: against TensorRT-LLM 1.0's throughput table (NVFP4 on B200 and GB200, {} rows at maximum "
                                         "load) napkin's throughput came out {} above the measured on average (worst {}); no other Blackwell "
                                         "run is measured: treat these speeds as optimistic",

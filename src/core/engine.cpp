@@ -12,8 +12,8 @@ std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
 }
-}  // namespace
 
+// Whether `hw` gets the engine's large-GPU limits.
 bool uses_large_gpu_defaults(const Engine& e, const Hardware& hw) {
   if (!e.large_gpu) return false;
   // vLLM reads the device's total memory from the driver (current_platform.get_device_total_memory)
@@ -27,6 +27,7 @@ bool uses_large_gpu_defaults(const Engine& e, const Hardware& hw) {
       if (lower(n).find(lower(excluded)) != std::string::npos) return false;
   return true;
 }
+}  // namespace
 
 Engine engine_on(const Engine& e, const Hardware& hw) {
   Engine out = e;

@@ -93,7 +93,5 @@ struct Hardware;
 // The engine as it runs on `hw`: its large-GPU limits where the part qualifies (at least
 // min_memory_bytes of driver-reported memory, no excluded name), else the file's own.
 Engine engine_on(const Engine& e, const Hardware& hw);
-// Whether `hw` gets the engine's large-GPU limits.
-bool uses_large_gpu_defaults(const Engine& e, const Hardware& hw);
 
 }  // namespace napkin
