@@ -163,7 +163,7 @@ TEST_CASE("the overlap assumption says where pipeline transfers hide: Megatron-C
   CHECK(on.out.find("the loss moves 30 bytes a logit; pipeline transfers beside the compute when interleaved") != std::string::npos);
   const auto off = run_napkin(fixed + " --no-overlap");
   REQUIRE(off.exit_code == 0);
-  CHECK(off.out.find("expert all-to-all and MoE token gathers exposed; pipeline transfers exposed") != std::string::npos);
+  CHECK(off.out.find("expert dispatch and combine exposed; MoE token gathers exposed; pipeline transfers exposed") != std::string::npos);
   CHECK(off.out.find("pipeline transfers waited on where issued") != std::string::npos);
   // The exposed transfers cost time only without the overlap.
   const auto jon = json_of(fixed), joff = json_of(fixed + " --no-overlap");

@@ -5,12 +5,15 @@
 // full is priced").
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
 #include "core/layout.hpp"
+#include "core/moe_dispatch.hpp"
+#include "core/step_time.hpp"
 #include "core/step_gemms.hpp"
 #include "spec/registry.hpp"
 #include "step_toy.hpp"
@@ -125,4 +128,88 @@ TEST_CASE("plan --etp on the command line: the Qwen3-235B-A22B recipe layout is 
     CHECK_MESSAGE(r.exit_code == 2, bad);
     CHECK_MESSAGE(r.err.find("--etp") != std::string::npos, bad);
   }
+}
+
+// --ep-dispatcher flex (core/moe_dispatch.hpp): DeepEP / HybridEP send a token once to each rank
+// (or node) holding one of its experts; the probabilities and bytes worked out by hand here.
+namespace {
+// C(n, k) through lgamma: a different route to the product napkin takes.
+double choose(double n, double k) { return std::exp(std::lgamma(n + 1) - std::lgamma(k + 1) - std::lgamma(n - k + 1)); }
+}  // namespace
+
+TEST_CASE("flex dispatch: a token once a destination rank or node, priced by hand") {
+  // One expert a group: the chance a given expert is among a token's k of E is k/E (8, top 2: 1/4).
+  CHECK(group_hit_probability(8, 2, 8) == doctest::Approx(0.25));
+  CHECK(group_hit_probability(128, 8, 1) == 1);
+  // Qwen3-30B-A3B's 128 experts, top 8, 16 a rank at EP 8: 1 − C(112, 8)/C(128, 8).
+  CHECK(group_hit_probability(128, 8, 8) == doctest::Approx(1 - choose(112, 8) / choose(128, 8)));
+  CHECK(group_hit_probability(128, 8, 2) == doctest::Approx(1 - choose(64, 8) / choose(128, 8)));
+  Network net;
+  net.domain_gpus = 8, net.scale_up_bytes_per_s = 450e9, net.scale_out_bytes_per_s = 50e9;
+  // Mixtral's shape (8 experts, top 2) at EP 8 in one node: one expert a rank, so nothing to
+  // deduplicate: 7 other ranks × 1/4 = 1.75 copies, what the all-to-all sends (2 copies × 7/8).
+  const double volume = 4096.0 * 4096 * 2;  // 4096 tokens of 4096 × 2 B
+  const FlexDispatch mix = flex_dispatch(4096, 4096 * 2, 8, 2, place_group(1, 8, 8), net);
+  CHECK(mix.scale_up_bytes == doctest::Approx(1.75 * volume));
+  CHECK(mix.counted_node_bytes == 0);
+  CHECK(mix.time_s == doctest::Approx(collective_base_latency_s + 3.4e-6 + 1.75 * volume / (450e9 * scale_up_efficiency)));
+  // Qwen3-30B-A3B at EP 16 over two 8-GPU nodes, 4096 tokens of 2048 × 2 B: NVLink to the 7 other
+  // ranks of each node hit, for both nodes' tokens; across nodes the benchmarks' count, a token
+  // once a node hit (own node included), at HybridEP's 2-node rate, (54.47 + 53.35)/2 of 50 GB/s.
+  const double v = 4096.0 * 2048 * 2, p_rank = 1 - choose(120, 8) / choose(128, 8), p_node = 1 - choose(64, 8) / choose(128, 8);
+  const FlexDispatch q = flex_dispatch(4096, 2048 * 2, 128, 8, place_group(1, 16, 8), net);
+  CHECK(q.scale_up_bytes == doctest::Approx(v * 7 * p_rank * 2));
+  CHECK(q.counted_node_bytes == doctest::Approx(v * 2 * p_node));
+  CHECK(flex_counted_rdma_fraction(2) == doctest::Approx(53.91 / 50));
+  CHECK(flex_counted_rdma_fraction(8) == doctest::Approx(43.905 / 50));
+  CHECK(flex_counted_rdma_fraction(4) == doctest::Approx(49.945 / 50));
+  const double rdma_s = v * 2 * p_node / (53.91e9);
+  CHECK(rdma_s > v * 7 * p_rank * 2 / (450e9 * scale_up_efficiency));  // the NIC is the slower stream
+  CHECK(q.time_s == doctest::Approx(collective_base_latency_s + 14e-6 + rdma_s));
+}
+
+TEST_CASE("EP overlap and the dispatcher on a toy MoE: what each changes") {
+  Model m = test::toy();
+  m.moe = MoeSpec{8, 2, 0, 64};
+  StepSetup s = test::setup();
+  s.global_batch = 64;
+  Layout l = layout(1, 1, 8, 8, 0);
+  REQUIRE_FALSE(layout_problem(m, l));
+  const StepTime plain = step_time(m, l, s);
+  // One expert a rank: the alltoall dispatcher has no re-sort, and flex moves the same bytes.
+  s.ep_dispatcher = EpDispatcher::flex;
+  const StepTime flex = step_time(m, l, s);
+  // (the NCCL all-to-all's small-message ramp, collective_half_bandwidth_bytes, makes it the slower)
+  CHECK(flex.ep.time_per_call_s > 0);
+  CHECK(flex.ep.time_per_call_s <= plain.ep.time_per_call_s);
+  // The overlap never costs more, leaves one micro-batch's dispatches of the step's m exposed, and
+  // hides nothing with a single micro-batch.
+  s.ep_dispatcher = EpDispatcher::alltoall, s.ep_comm_overlap = true;
+  const StepTime over = step_time(m, l, s);
+  const double mb = 64.0 / 8;
+  CHECK(over.ep_exposed_s <= plain.ep.total_s());
+  CHECK(over.ep_exposed_s >= plain.ep.total_s() / mb - 1e-15);
+  CHECK(over.step_time_s <= plain.step_time_s);
+  s.global_batch = 8;
+  const StepTime single = step_time(m, l, s);
+  CHECK(single.ep_exposed_s == doctest::Approx(single.ep.total_s()));
+}
+
+TEST_CASE("--ep-dispatcher and --ep-overlap on the command line") {
+  const std::string q =
+      "plan --model qwen3-30b-a3b --hardware h100-sxm --gpus 16 --tp 1 --pp 1 --cp 1 --ep 16 --micro-batch 1 --global-batch 1024 "
+      "--seq 4096 --recompute none --zero 1 --json ";
+  const auto step = [&](const std::string& extra) {
+    const auto r = run_napkin(q + extra);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return nlohmann::json::parse(r.out)["plans"][0]["step_time_s"].get<double>();
+  };
+  const double a2a = step(""), flex = step("--ep-dispatcher flex"), both = step("--ep-dispatcher flex --ep-overlap");
+  // Across two nodes the flex dispatcher sends a token once a node, not once an expert.
+  CHECK(flex < a2a);
+  CHECK(both < flex);
+  CHECK(run_napkin(q + "--ep-overlap --no-ep-overlap").exit_code == 2);  // one or the other
+  const auto bad = run_napkin(q + "--ep-dispatcher flx");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "napkin: error: --ep-dispatcher must be alltoall or flex, found 'flx'; did you mean 'flex'?\n");
 }

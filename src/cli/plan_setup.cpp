@@ -44,7 +44,7 @@ std::string bw(double bytes_per_s) { return format_si(bytes_per_s, "B/s", 4); }
 
 // --framework and the flags that override its knobs, into the step setup and the ZeRO stages
 // the search tries; one assumption line says what was taken and from where.
-void take_framework(PlanSetup& ps, const PlanFlags& f) {
+void take_framework(PlanSetup& ps, const PlanFlags& f, bool moe) {
   // A LoRA run is a PyTorch DDP/FSDP run (HF Trainer/Accelerate, torchtune, LitGPT), not Megatron.
   ps.framework = load_framework(f.framework.empty() ? (f.lora ? std::string_view("fsdp") : default_framework) : std::string_view(f.framework));
   const Framework& fw = ps.framework;
@@ -55,6 +55,12 @@ void take_framework(PlanSetup& ps, const PlanFlags& f) {
   if (f.tp_overlap && *f.tp_overlap && ps.query.tp && *ps.query.tp == 1)
     ps.warnings.push_back("--tp-overlap: at --tp 1 there is no tensor-parallel communication to overlap; it changes nothing");
   s.compiled = f.compiled.value_or(fw.compiled);
+  if (!f.ep_dispatcher.empty()) {
+    if (f.ep_dispatcher != "alltoall" && f.ep_dispatcher != "flex")
+      throw Error("--ep-dispatcher must be alltoall or flex, found '" + f.ep_dispatcher + "'" + did_you_mean(f.ep_dispatcher, {"alltoall", "flex"}));
+    s.ep_dispatcher = f.ep_dispatcher == "flex" ? EpDispatcher::flex : EpDispatcher::alltoall;
+  }
+  s.ep_comm_overlap = f.ep_overlap.value_or(fw.ep_comm_overlap);
   if (!f.grad_reduce.empty() && f.lora)
     throw Error("--grad-reduce: with --lora the adapters' gradients are reduced in their own dtype (--finetune-lib sets it)");
   if (!f.grad_reduce.empty()) {
@@ -73,11 +79,14 @@ void take_framework(PlanSetup& ps, const PlanFlags& f) {
   }
   ps.assumptions.push_back(fmt::format(
       "framework {}{} ('napkin frameworks show {}'): ZeRO stages {}; tensor-parallel overlap {}{}; {} elementwise kernels{}; {} kernels a layer "
-      "at ≥ {} µs each; gradients reduced in {} bytes{}; selective recompute replays {}; the loss moves {} bytes a logit; pipeline transfers {}",
+      "at ≥ {} µs each; gradients reduced in {} bytes{}; selective recompute replays {}; the loss moves {} bytes a logit; pipeline transfers {}{}",
       fw.key, f.framework.empty() ? (f.lora ? " (default with --lora)" : " (default)") : "", fw.key, stages, s.tp_comm_overlap ? "on" : "off", f.tp_overlap ? " (flag)" : "",
       s.compiled ? "fused" : "eager", f.compiled ? " (flag)" : "", fw.kernels_per_layer, format_sig(kernel_floor_s * 1e6, 2),
       format_sig(s.grad_reduce_bytes, 2), f.grad_reduce.empty() ? "" : " (flag)", selective_recompute_name(fw.selective),
-      format_sig(fw.loss_bytes_per_logit, 3), s.overlap_p2p_comm && !f.no_overlap ? "beside the compute when interleaved" : "waited on where issued"));
+      format_sig(fw.loss_bytes_per_logit, 3), s.overlap_p2p_comm && !f.no_overlap ? "beside the compute when interleaved" : "waited on where issued",
+      moe ? fmt::format("; MoE dispatcher {}{}, EP overlap {}{}", ep_dispatcher_name(s.ep_dispatcher), f.ep_dispatcher.empty() ? "" : " (flag)",
+                                       s.ep_comm_overlap ? "on" : "off", f.ep_overlap ? " (flag)" : "")
+                         : std::string()));
 }
 
 }  // namespace
@@ -208,7 +217,7 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   q.step.activation_bytes = recipe.activation_bytes;
   q.step.bytes_per_param = bytes_per_param(opt, recipe, opt.factored_second_moment ? std::optional<double>(adafactor_state_values_per_param(m)) : std::nullopt);
   q.step.grad_reduce_bytes = recipe.grad_bytes;
-  take_framework(ps, f);
+  take_framework(ps, f, m.moe.has_value());
   if (q.step.sm_count > 0 && q.step.tp_overlap_comm_sms >= q.step.sm_count)
     throw Error(fmt::format("--framework {}: tp_overlap_comm_sms = {} holds every one of {}'s {} SMs (its sm_count), leaving none for the products; "
                             "give the framework fewer (Transformer Engine's default is 16)",
@@ -352,12 +361,13 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
                                            format_sig(net.scale_out_latency_s * 1e6, 3)));
     ps.assumptions.push_back(fmt::format("collectives reach {} of the scale-up and {} of the scale-out link (NCCL measurements), ramping up over messages of ~{} MB; ring factors 2(n−1)/n, (n−1)/n",
                                          scale_up_efficiency, scale_out_efficiency, collective_half_bandwidth_bytes / 1e6));
-    ps.assumptions.push_back(fmt::format("overlap: {}; context-parallel ring behind attention; tensor-parallel transfers {}; expert all-to-all "
-                                         "and MoE token gathers exposed; pipeline transfers {}",
+    ps.assumptions.push_back(fmt::format("overlap: {}; context-parallel ring behind attention; tensor-parallel transfers {}; expert dispatch and combine {}; "
+                                         "MoE token gathers exposed; pipeline transfers {}",
                                          q.step.overlap_grad_reduce
                                              ? "data-parallel reduction behind the last micro-batch's backward but its last bucket, ZeRO gathers behind forward, ZeRO-3 layer by layer"
                                              : "none for the data-parallel reduction and gathers",
                                          q.step.tp_comm_overlap ? "behind the layer's products (with sequence parallelism) but the last chunk of each reduce-scatter" : "exposed",
+                                         q.step.ep_comm_overlap ? "behind another micro-batch's compute, stage by stage (EP overlap)" : "exposed",
                                          q.step.overlap_p2p_comm ? "behind a model chunk's forward when interleaved, exposed otherwise" : "exposed"));
   }
   // A LoRA step states its own dtypes and bytes (apply_plan_lora): the full-training line would

@@ -23,6 +23,8 @@ struct PlanFlags {
   std::vector<std::string> network;   // --network [intra|inter][,COLLECTIVE]=FILE, repeatable
   std::string framework, grad_reduce;  // --framework (default megatron), --grad-reduce fp32|bf16
   std::optional<bool> tp_overlap, compiled;  // --tp-overlap/--no-tp-overlap, --compile/--eager
+  std::optional<bool> ep_overlap;            // --ep-overlap/--no-ep-overlap
+  std::string ep_dispatcher;                 // --ep-dispatcher alltoall|flex; empty: the framework's
   bool sequence_parallel = false, no_sequence_parallel = false;
   bool flash_attention = true, dropout = false, allow_cross_node_tp = false, no_overlap = false;
   std::optional<LoraSetup> lora;  // --lora and its flags (cli/lora_flags): data parallelism with ZeRO/FSDP only

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/activations.hpp"
+#include "core/moe_dispatch.hpp"
 
 namespace napkin {
 
@@ -58,6 +59,9 @@ struct Framework {
   // GPU kernels one transformer layer launches in its forward pass (the backward launches about
   // twice as many), each costing at least kernel_floor_s.
   long long kernels_per_layer = 20;
+  // The same for a MoE layer (router, permutations, dispatch and combine, grouped products); 0: as
+  // kernels_per_layer.
+  long long moe_kernels_per_layer = 0;
   // HBM bytes the cross entropy moves per logit, forward and backward together, beyond the LM
   // head's products. 30: a fused loss (napkin's default: the logits written in 16 bits, the softmax
   // read and written in fp32 forward, twice that backward). Megatron-Core's unfused
@@ -67,6 +71,13 @@ struct Framework {
   // run beside a model chunk's compute (Megatron-Core's overlap_p2p_comm; interleaved schedules
   // only). Off: each transfer is waited on where it is issued.
   bool overlap_p2p_comm = false;
+  // MoE token dispatcher (core/moe_dispatch.hpp): alltoall (Megatron-Core's default NCCL
+  // all-to-all of every top-k copy) or flex (DeepEP / HybridEP: once a destination rank or node).
+  EpDispatcher ep_dispatcher = EpDispatcher::alltoall;
+  // Megatron-Core's overlap_moe_expert_parallel_comm (transformer/moe/fine_grained_callables.py,
+  // the combined 1F1B schedule): one micro-batch's dispatch and combine run while another
+  // micro-batch's layer computes. Off by default (TransformerConfig).
+  bool ep_comm_overlap = false;
 };
 
 std::string_view selective_recompute_name(SelectiveRecompute s);

@@ -136,8 +136,11 @@ void apply_framework(const Framework& f, StepSetup& s) {
   s.zero3_copies = f.zero3_copies;
   s.selective = f.selective;
   s.kernels_per_layer = f.kernels_per_layer;
+  s.moe_kernels_per_layer = f.moe_kernels_per_layer;
   s.loss_bytes_per_logit = f.loss_bytes_per_logit;
   s.overlap_p2p_comm = f.overlap_p2p_comm;
+  s.ep_dispatcher = f.ep_dispatcher;
+  s.ep_comm_overlap = f.ep_comm_overlap;
   if (f.grad_reduce_bytes > 0) s.grad_reduce_bytes = f.grad_reduce_bytes;
 }
 
@@ -198,6 +201,7 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
       (backward ? c.head_bwd_s : c.head_fwd_s) += t;
     } else {
       (backward ? c.gemm_bwd_s : c.gemm_fwd_s) += t;
+      if (starts_with(g.name, "attn.")) (backward ? c.attn_gemm_bwd_s : c.attn_gemm_fwd_s) += t;
       if (tp > 1 && te_overlap_margin_product(g.name)) (backward ? c.tp_margin_bwd_s : c.tp_margin_fwd_s) += t;
       // Under expert parallelism each call is ep times the tokens (gm) for 1/ep of the calls: the
       // same FLOPs as without it.
@@ -235,6 +239,8 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   }
   c.gemm_fwd_s /= L;
   c.gemm_bwd_s /= L;
+  c.attn_gemm_fwd_s /= L;
+  c.attn_gemm_bwd_s /= L;
   c.gemm_fwd_flops /= L;
   c.tp_margin_fwd_s /= L;
   c.tp_margin_bwd_s /= L;
@@ -417,8 +423,19 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
     r.ep.group = place_group(l.expert_tp(), l.ep, net.domain_gpus);
     r.ep.collective = Collective::all_to_all;
     const double tokens = l.sequence_parallel ? c.tokens / d(l.tp) : c.tokens / d(l.tp / l.expert_tp());
-    r.ep.bytes = tokens * d(m.moe->experts_per_token) * h * B;
-    r.ep.time_per_call_s = collective_time_s(Collective::all_to_all, r.ep.bytes, r.ep.group, net);
+    const double k = d(m.moe->experts_per_token);
+    r.ep.bytes = tokens * k * h * B;
+    if (s.ep_dispatcher == EpDispatcher::flex) {
+      // DeepEP / HybridEP: once a destination rank, or node then NVLink (core/moe_dispatch.hpp).
+      r.ep.time_per_call_s = flex_dispatch(tokens, h * B, m.moe->experts, m.moe->experts_per_token, r.ep.group, net).time_s;
+    } else {
+      // NCCL all-to-all of every top-k copy; with more than one local expert the received chunks
+      // are re-sorted by expert after the dispatch and before the combine (token_dispatcher.py,
+      // sort_chunks_by_idxs): a read and a write of them on the compute stream.
+      const bool sorts = m.moe->experts / l.ep > 1;
+      r.ep.time_per_call_s = collective_time_s(Collective::all_to_all, r.ep.bytes, r.ep.group, net) +
+                             (sorts ? 2 * r.ep.bytes / (s.memory_bandwidth_bytes_per_s * s.mbu) : 0);
+    }
     r.ep.calls = moe_layers_here * (4 + 2 * recompute_full);
   }
   if (l.pp > 1) {
@@ -466,6 +483,28 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   const double bwd_compute = layers * (c.gemm_bwd_s + c.attention_bwd_s + c.memory_bwd_s);
   // Bytes sent per step in the parts of overlapped collectives that hide behind compute.
   double hidden_wire_bytes = 0;
+  // Megatron-Core's EP overlap (overlap_moe_expert_parallel_comm): one micro-batch's forward runs
+  // beside another's backward, layer by layer, in three stages (transformer/moe/
+  // fine_grained_callables.py; the stream schedule of Megatron-LM PR #2730 as Megatron-Bridge's
+  // docs/training/moe-optimization.md draws it), each communication hidden only behind the compute
+  // of its own stage:
+  //   1. the backward's combine gradient    beside the forward's attention block;
+  //   2. the forward's dispatch             beside the backward's expert input gradients, then
+  //      the backward's dispatch gradient   beside the expert weight gradients (delayed, so they
+  //                                         can) and the forward's experts;
+  //   3. the forward's combine              beside the backward's attention block.
+  // The first forward and the last backward have no partner: one micro-batch in m pays in full.
+  r.ep_exposed_s = r.ep.total_s();
+  if (s.ep_comm_overlap && r.ep.total_s() > 0) {
+    const double x = r.ep.time_per_call_s;
+    const double attn_fwd = c.attn_gemm_fwd_s + c.attention_fwd_s, attn_bwd = c.attn_gemm_bwd_s + c.attention_bwd_s;
+    const double mlp_fwd = c.gemm_fwd_s - c.attn_gemm_fwd_s, mlp_bwd = c.gemm_bwd_s - c.attn_gemm_bwd_s;
+    const double per_layer = std::max(0.0, x - attn_fwd) + std::max(0.0, x - mlp_bwd / 2) + std::max(0.0, x - (mlp_bwd / 2 + mlp_fwd)) +
+                             std::max(0.0, x - attn_bwd);
+    const double paired = moe_layers_here * (per_layer + 2 * recompute_full * x);  // a replayed forward's pair is not overlapped
+    r.ep_exposed_s = ((mb - 1) * std::min(paired, r.ep.total_s()) + r.ep.total_s()) / mb;
+    hidden_wire_bytes += mb * r.ep.wire_bytes() * (1 - r.ep_exposed_s / r.ep.total_s());
+  }
   if (r.cp.total_s() > 0) hidden_wire_bytes += mb * r.cp.wire_bytes() * (1 - r.cp_exposed_s / r.cp.total_s());
   if (r.tp.total_s() > 0 && r.tp_exposed_s < r.tp.total_s())  // reduce-scatter and all-gather, each hidden in part
     hidden_wire_bytes += mb * 2 * r.tp.wire_bytes() * (1 - r.tp_exposed_s / r.tp.total_s());
@@ -571,7 +610,10 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   const bool selective = l.recompute == Recompute::selective;
   if (selective && s.selective == SelectiveRecompute::attention_core && !s.flash_attention) r.recompute_s = layers * c.attention_fwd_s;
   if (selective && s.selective == SelectiveRecompute::every_other_matmul) r.recompute_s = layers * (c.gemm_fwd_s / 2 + c.memory_fwd_s);
-  r.launch_s = launch_floor_s(layers, s.kernels_per_layer, recompute_full > 0);
+  // MoE layers launch their own count (Framework::moe_kernels_per_layer) when the framework gives one.
+  const long long moe_kernels = s.moe_kernels_per_layer > 0 ? s.moe_kernels_per_layer : s.kernels_per_layer;
+  r.launch_s = launch_floor_s(layers - moe_layers_here, s.kernels_per_layer, recompute_full > 0) +
+               launch_floor_s(moe_layers_here, moe_kernels, recompute_full > 0);
   // Transformer Engine's TP overlap: its pipelined and bulk-overlapped products run on the SMs
   // the communication leaves (StepSetup::tp_overlap_comm_sms of sm_count), so they take
   // sm_count / (sm_count − held) as long; and it splits products into chunks, each a product of
@@ -598,7 +640,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   const double eager_replays = recompute_full + (selective && s.selective == SelectiveRecompute::every_other_matmul ? 1 : 0);
   r.eager_s = layers * (1 + memory_bound_backward_over_forward + eager_replays) * c.eager_fwd_s + (last_is_slowest ? c.head_eager_s : 0);
   r.microbatch_s = r.matmul_s + r.attention_s + r.memory_bound_s + r.recompute_s + r.tp_exposed_s + r.cp_exposed_s +
-                   r.ep.total_s() + r.moe_tp.total_s() + r.pp_exposed_s + r.zero3_exposed_s + r.zero3_copy_s + r.launch_s + r.eager_s + r.dequant_s + r.tp_overlap_sm_s;
+                   r.ep_exposed_s + r.moe_tp.total_s() + r.pp_exposed_s + r.zero3_exposed_s + r.zero3_copy_s + r.launch_s + r.eager_s + r.dequant_s + r.tp_overlap_sm_s;
 
   // Per step. 1F1B idles p−1 micro-batch times in the warm-up and cool-down (Narayanan et al.
   // 2021 §2.2.1): (p−1)·(t_f + t_b). The interleaved schedule pipelines model chunks instead of
@@ -629,7 +671,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
       {"dequant_s", "dequantisation of the base", mb * r.dequant_s},
       {"tp_comm_s", "tensor-parallel communication (exposed)", mb * r.tp_exposed_s},
       {"cp_comm_s", "context-parallel communication (exposed)", mb * r.cp_exposed_s},
-      {"ep_comm_s", "expert all-to-all", mb * r.ep.total_s()},
+      {"ep_comm_s", "expert all-to-all", mb * r.ep_exposed_s},
       {"moe_tp_comm_s", "MoE tokens' tensor-parallel gather and scatter", mb * r.moe_tp.total_s()},
       {"pp_comm_s", "pipeline send/recv (exposed)", mb * r.pp_exposed_s},
       {"zero3_comm_s", "ZeRO-3 gathers (exposed)", mb * r.zero3_exposed_s},

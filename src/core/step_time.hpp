@@ -130,8 +130,13 @@ struct StepSetup {
   bool zero3_copies = false;      // FSDP2's copies out of the gather and into the reduce-scatter buffers
   SelectiveRecompute selective = SelectiveRecompute::attention_core;
   long long kernels_per_layer = 0;  // forward kernels a layer launches; 0: no launch floor
+  long long moe_kernels_per_layer = 0;  // the same for a MoE layer; 0: kernels_per_layer
   double loss_bytes_per_logit = 30;  // the cross entropy's HBM bytes a logit, forward + backward (Framework)
   bool overlap_p2p_comm = false;     // pipeline transfers beside a chunk's compute, interleaved schedules (Framework)
+  // MoE: how tokens reach their experts (core/moe_dispatch.hpp), and whether the dispatch and
+  // combine of one micro-batch run beside another's compute (Framework::ep_comm_overlap).
+  EpDispatcher ep_dispatcher = EpDispatcher::alltoall;
+  bool ep_comm_overlap = false;
   FlashRate flash_rate;  // the flash kernels' fraction of the dense peak (flash_rate_for)
   double peak_flops_per_s = 0;               // dense, for the dtype
   // The flash kernels' dense peak: they run in bf16 when the products run in fp8 (Transformer
@@ -165,6 +170,7 @@ inline constexpr double fp8_casts_bytes_per_value = 4;
 
 struct LayerCost {
   double gemm_fwd_s = 0, gemm_bwd_s = 0;          // linear layers
+  double attn_gemm_fwd_s = 0, attn_gemm_bwd_s = 0;  // of those, the attention block's projections
   double attention_fwd_s = 0, attention_bwd_s = 0;  // the attention core (flash kernel, or QKᵀ, PV and softmax)
   double attention_core_memory_fwd_s = 0;         // of attention_fwd_s: softmax and dropout over the scores (no flash)
   double memory_fwd_s = 0, memory_bwd_s = 0;      // norms, residuals, activation functions, rotary, dropout
@@ -222,6 +228,7 @@ struct StepTime {
   CommTerm tp, cp, ep, pp;      // per micro-batch (cp: before overlap)
   CommTerm moe_tp;              // per micro-batch: MoE layers' tensor-parallel gather and scatter of the dispatched tokens
   double cp_exposed_s = 0;      // cp after hiding behind the attention kernels
+  double ep_exposed_s = 0;      // ep after hiding behind another micro-batch's compute (ep_comm_overlap)
   double pp_exposed_s = 0;      // pipeline transfers not hidden behind a chunk's compute (= pp.total_s() without overlap)
   double zero3_exposed_s = 0;   // ZeRO-3 gathers not hidden behind the micro-batch's compute
   double zero3_copy_s = 0;      // FSDP2's buffer copies per micro-batch (StepSetup::zero3_copies)

@@ -45,7 +45,8 @@ std::string framework_show_text(const Framework& f) {
   line("ZeRO-3 prefetch", f.zero3_prefetch ? "yes" : "no");
   line("ZeRO-3 buffer copies", f.zero3_copies ? "yes (FSDP2: parameters out of the gather, gradients into the reduce-scatter)" : "no");
   line("selective recompute", std::string(selective_recompute_name(f.selective)));
-  line("kernels per layer", std::to_string(f.kernels_per_layer));
+  line("kernels per layer", std::to_string(f.kernels_per_layer) + (f.moe_kernels_per_layer > 0 ? " (a MoE layer: " + std::to_string(f.moe_kernels_per_layer) + ")" : ""));
+  line("MoE dispatcher", std::string(ep_dispatcher_name(f.ep_dispatcher)) + (f.ep_comm_overlap ? ", EP overlap on" : ", EP overlap off"));
   line("attention kernel", std::string(attention_kernel_name(f.attention_kernel)));
   line("cross entropy", fmt::format("{} bytes a logit, forward and backward{}", format_sig(f.loss_bytes_per_logit, 3),
                                     f.loss_bytes_per_logit > 30 ? " (unfused)" : " (fused)"));
@@ -70,6 +71,9 @@ nlohmann::json framework_json(const Framework& f) {
           {"zero3_copies", f.zero3_copies},
           {"selective_recompute", std::string(selective_recompute_name(f.selective))},
           {"kernels_per_layer", f.kernels_per_layer},
+          {"moe_kernels_per_layer", f.moe_kernels_per_layer > 0 ? f.moe_kernels_per_layer : f.kernels_per_layer},
+          {"ep_dispatcher", std::string(ep_dispatcher_name(f.ep_dispatcher))},
+          {"ep_comm_overlap", f.ep_comm_overlap},
           {"attention_kernel", std::string(attention_kernel_name(f.attention_kernel))},
           {"loss_bytes_per_logit", f.loss_bytes_per_logit},
           {"sources", f.sources}};

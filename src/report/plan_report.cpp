@@ -341,12 +341,18 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
     const std::string note =
         paid_s < ct.total_s() * (1 - 1e-9) ? fmt::format("; {} in all, exposed after overlap {}", secs(ct.total_s()), secs(paid_s)) : "";
     const double busbw = bus_bandwidth_bytes_per_s(s.net, ct.group);
+    const bool flex = &ct == &t.ep && s.ep_dispatcher == EpDispatcher::flex;
+    const bool sorts = &ct == &t.ep && !flex && r.model.moe && r.model.moe->experts / l.ep > 1;
     const std::string what = &ct == &t.tp && l.sequence_parallel ? "reduce-scatter + all-gather"
                              : &ct == &t.moe_tp                  ? "all-gather + reduce-scatter"
-                                                                 : std::string(collective_name(ct.collective));
+                             : flex                              ? "flex dispatch or combine (DeepEP/HybridEP: each token once a destination rank or node), top-k copies"
+                             : sorts ? "all-to-all (and re-sort by local expert)" : std::string(collective_name(ct.collective));
     // A --network file prices it from its measured curve: name the file, not the constant model's bandwidth.
-    const MeasuredCurve* measured = measured_curve(s.net, ct.collective, ct.group);
-    const std::string rate = measured ? "timed from the nccl-tests curve in " + measured->source : "bus bandwidth " + format_si(busbw, "B/s", 3);
+    const MeasuredCurve* measured = flex ? nullptr : measured_curve(s.net, ct.collective, ct.group);
+    const std::string rate = flex       ? ct.group.crosses_domains() ? fmt::format("a token once a node at {} of the NIC (HybridEP on H100), NVLink at {}", format_sig(flex_counted_rdma_fraction(ct.group.size / ct.group.per_domain), 3), scale_up_efficiency)
+                                                       : fmt::format("NVLink at {} of the link", scale_up_efficiency)
+                             : measured ? "timed from the nccl-tests curve in " + measured->source
+                                        : "bus bandwidth " + format_si(busbw, "B/s", 3);
     kv.add(name, secs(paid_s),
            fmt::format("{} × {} of {} over {} {}s ({}), {}: {} each{}", format_sig(ct.calls, 4), what, gb(ct.bytes), ct.group.size, r.device,
                        ct.group.crosses_domains() ? fmt::format("{} per scale-up domain", ct.group.per_domain) : "inside one scale-up domain",
@@ -354,7 +360,7 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
   };
   comm("tensor parallel", t.tp, t.tp_exposed_s);
   comm("context parallel", t.cp, t.cp_exposed_s);
-  comm("expert all-to-all", t.ep, t.ep.total_s());
+  comm("expert all-to-all", t.ep, t.ep_exposed_s);
   comm("MoE tokens over tp", t.moe_tp, t.moe_tp.total_s());
   comm("pipeline", t.pp, t.pp_exposed_s);
   if (t.tp_overlap_sm_s > 0)

@@ -49,8 +49,11 @@ Framework parse_framework(std::string_view text, const std::string& display_path
                     ? SelectiveRecompute::attention_core
                     : SelectiveRecompute::every_other_matmul;
   f.kernels_per_layer = r.required_positive_int("kernels_per_layer", 10000);
+  f.moe_kernels_per_layer = r.optional_positive_int("moe_kernels_per_layer", 10000).value_or(0);
   f.loss_bytes_per_logit = r.optional_quantity("loss_bytes_per_logit", QuantityKind::count, {2, 1000, ""}).value_or(f.loss_bytes_per_logit);
   f.overlap_p2p_comm = r.optional_bool("overlap_p2p_comm").value_or(f.overlap_p2p_comm);
+  if (const auto d = r.optional_choice("ep_dispatcher", {"alltoall", "flex"})) f.ep_dispatcher = *d == "flex" ? EpDispatcher::flex : EpDispatcher::alltoall;
+  f.ep_comm_overlap = r.optional_bool("ep_comm_overlap").value_or(f.ep_comm_overlap);
   const std::string kernel = r.required_choice("attention_kernel", {"fa1", "fa2", "fa3"});
   f.attention_kernel = kernel == "fa1" ? AttentionKernel::fa1 : kernel == "fa2" ? AttentionKernel::fa2 : AttentionKernel::fa3;
   r.finish();

@@ -213,7 +213,14 @@ std::vector<long long> TomlReader::optional_int_array(std::string_view key, IntR
 }
 
 std::string TomlReader::required_choice(std::string_view key, const std::vector<std::string>& choices) {
-  const std::string v = required_string(key);
+  (void)required_string(key);
+  return *optional_choice(key, choices);
+}
+
+std::optional<std::string> TomlReader::optional_choice(std::string_view key, const std::vector<std::string>& choices) {
+  const std::optional<std::string> given = optional_string(key);
+  if (!given) return std::nullopt;
+  const std::string& v = *given;
   for (const auto& c : choices)
     if (c == v) return v;
   std::string list;

@@ -68,6 +68,7 @@ class TomlReader {
   std::vector<long long> optional_int_array(std::string_view key, IntRange range);
   // One of `choices`; anything else is an error listing them.
   std::string required_choice(std::string_view key, const std::vector<std::string>& choices);
+  std::optional<std::string> optional_choice(std::string_view key, const std::vector<std::string>& choices);
   const toml::table* optional_table(std::string_view key);
   // Every key of the table, for tables whose keys are data (dtype -> figure).
   std::vector<std::string> keys() const;

@@ -1,0 +1,59 @@
+#pragma once
+// How a MoE layer's tokens reach their experts over the expert-parallel group, and back.
+//
+// Megatron-Core ships two dispatchers (megatron/core/transformer/moe/token_dispatcher.py):
+// - alltoall (MoEAlltoAllTokenDispatcher): each rank permutes its tokens into one copy per chosen
+//   expert (dispatch_preprocess → permute) and sends every copy with an NCCL all-to-all, so a token
+//   whose top-k experts share a rank crosses the link k times; with more than one local expert the
+//   received chunks are re-sorted by expert after the all-to-all and before the combine
+//   (dispatch_postprocess and combine_preprocess → sort_chunks_by_idxs).
+// - flex (MoEFlexTokenDispatcher, backends DeepEP and HybridEP): fused kernels that send each token
+//   once to every rank holding at least one of its experts; across nodes once to every node, over
+//   RDMA to the same-index GPU there, which forwards it over NVLink to that node's ranks
+//   (deepseek-ai/DeepEP README, "normal kernels with NVLink and RDMA forwarding"; HybridEP's
+//   hierarchical design, DeepEP hybrid-ep branch). The combine returns one reduced vector a rank
+//   (or a node) the same way.
+// napkin prices even routing (the top-k experts of a token are k distinct experts, uniformly), the
+// forced-balance routing of NVIDIA's published benchmarks.
+#include <string_view>
+
+#include "core/comm.hpp"
+
+namespace napkin {
+
+enum class EpDispatcher { alltoall, flex };
+std::string_view ep_dispatcher_name(EpDispatcher d);
+
+// Across nodes the flex kernels are timed as their benchmarks count them: bytes = each token once a
+// node its experts sit on, the GPU's own node included (DeepEP tests/test_internode.py; HybridEP
+// tests/test_hybrid_ep.py, count_rdma_send_from_routing_map, "to align with the implementation in
+// the DeepEP"), over the time. HybridEP on H100 with a 400 Gb/s NIC a GPU (deepseek-ai/DeepEP
+// branch hybrid-ep, docs/README_Hybrid-EP.md at 17cfb81; 4096 tokens of 7168 a rank, top-8, 8
+// experts a rank, BF16, 16 SMs, Megatron-Core's --moe-hybridep-num-sms default), dispatch and
+// combine through the PyTorch API: 54.5 and 53.4 GB/s on 16 ranks (2 nodes), 47.4 and 52.5 on 32
+// (4), 41.2 and 46.6 on 64 (8). As a fraction of the NIC's datasheet rate, the mean of the two:
+// 1.078, 0.999 and 0.879 at 2, 4 and 8 nodes (above 1 at two nodes: half the counted bytes stay on
+// the node). Between node counts linear in log2(nodes); beyond them the nearest. DeepEP's own
+// kernels on H800 (its README: 43, 58 and 51 GB/s dispatch at EP 16, 32, 64) are in the same range.
+double flex_counted_rdma_fraction(long long nodes);
+
+// The chance that a token's k distinct experts, drawn uniformly from `experts`, include at least
+// one of a given group's experts/groups: 1 − C(E − E/g, k) / C(E, k).
+double group_hit_probability(long long experts, long long k, long long groups);
+
+// What one flex dispatch (or combine) costs each GPU of an expert group placed as `g`: `tokens`
+// tokens of `token_bytes` each, sent once to every other rank of its node holding one of the
+// token's experts and once to every other node holding one (then forwarded over NVLink to that
+// node's other ranks, which is NVLink traffic of the receiving GPU: by symmetry each GPU forwards
+// as much as it receives). Inside a node at scale_up_efficiency of the link (DeepEP's 153-158 GB/s
+// on H800's ~200 GB/s NVLink: 0.77-0.79); across nodes the counted bytes at
+// flex_counted_rdma_fraction of the NIC. The two streams are pipelined: the slower sets the time.
+struct FlexDispatch {
+  double scale_up_bytes = 0;       // NVLink bytes each GPU sends (direct and forwarded)
+  double counted_node_bytes = 0;   // across nodes: a token once a node hit, its own node included
+  double time_s = 0;
+};
+FlexDispatch flex_dispatch(double tokens, double token_bytes, long long experts, long long k, const GroupPlacement& g,
+                           const Network& net);
+
+}  // namespace napkin
