@@ -172,6 +172,8 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   const std::vector<Gemm> gemms = step_gemms(m, StepConfig{l.micro_batch, local_seq, tp, l.etp});
   GemmTimeModel gemm = s.gemm;  // under a power cap the curve's compute roof is lower (core/power.hpp)
   gemm.peak_flops_per_s *= s.compute_fraction;
+  GemmTimeModel expert_bf16 = s.expert_fp8_as_bf16;
+  expert_bf16.peak_flops_per_s *= s.compute_fraction;
   double attn_fwd_gemm = 0, attn_bwd_gemm = 0;
   for (const Gemm& g : gemms) {
     const bool backward = is_backward(g.name);
@@ -194,7 +196,9 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
       calls /= d(l.ep);
     }
     // The dense product's time: a non-flash kernel computes the masked half too.
-    const double t = gemm.grouped_time_s(gm, g.n, gk, calls, launches);
+    const bool fp8_expert = expert && s.fp8_casts && expert_bf16.peak_flops_per_s > 0;
+    const double t = fp8_expert ? fp8_expert_time_over_bf16 * expert_bf16.grouped_time_s(gm, g.n, gk, calls, launches)
+                                : gemm.grouped_time_s(gm, g.n, gk, calls, launches);
     if (starts_with(g.name, "attn.scores") || starts_with(g.name, "attn.context")) {
       (backward ? attn_bwd_gemm : attn_fwd_gemm) += t;
     } else if (starts_with(g.name, "lm_head")) {

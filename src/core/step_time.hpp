@@ -154,6 +154,9 @@ struct StepSetup {
   // reaches: a STREAM copy's share (core/gemm_time.hpp), or plan --mbu's (measured by bench --memory).
   double mbu = memory_bandwidth_efficiency;
   GemmTimeModel gemm;
+  // Under fp8 products (fp8_casts): the 16-bit product model the routed experts are priced on, at
+  // fp8_expert_time_over_bf16 of its time; peak_flops_per_s 0: the experts on `gemm` like the rest.
+  GemmTimeModel expert_fp8_as_bf16;
   Network net;
   StepLora lora;  // LoRA/QLoRA: on when set
 };
@@ -167,6 +170,16 @@ struct StepSetup {
 // read 2 bytes, write 1 + 1, per value. Where a norm or an activation writes the fp8 input itself
 // (LayerNormLinear, LayerNormMLP) the read is shared; napkin counts it anyway.
 inline constexpr double fp8_casts_bytes_per_value = 4;
+// A MoE layer's routed experts gain far less from fp8 than dense products: Megatron-LM's moe_perf
+// test (one MoELayer on 8 H100s at EP 8, 4096 tokens a rank, Transformer Engine's grouped linear,
+// FP8 blockwise against BF16; tests/functional_tests/test_cases/common/moe_perf/baseline.json at
+// cf39a4ddcf) saves, forward and backward, 1.61, 1.56 and 1.81 ms on Mixtral's shape (alltoall,
+// DeepEP, HybridEP) and -0.13, 0.10 and 1.36 ms on DeepSeek's, everything but the expert products
+// being the same in both (the dispatch stays BF16). Adding back napkin's fp8 casts (0.51 and 1.00
+// ms), the expert products took 0.77, 0.77, 0.75 and 0.91, 0.88, 0.75 of their BF16 time: 0.80 on
+// the mean, against the 0.57 the dense fp8 curve gives. So under fp8 the experts are priced at
+// 0.80 of their BF16 time (StepSetup::expert_fp8_as_bf16), the dense products on the fp8 curve.
+inline constexpr double fp8_expert_time_over_bf16 = 0.80;
 
 struct LayerCost {
   double gemm_fwd_s = 0, gemm_bwd_s = 0;          // linear layers
