@@ -193,6 +193,15 @@ TEST_CASE("EP overlap and the dispatcher on a toy MoE: what each changes") {
   s.global_batch = 8;
   const StepTime single = step_time(m, l, s);
   CHECK(single.ep_exposed_s == doctest::Approx(single.ep.total_s()));
+  // The flex kernels' SMs: the hidden part of the dispatch slows the compute beside it by
+  // held / sm_count (16 of 132 here); NCCL's all-to-all is not charged this way, nor an exposed one.
+  CHECK(over.ep_overlap_sm_s == 0);
+  s.global_batch = 64, s.sm_count = 132, s.ep_comm_sms = 16, s.ep_dispatcher = EpDispatcher::flex;
+  const StepTime held = step_time(m, l, s);
+  CHECK(held.ep_overlap_sm_s > 0);
+  CHECK(held.ep_overlap_sm_s == doctest::Approx((held.ep.total_s() - held.ep_exposed_s) * 16 / 132));
+  s.ep_comm_overlap = false;
+  CHECK(step_time(m, l, s).ep_overlap_sm_s == 0);
 }
 
 TEST_CASE("--ep-dispatcher and --ep-overlap on the command line") {

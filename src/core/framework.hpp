@@ -78,6 +78,10 @@ struct Framework {
   // the combined 1F1B schedule): one micro-batch's dispatch and combine run while another
   // micro-batch's layer computes. Off by default (TransformerConfig).
   bool ep_comm_overlap = false;
+  // SMs the flex dispatcher's kernels hold while they run (DeepEP, HybridEP launch on a fixed SM
+  // count: Megatron-Core's moe_flex_dispatcher_num_sms); hidden behind compute, that compute runs on
+  // the rest. 0: not priced.
+  long long ep_comm_sms = 0;
 };
 
 std::string_view selective_recompute_name(SelectiveRecompute s);

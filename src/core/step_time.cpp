@@ -141,6 +141,7 @@ void apply_framework(const Framework& f, StepSetup& s) {
   s.overlap_p2p_comm = f.overlap_p2p_comm;
   s.ep_dispatcher = f.ep_dispatcher;
   s.ep_comm_overlap = f.ep_comm_overlap;
+  s.ep_comm_sms = f.ep_comm_sms;
   if (f.grad_reduce_bytes > 0) s.grad_reduce_bytes = f.grad_reduce_bytes;
 }
 
@@ -508,6 +509,11 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
     const double paired = moe_layers_here * (per_layer + 2 * recompute_full * x);  // a replayed forward's pair is not overlapped
     r.ep_exposed_s = ((mb - 1) * std::min(paired, r.ep.total_s()) + r.ep.total_s()) / mb;
     hidden_wire_bytes += mb * r.ep.wire_bytes() * (1 - r.ep_exposed_s / r.ep.total_s());
+    // The flex kernels hold their SMs while hidden: the compute beside them runs on the rest, so a
+    // stage with x of communication hidden behind it takes x · held / sm_count longer (the TP
+    // overlap's SM margin, tp_overlap_sm_s, for Transformer Engine's userbuffers).
+    if (s.ep_dispatcher == EpDispatcher::flex && s.ep_comm_sms > 0 && s.sm_count > s.ep_comm_sms)
+      r.ep_overlap_sm_s = (r.ep.total_s() - r.ep_exposed_s) * d(s.ep_comm_sms) / d(s.sm_count);
   }
   if (r.cp.total_s() > 0) hidden_wire_bytes += mb * r.cp.wire_bytes() * (1 - r.cp_exposed_s / r.cp.total_s());
   if (r.tp.total_s() > 0 && r.tp_exposed_s < r.tp.total_s())  // reduce-scatter and all-gather, each hidden in part
@@ -644,7 +650,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   const double eager_replays = recompute_full + (selective && s.selective == SelectiveRecompute::every_other_matmul ? 1 : 0);
   r.eager_s = layers * (1 + memory_bound_backward_over_forward + eager_replays) * c.eager_fwd_s + (last_is_slowest ? c.head_eager_s : 0);
   r.microbatch_s = r.matmul_s + r.attention_s + r.memory_bound_s + r.recompute_s + r.tp_exposed_s + r.cp_exposed_s +
-                   r.ep_exposed_s + r.moe_tp.total_s() + r.pp_exposed_s + r.zero3_exposed_s + r.zero3_copy_s + r.launch_s + r.eager_s + r.dequant_s + r.tp_overlap_sm_s;
+                   r.ep_exposed_s + r.moe_tp.total_s() + r.pp_exposed_s + r.zero3_exposed_s + r.zero3_copy_s + r.launch_s + r.eager_s + r.dequant_s + r.tp_overlap_sm_s + r.ep_overlap_sm_s;
 
   // Per step. 1F1B idles p−1 micro-batch times in the warm-up and cool-down (Narayanan et al.
   // 2021 §2.2.1): (p−1)·(t_f + t_b). The interleaved schedule pipelines model chunks instead of
@@ -681,6 +687,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
       {"zero3_comm_s", "ZeRO-3 gathers (exposed)", mb * r.zero3_exposed_s},
       {"zero3_copy_s", "ZeRO-3 buffer copies (FSDP2)", mb * r.zero3_copy_s},
       {"tp_overlap_sm_s", "SMs held by tensor-parallel overlap", mb * r.tp_overlap_sm_s},
+      {"ep_overlap_sm_s", "SMs held by the hidden expert dispatch", mb * r.ep_overlap_sm_s},
       {"bubble_s", "pipeline bubble", r.bubble_s},
       {"dp_comm_s", "data-parallel communication (exposed)", r.dp_exposed_s},
       {"overlap_s", "HBM traffic of hidden communication", r.overlap_contention_s},

@@ -137,6 +137,7 @@ struct StepSetup {
   // combine of one micro-batch run beside another's compute (Framework::ep_comm_overlap).
   EpDispatcher ep_dispatcher = EpDispatcher::alltoall;
   bool ep_comm_overlap = false;
+  long long ep_comm_sms = 0;  // SMs the flex dispatch and combine kernels hold (Framework); 0: not priced
   FlashRate flash_rate;  // the flash kernels' fraction of the dense peak (flash_rate_for)
   double peak_flops_per_s = 0;               // dense, for the dtype
   // The flash kernels' dense peak: they run in bf16 when the products run in fp8 (Transformer
@@ -250,6 +251,7 @@ struct StepTime {
   double overlap_contention_s = 0; // per step: HBM traffic of the communication hidden behind compute
   double tp_exposed_s = 0;         // tp after hiding behind the layer's products (= tp.total_s() without overlap)
   double tp_overlap_sm_s = 0;      // per micro-batch: products slowed by the SMs TP overlap holds, and cut into chunks
+  double ep_overlap_sm_s = 0;      // per micro-batch: compute slowed by the SMs a hidden flex dispatch holds
   double launch_s = 0;             // per micro-batch: kernel launch floor
   double eager_s = 0;              // per micro-batch: eager PyTorch's elementwise traffic beyond the fused kernels'
   CommTerm dp_grad_bucket;         // ZeRO 0-2: one gradient bucket (dp_grads.calls of them a step)

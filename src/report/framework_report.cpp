@@ -46,7 +46,8 @@ std::string framework_show_text(const Framework& f) {
   line("ZeRO-3 buffer copies", f.zero3_copies ? "yes (FSDP2: parameters out of the gather, gradients into the reduce-scatter)" : "no");
   line("selective recompute", std::string(selective_recompute_name(f.selective)));
   line("kernels per layer", std::to_string(f.kernels_per_layer) + (f.moe_kernels_per_layer > 0 ? " (a MoE layer: " + std::to_string(f.moe_kernels_per_layer) + ")" : ""));
-  line("MoE dispatcher", std::string(ep_dispatcher_name(f.ep_dispatcher)) + (f.ep_comm_overlap ? ", EP overlap on" : ", EP overlap off"));
+  line("MoE dispatcher", std::string(ep_dispatcher_name(f.ep_dispatcher)) + (f.ep_comm_overlap ? ", EP overlap on" : ", EP overlap off") +
+                            (f.ep_comm_sms > 0 ? "; flex kernels on " + std::to_string(f.ep_comm_sms) + " SMs" : ""));
   line("attention kernel", std::string(attention_kernel_name(f.attention_kernel)));
   line("cross entropy", fmt::format("{} bytes a logit, forward and backward{}", format_sig(f.loss_bytes_per_logit, 3),
                                     f.loss_bytes_per_logit > 30 ? " (unfused)" : " (fused)"));
@@ -74,6 +75,7 @@ nlohmann::json framework_json(const Framework& f) {
           {"moe_kernels_per_layer", f.moe_kernels_per_layer > 0 ? f.moe_kernels_per_layer : f.kernels_per_layer},
           {"ep_dispatcher", std::string(ep_dispatcher_name(f.ep_dispatcher))},
           {"ep_comm_overlap", f.ep_comm_overlap},
+          {"ep_comm_sms", f.ep_comm_sms},
           {"attention_kernel", std::string(attention_kernel_name(f.attention_kernel))},
           {"loss_bytes_per_logit", f.loss_bytes_per_logit},
           {"sources", f.sources}};

@@ -363,6 +363,9 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
   comm("expert all-to-all", t.ep, t.ep_exposed_s);
   comm("MoE tokens over tp", t.moe_tp, t.moe_tp.total_s());
   comm("pipeline", t.pp, t.pp_exposed_s);
+  if (t.ep_overlap_sm_s > 0)
+    kv.add("EP overlap's SMs", secs(t.ep_overlap_sm_s),
+           fmt::format("the compute beside the hidden dispatch and combine on {} of {} SMs", s.sm_count - s.ep_comm_sms, s.sm_count));
   if (t.tp_overlap_sm_s > 0)
     kv.add("TP overlap's SMs", secs(t.tp_overlap_sm_s),
            fmt::format("its pipelined and bulk-overlapped products on {} of {} SMs, and cut into chunks", s.sm_count - s.tp_overlap_comm_sms, s.sm_count));
