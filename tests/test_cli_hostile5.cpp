@@ -65,7 +65,7 @@ TEST_CASE("a count of one is singular: '1 token', '1 sequence', never '1 tokens'
   CHECK(has(shown.out, "prefill chunk      1 token\n"));
   const CliResult v2 = run_napkin("models show deepseek-v2", "timeout 20");
   REQUIRE_MESSAGE(v2.exit_code == 0, v2.err);
-  CHECK(has(v2.out, "d_ff_expert 1536, 1 dense layer\n"));
+  CHECK(has(v2.out, "d_ff_expert 1536, 1 dense layer, routed within 3 of 8 groups\n"));
   CHECK(has(run_napkin("models show deepseek-v3", "timeout 20").out, ", 3 dense layers, router bias"));
 }
 

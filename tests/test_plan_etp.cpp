@@ -16,6 +16,7 @@
 #include "core/step_time.hpp"
 #include "core/step_gemms.hpp"
 #include "spec/registry.hpp"
+#include "spec/spec_loader.hpp"
 #include "step_toy.hpp"
 
 using namespace napkin;
@@ -149,7 +150,7 @@ TEST_CASE("flex dispatch: a token once a destination rank or node, priced by han
   // Mixtral's shape (8 experts, top 2) at EP 8 in one node: one expert a rank, so nothing to
   // deduplicate: 7 other ranks × 1/4 = 1.75 copies, what the all-to-all sends (2 copies × 7/8).
   const double volume = 4096.0 * 4096 * 2;  // 4096 tokens of 4096 × 2 B
-  const FlexDispatch mix = flex_dispatch(4096, 4096 * 2, 8, 2, place_group(1, 8, 8), net);
+  const FlexDispatch mix = flex_dispatch(4096, 4096 * 2, MoeSpec{8, 2, 0, 64}, place_group(1, 8, 8), net);
   CHECK(mix.scale_up_bytes == doctest::Approx(1.75 * volume));
   CHECK(mix.counted_node_bytes == 0);
   CHECK(mix.time_s == doctest::Approx(collective_base_latency_s + 3.4e-6 + 1.75 * volume / (450e9 * scale_up_efficiency)));
@@ -157,7 +158,7 @@ TEST_CASE("flex dispatch: a token once a destination rank or node, priced by han
   // ranks of each node hit, for both nodes' tokens; across nodes the benchmarks' count, a token
   // once a node hit (own node included), at HybridEP's 2-node rate, (54.47 + 53.35)/2 of 50 GB/s.
   const double v = 4096.0 * 2048 * 2, p_rank = 1 - choose(120, 8) / choose(128, 8), p_node = 1 - choose(64, 8) / choose(128, 8);
-  const FlexDispatch q = flex_dispatch(4096, 2048 * 2, 128, 8, place_group(1, 16, 8), net);
+  const FlexDispatch q = flex_dispatch(4096, 2048 * 2, MoeSpec{128, 8, 0, 768}, place_group(1, 16, 8), net);
   CHECK(q.scale_up_bytes == doctest::Approx(v * 7 * p_rank * 2));
   CHECK(q.counted_node_bytes == doctest::Approx(v * 2 * p_node));
   CHECK(flex_counted_rdma_fraction(2) == doctest::Approx(53.91 / 50));
@@ -221,4 +222,31 @@ TEST_CASE("--ep-dispatcher and --ep-overlap on the command line") {
   const auto bad = run_napkin(q + "--ep-dispatcher flx");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err == "napkin: error: --ep-dispatcher must be alltoall or flex, found 'flx'; did you mean 'flex'?\n");
+}
+
+TEST_CASE("group-limited routing: the ranks and nodes a token reaches, by hand") {
+  // Megatron-LM moe_perf's DeepSeek proxy: 32 experts, top 8, 8 groups (one a rank at EP 8), a
+  // token's experts from its best 4 groups. A rank is hit when its group is among the 4 (4/8) and
+  // one of the 8 draws from the 16 experts of those groups lands in its 4: 1 − C(12,8)/C(16,8).
+  CHECK(group_hit_probability(32, 8, 8, 8, 4) == doctest::Approx(0.5 * (1 - choose(12, 8) / choose(16, 8))));
+  // Two groups a bucket (4 buckets): j of the bucket's 2 groups among the chosen 4, hypergeometric
+  // C(2,j)·C(6,4−j)/C(8,4) = 15/70, 40/70, 15/70; the draws miss j·4 experts with C(16−4j,8)/C(16,8).
+  const double none = 15.0 / 70 + 40.0 / 70 * choose(12, 8) / choose(16, 8) + 15.0 / 70 * choose(8, 8) / choose(16, 8);
+  CHECK(group_hit_probability(32, 8, 4, 8, 4) == doctest::Approx(1 - none));
+  // Not limited when every group may be chosen, or when none is given: the even draw.
+  CHECK(group_hit_probability(32, 8, 8, 8, 8) == doctest::Approx(1 - choose(28, 8) / choose(32, 8)));
+  CHECK(group_hit_probability(32, 8, 8) == doctest::Approx(1 - choose(28, 8) / choose(32, 8)));
+  // DeepSeek-V3's spec carries its node limit (config.json n_group 8, topk_group 4).
+  const Model v3 = SpecRegistry::builtin_only().model("deepseek-v3");
+  REQUIRE(v3.moe);
+  CHECK(v3.moe->routing_groups == 8);
+  CHECK(v3.moe->groups_per_token == 4);
+  // A spec that gives one without the other, or groups that do not divide the experts, is refused.
+  const std::string base = "name = \"t\"\nsource = \"a test\"\nlayers = 2\nd_model = 64\nheads = 4\nd_ff = 256\nmlp = \"gelu\"\n"
+                           "vocab = 128\ncontext = 32\ntied_embeddings = true\npositions = \"learned\"\nbias = \"all\"\n"
+                           "norm = \"layernorm\"\n[moe]\nexperts = 8\nexperts_per_token = 2\nd_ff_expert = 64\n";
+  CHECK_NOTHROW(parse_model(base + "routing_groups = 4\ngroups_per_token = 2\n", "g.toml", "g"));
+  CHECK_THROWS_WITH(parse_model(base + "routing_groups = 4\n", "g.toml", "g"), doctest::Contains("give routing_groups and groups_per_token together"));
+  CHECK_THROWS_WITH(parse_model(base + "routing_groups = 3\ngroups_per_token = 1\n", "g.toml", "g"), doctest::Contains("must divide experts"));
+  CHECK_THROWS_WITH(parse_model(base + "routing_groups = 4\ngroups_per_token = 5\n", "g.toml", "g"), doctest::Contains("exceeds routing_groups"));
 }

@@ -7,17 +7,38 @@ namespace napkin {
 
 std::string_view ep_dispatcher_name(EpDispatcher d) { return d == EpDispatcher::flex ? "flex" : "alltoall"; }
 
-double group_hit_probability(long long experts, long long k, long long groups) {
-  if (experts < 1 || k < 1 || groups < 1) return 0;
-  if (groups == 1) return 1;
-  const long long outside = experts - experts / groups;  // experts not in the group
-  // C(outside, k) / C(experts, k) as the product of (outside − i)/(experts − i), i < k.
-  double miss = 1;
-  for (long long i = 0; i < std::min(k, experts); ++i) {
-    if (outside - i <= 0) return 1;
-    miss *= static_cast<double>(outside - i) / static_cast<double>(experts - i);
+namespace {
+// C(n − x, k) / C(n, k): the chance that k distinct draws from n miss a given x of them.
+double miss(long long n, long long x, long long k) {
+  double p = 1;
+  for (long long i = 0; i < k; ++i) {
+    if (n - x - i <= 0) return 0;
+    p *= static_cast<double>(n - x - i) / static_cast<double>(n - i);
   }
-  return 1 - miss;
+  return p;
+}
+double choose(double n, double r) { return r < 0 || r > n ? 0 : std::exp(std::lgamma(n + 1) - std::lgamma(r + 1) - std::lgamma(n - r + 1)); }
+}  // namespace
+
+double group_hit_probability(long long experts, long long k, long long buckets, long long routing_groups, long long groups_per_token) {
+  if (experts < 1 || k < 1 || buckets < 1) return 0;
+  if (buckets == 1) return 1;
+  const long long in_bucket = experts / buckets;
+  const long long G = routing_groups, t = groups_per_token;
+  if (G > 1 && t >= 1 && t < G && experts % G == 0) {
+    const long long per_group = experts / G, n = t * per_group;
+    if (buckets % G == 0)  // the bucket sits inside one group
+      return static_cast<double>(t) / static_cast<double>(G) * (1 - miss(n, in_bucket, k));
+    if (G % buckets == 0) {  // the bucket is c whole groups
+      const long long c = G / buckets;
+      double none = 0;
+      for (long long j = std::max(0LL, t - (G - c)); j <= std::min(c, t); ++j)
+        none += choose(static_cast<double>(c), static_cast<double>(j)) * choose(static_cast<double>(G - c), static_cast<double>(t - j)) /
+                choose(static_cast<double>(G), static_cast<double>(t)) * miss(n, j * per_group, k);
+      return 1 - none;
+    }
+  }
+  return 1 - miss(experts, in_bucket, k);
 }
 
 double flex_counted_rdma_fraction(long long nodes) {
@@ -27,8 +48,8 @@ double flex_counted_rdma_fraction(long long nodes) {
   return x <= 2 ? at_2 + (at_4 - at_2) * (x - 1) : at_4 + (at_8 - at_4) * (x - 2);
 }
 
-FlexDispatch flex_dispatch(double tokens, double token_bytes, long long experts, long long k, const GroupPlacement& g,
-                           const Network& net) {
+FlexDispatch flex_dispatch(double tokens, double token_bytes, const MoeSpec& moe, const GroupPlacement& g, const Network& net) {
+  const long long experts = moe.experts, k = moe.experts_per_token, G = moe.routing_groups, t = moe.groups_per_token;
   FlexDispatch f;
   if (g.size <= 1 || tokens <= 0) return f;
   const double per_node = static_cast<double>(g.per_domain);
@@ -36,9 +57,9 @@ FlexDispatch flex_dispatch(double tokens, double token_bytes, long long experts,
   const double volume = tokens * token_bytes;  // one copy of this GPU's tokens
   // NVLink: to each other rank of its own node that holds one of a token's experts, and the same
   // again for each remote node's tokens this GPU receives over RDMA and forwards.
-  f.scale_up_bytes = volume * (per_node - 1) * group_hit_probability(experts, k, g.size) * static_cast<double>(nodes);
+  f.scale_up_bytes = volume * (per_node - 1) * group_hit_probability(experts, k, g.size, G, t) * static_cast<double>(nodes);
   // Across nodes: once to each node holding one of a token's experts, as the benchmarks count it.
-  if (nodes > 1) f.counted_node_bytes = volume * static_cast<double>(nodes) * group_hit_probability(experts, k, nodes);
+  if (nodes > 1) f.counted_node_bytes = volume * static_cast<double>(nodes) * group_hit_probability(experts, k, nodes, G, t);
   const double up = f.scale_up_bytes > 0 ? f.scale_up_bytes / (scale_up_rate_bytes_per_s(net, g.per_domain - 1) * scale_up_efficiency) : 0;
   const double out = f.counted_node_bytes > 0 ? f.counted_node_bytes / (net.scale_out_bytes_per_s * flex_counted_rdma_fraction(nodes)) : 0;
   const bool cross = g.crosses_domains();

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "core/comm.hpp"
+#include "core/model.hpp"
 
 namespace napkin {
 
@@ -38,8 +39,14 @@ std::string_view ep_dispatcher_name(EpDispatcher d);
 double flex_counted_rdma_fraction(long long nodes);
 
 // The chance that a token's k distinct experts, drawn uniformly from `experts`, include at least
-// one of a given group's experts/groups: 1 − C(E − E/g, k) / C(E, k).
-double group_hit_probability(long long experts, long long k, long long groups);
+// one of a given bucket's experts/buckets (a rank's, a node's): 1 − C(E − E/b, k) / C(E, k).
+// Under group-limited routing (MoeSpec::routing_groups G, groups_per_token t; the draw uniform over
+// the t chosen groups' n = t·E/G experts, as forced-balance routing makes it) a bucket inside one
+// group is hit with (t/G)·(1 − C(n − E/b, k)/C(n, k)); a bucket of c whole groups with
+// 1 − Σ_j H(j)·C(n − j·E/G, k)/C(n, k), H(j) the hypergeometric chance that j of the t chosen
+// groups are its own. Buckets that cut across groups fall back to the even draw.
+double group_hit_probability(long long experts, long long k, long long buckets, long long routing_groups = 0,
+                             long long groups_per_token = 0);
 
 // What one flex dispatch (or combine) costs each GPU of an expert group placed as `g`: `tokens`
 // tokens of `token_bytes` each, sent once to every other rank of its node holding one of the
@@ -53,7 +60,6 @@ struct FlexDispatch {
   double counted_node_bytes = 0;   // across nodes: a token once a node hit, its own node included
   double time_s = 0;
 };
-FlexDispatch flex_dispatch(double tokens, double token_bytes, long long experts, long long k, const GroupPlacement& g,
-                           const Network& net);
+FlexDispatch flex_dispatch(double tokens, double token_bytes, const MoeSpec& moe, const GroupPlacement& g, const Network& net);
 
 }  // namespace napkin

@@ -169,7 +169,8 @@ std::string model_show_text(const Model& m, std::size_t max_width) {
     if (e.shared_experts > 0 && shared_expert_width(e) != e.d_ff_expert) shared += fmt::format(" of width {}", shared_expert_width(e));
     if (e.shared_expert_gate) shared += " (gated)";
     arch.add("MoE", fmt::format("{}, top-{}, {}, d_ff_expert {}, {}{}", plural(e.experts, "expert"), e.experts_per_token, shared,
-                                e.d_ff_expert, plural(e.dense_layers, "dense layer"), e.router_bias ? ", router bias" : ""));
+                                e.d_ff_expert, plural(e.dense_layers, "dense layer"), e.router_bias ? ", router bias" : "") +
+                        (e.routing_groups > 0 ? fmt::format(", routed within {} of {} groups", e.groups_per_token, e.routing_groups) : ""));
   }
   if (m.mla)
     arch.add("MLA", fmt::format("q rank {}, kv rank {}, qk {}+{} (rope), v {}", m.mla->q_lora_rank, m.mla->kv_lora_rank,
@@ -239,7 +240,8 @@ nlohmann::json model_json(const Model& m) {
     j["moe"] = {{"experts", m.moe->experts}, {"experts_per_token", m.moe->experts_per_token},
                 {"shared_experts", m.moe->shared_experts}, {"d_ff_expert", m.moe->d_ff_expert},
                 {"d_ff_shared", shared_expert_width(*m.moe)}, {"shared_expert_gate", m.moe->shared_expert_gate},
-                {"router_bias", m.moe->router_bias}, {"dense_layers", m.moe->dense_layers}};
+                {"router_bias", m.moe->router_bias}, {"dense_layers", m.moe->dense_layers},
+                {"routing_groups", m.moe->routing_groups}, {"groups_per_token", m.moe->groups_per_token}};
   if (m.mla)
     j["mla"] = {{"q_lora_rank", m.mla->q_lora_rank}, {"kv_lora_rank", m.mla->kv_lora_rank},
                 {"qk_nope_head_dim", m.mla->qk_nope_head_dim}, {"qk_rope_head_dim", m.mla->qk_rope_head_dim},

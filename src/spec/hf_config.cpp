@@ -134,6 +134,15 @@ void read_deepseek(HfReader& r, Model& m, bool v3) {
   e.router_bias = topk == "noaux_tc";
   r.derive("moe.router_bias", "topk_method " + topk + (e.router_bias ? ": e_score_correction_bias per expert" : ": no router bias"));
   if (e.dense_layers >= m.layers) r.fail("first_k_dense_replace", "napkin needs fewer dense layers than num_hidden_layers");
+  // Group-limited routing (V2's device-limited, V3's node-limited): n_group groups, the top-k drawn
+  // from the best topk_group of them.
+  const long long groups = r.count_or("n_group", "moe.routing_groups", 1, "absent: not group-limited");
+  const long long per_token = r.count_or("topk_group", "moe.groups_per_token", groups, "absent: every group");
+  if (groups > 1 && per_token < groups) {
+    if (e.experts % groups != 0) r.fail("n_group", "must divide n_routed_experts");
+    if (per_token * (e.experts / groups) < e.experts_per_token) r.fail("topk_group", "its groups hold fewer experts than num_experts_per_tok");
+    e.routing_groups = groups, e.groups_per_token = per_token;
+  }
   m.moe = e;
   if (v3 && r.opt_count("num_nextn_predict_layers"))
     r.note("num_nextn_predict_layers: the multi-token-prediction module the checkpoint also stores is not counted (transformers does not load it)");

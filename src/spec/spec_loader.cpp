@@ -142,6 +142,19 @@ MoeSpec read_moe(const toml::table& t, const std::string& path) {
   moe.shared_expert_gate = e.optional_bool("shared_expert_gate").value_or(false);
   moe.router_bias = e.optional_bool("router_bias").value_or(false);
   moe.dense_layers = e.optional_nonnegative_int("dense_layers", bounds::kLayers).value_or(0);
+  moe.routing_groups = e.optional_positive_int("routing_groups", bounds::kExperts).value_or(0);
+  moe.groups_per_token = e.optional_positive_int("groups_per_token", bounds::kExperts).value_or(0);
+  if ((moe.routing_groups > 0) != (moe.groups_per_token > 0))
+    e.fail(t.get(moe.routing_groups > 0 ? "routing_groups" : "groups_per_token"), moe.routing_groups > 0 ? "routing_groups" : "groups_per_token",
+           "give routing_groups and groups_per_token together (group-limited routing: HF n_group and topk_group)");
+  if (moe.routing_groups > 0) {
+    if (moe.experts % moe.routing_groups != 0)
+      e.fail(t.get("routing_groups"), "routing_groups", "must divide experts (" + std::to_string(moe.experts) + ")");
+    if (moe.groups_per_token > moe.routing_groups)
+      e.fail(t.get("groups_per_token"), "groups_per_token", "exceeds routing_groups (" + std::to_string(moe.routing_groups) + ")");
+    if (moe.groups_per_token * (moe.experts / moe.routing_groups) < moe.experts_per_token)
+      e.fail(t.get("groups_per_token"), "groups_per_token", "its groups hold fewer experts than experts_per_token");
+  }
   e.finish();
   return moe;
 }
