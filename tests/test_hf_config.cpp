@@ -183,6 +183,10 @@ TEST_CASE("what the families' configs say is read as the architecture") {
   REQUIRE(ds.moe);
   CHECK(ds.moe->router_bias);
   CHECK(ds.moe->dense_layers == 3);
+  // n_group 8, topk_group 4: node-limited routing; DeepSeek-V2-Lite's n_group 1 limits nothing.
+  CHECK(ds.moe->routing_groups == 8);
+  CHECK(ds.moe->groups_per_token == 4);
+  CHECK(load("transcribed/deepseek-v2-lite").model.moe->routing_groups == 0);
   const Model olmo2 = load("transcribed/olmo-2-1124-7b").model;
   CHECK(olmo2.qk_norm == QkNorm::full);
   // The name is the folder holding config.json.
