@@ -219,6 +219,11 @@ TEST_CASE("--ep-dispatcher and --ep-overlap on the command line") {
   CHECK(flex < a2a);
   CHECK(both < flex);
   CHECK(run_napkin(q + "--ep-overlap --no-ep-overlap").exit_code == 2);  // one or the other
+  // On a dense model the flags change nothing, and say so.
+  const auto dense = run_napkin("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 64 --seq 2048 --tp 1 --pp 1 --cp 1 --micro-batch 1 "
+                                "--recompute none --zero 1 --ep-dispatcher flex");
+  CHECK(dense.exit_code == 0);
+  CHECK(dense.err.find("--ep-dispatcher: the model has no experts; it changes nothing") != std::string::npos);
   const auto bad = run_napkin(q + "--ep-dispatcher flx");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err == "napkin: error: --ep-dispatcher must be alltoall or flex, found 'flx'; did you mean 'flex'?\n");

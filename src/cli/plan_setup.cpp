@@ -61,6 +61,9 @@ void take_framework(PlanSetup& ps, const PlanFlags& f, bool moe) {
     s.ep_dispatcher = f.ep_dispatcher == "flex" ? EpDispatcher::flex : EpDispatcher::alltoall;
   }
   s.ep_comm_overlap = f.ep_overlap.value_or(fw.ep_comm_overlap);
+  if (!moe && (!f.ep_dispatcher.empty() || f.ep_overlap))
+    ps.warnings.push_back(std::string(f.ep_dispatcher.empty() ? (*f.ep_overlap ? "--ep-overlap" : "--no-ep-overlap") : "--ep-dispatcher") +
+                          ": the model has no experts; it changes nothing");
   if (!f.grad_reduce.empty() && f.lora)
     throw Error("--grad-reduce: with --lora the adapters' gradients are reduced in their own dtype (--finetune-lib sets it)");
   if (!f.grad_reduce.empty()) {
