@@ -148,24 +148,26 @@ TEST_CASE("flex dispatch: a token once a destination rank or node, priced by han
   Network net;
   net.domain_gpus = 8, net.scale_up_bytes_per_s = 450e9, net.scale_out_bytes_per_s = 50e9;
   // Mixtral's shape (8 experts, top 2) at EP 8 in one node: one expert a rank, so nothing to
-  // deduplicate: 7 other ranks × 1/4 = 1.75 copies, what the all-to-all sends (2 copies × 7/8).
+  // deduplicate. Counted as DeepEP's benchmark counts (a rank's own tokens included): 8 ranks × 1/4
+  // = 2 copies, at (153 + 158)/2 GB/s of H800's 200: 0.7775 of the link.
   const double volume = 4096.0 * 4096 * 2;  // 4096 tokens of 4096 × 2 B
   const FlexDispatch mix = flex_dispatch(4096, 4096 * 2, MoeSpec{8, 2, 0, 64}, place_group(1, 8, 8), net);
-  CHECK(mix.scale_up_bytes == doctest::Approx(1.75 * volume));
+  CHECK(flex_counted_nvlink_fraction == doctest::Approx(0.7775));
+  CHECK(mix.scale_up_bytes == doctest::Approx(2 * volume));
   CHECK(mix.counted_node_bytes == 0);
-  CHECK(mix.time_s == doctest::Approx(collective_base_latency_s + 3.4e-6 + 1.75 * volume / (450e9 * scale_up_efficiency)));
-  // Qwen3-30B-A3B at EP 16 over two 8-GPU nodes, 4096 tokens of 2048 × 2 B: NVLink to the 7 other
-  // ranks of each node hit, for both nodes' tokens; across nodes the benchmarks' count, a token
+  CHECK(mix.time_s == doctest::Approx(collective_base_latency_s + 3.4e-6 + 2 * volume / (450e9 * 0.7775)));
+  // Qwen3-30B-A3B at EP 16 over two 8-GPU nodes, 4096 tokens of 2048 × 2 B: NVLink to the 8 ranks
+  // of each node (own included), for both nodes' tokens; across nodes the benchmarks' count, a token
   // once a node hit (own node included), at HybridEP's 2-node rate, (54.47 + 53.35)/2 of 50 GB/s.
   const double v = 4096.0 * 2048 * 2, p_rank = 1 - choose(120, 8) / choose(128, 8), p_node = 1 - choose(64, 8) / choose(128, 8);
   const FlexDispatch q = flex_dispatch(4096, 2048 * 2, MoeSpec{128, 8, 0, 768}, place_group(1, 16, 8), net);
-  CHECK(q.scale_up_bytes == doctest::Approx(v * 7 * p_rank * 2));
+  CHECK(q.scale_up_bytes == doctest::Approx(v * 8 * p_rank * 2));
   CHECK(q.counted_node_bytes == doctest::Approx(v * 2 * p_node));
   CHECK(flex_counted_rdma_fraction(2) == doctest::Approx(53.91 / 50));
   CHECK(flex_counted_rdma_fraction(8) == doctest::Approx(43.905 / 50));
   CHECK(flex_counted_rdma_fraction(4) == doctest::Approx(49.945 / 50));
   const double rdma_s = v * 2 * p_node / (53.91e9);
-  CHECK(rdma_s > v * 7 * p_rank * 2 / (450e9 * scale_up_efficiency));  // the NIC is the slower stream
+  CHECK(rdma_s > v * 8 * p_rank * 2 / (450e9 * 0.7775));  // the NIC is the slower stream
   CHECK(q.time_s == doctest::Approx(collective_base_latency_s + 14e-6 + rdma_s));
 }
 
@@ -203,6 +205,17 @@ TEST_CASE("EP overlap and the dispatcher on a toy MoE: what each changes") {
   CHECK(held.ep_overlap_sm_s == doctest::Approx((held.ep.total_s() - held.ep_exposed_s) * 16 / 132));
   s.ep_comm_overlap = false;
   CHECK(step_time(m, l, s).ep_overlap_sm_s == 0);
+  // Megatron-Core refuses the overlap at pp > 1 without interleaving, and under full recompute:
+  // priced without it there.
+  s.ep_comm_overlap = true;
+  Layout pp2 = layout(1, 2, 4, 4, 0);
+  REQUIRE_FALSE(layout_problem(m, pp2));
+  const StepTime p2 = step_time(m, pp2, s);
+  CHECK(p2.ep_exposed_s == doctest::Approx(p2.ep.total_s()));
+  Layout full = l;
+  full.recompute = Recompute::full;
+  const StepTime f = step_time(m, full, s);
+  CHECK(f.ep_exposed_s == doctest::Approx(f.ep.total_s()));
 }
 
 TEST_CASE("--ep-dispatcher and --ep-overlap on the command line") {
@@ -231,13 +244,15 @@ TEST_CASE("--ep-dispatcher and --ep-overlap on the command line") {
 
 TEST_CASE("group-limited routing: the ranks and nodes a token reaches, by hand") {
   // Megatron-LM moe_perf's DeepSeek proxy: 32 experts, top 8, 8 groups (one a rank at EP 8), a
-  // token's experts from its best 4 groups. A rank is hit when its group is among the 4 (4/8) and
-  // one of the 8 draws from the 16 experts of those groups lands in its 4: 1 − C(12,8)/C(16,8).
-  CHECK(group_hit_probability(32, 8, 8, 8, 4) == doctest::Approx(0.5 * (1 - choose(12, 8) / choose(16, 8))));
-  // Two groups a bucket (4 buckets): j of the bucket's 2 groups among the chosen 4, hypergeometric
-  // C(2,j)·C(6,4−j)/C(8,4) = 15/70, 40/70, 15/70; the draws miss j·4 experts with C(16−4j,8)/C(16,8).
-  const double none = 15.0 / 70 + 40.0 / 70 * choose(12, 8) / choose(16, 8) + 15.0 / 70 * choose(8, 8) / choose(16, 8);
-  CHECK(group_hit_probability(32, 8, 4, 8, 4) == doctest::Approx(1 - none));
+  // token's experts from its best 4 groups, each of which holds one of them: a rank is hit when its
+  // group is chosen, 4/8.
+  CHECK(group_hit_probability(32, 8, 8, 8, 4) == doctest::Approx(0.5));
+  // Two groups a bucket (4 buckets): hit unless neither is among the 4 chosen, 1 − C(6,4)/C(8,4).
+  CHECK(group_hit_probability(32, 8, 4, 8, 4) == doctest::Approx(1 - 15.0 / 70));
+  // DeepSeek-V3 at EP 64: a rank holds 4 of its group's 32; the group chosen (4/8), the group's own
+  // pick lands in those 4 with 4/32, else the other 4 draws from the 124 left miss them with
+  // C(120,4)/C(124,4).
+  CHECK(group_hit_probability(256, 8, 64, 8, 4) == doctest::Approx(0.5 * (1 - (1 - 4.0 / 32) * choose(120, 4) / choose(124, 4))));
   // Not limited when every group may be chosen, or when none is given: the even draw.
   CHECK(group_hit_probability(32, 8, 8, 8, 8) == doctest::Approx(1 - choose(28, 8) / choose(32, 8)));
   CHECK(group_hit_probability(32, 8, 8) == doctest::Approx(1 - choose(28, 8) / choose(32, 8)));

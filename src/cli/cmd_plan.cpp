@@ -180,7 +180,8 @@ void setup_plan(CLI::App& app, Context& ctx) {
                   "MoE token dispatcher: alltoall (NCCL, every top-k copy) or flex (DeepEP/HybridEP: a token once a destination rank or node) [the framework's]")
       ->type_name("alltoall|flex");
   auto* ep_on = sub->add_flag_callback("--ep-overlap", [&f] { f.ep_overlap = true; },
-                                       "Hide one micro-batch's expert dispatch and combine behind another's compute (Megatron-Core overlap_moe_expert_parallel_comm) [the framework's]");
+                                       "Hide one micro-batch's expert dispatch and combine behind another's compute (Megatron-Core overlap_moe_expert_parallel_comm; "
+                                       "not at pp > 1 without --interleave, nor with full recompute) [the framework's]");
   sub->add_flag_callback("--no-ep-overlap", [&f] { f.ep_overlap = false; }, "Expert dispatch and combine on the critical path [the framework's]")->excludes(ep_on);
   auto* compile = sub->add_flag_callback("--compile", [&f] { f.compiled = true; }, "Fused elementwise kernels (torch.compile, TE) [the framework's]");
   sub->add_flag_callback("--eager", [&f] { f.compiled = false; }, "One kernel per elementwise op (eager PyTorch) [the framework's]")->excludes(compile);

@@ -71,16 +71,17 @@ struct Framework {
   // run beside a model chunk's compute (Megatron-Core's overlap_p2p_comm; interleaved schedules
   // only). Off: each transfer is waited on where it is issued.
   bool overlap_p2p_comm = false;
-  // MoE token dispatcher (core/moe_dispatch.hpp): alltoall (Megatron-Core's default NCCL
-  // all-to-all of every top-k copy) or flex (DeepEP / HybridEP: once a destination rank or node).
+  // MoE token dispatcher (core/moe_dispatch.hpp): alltoall (the NCCL all-to-all of every top-k
+  // copy; Megatron-Core's own default, allgather, is not modelled: expert-parallel recipes set
+  // alltoall or flex) or flex (DeepEP / HybridEP: once a destination rank or node).
   EpDispatcher ep_dispatcher = EpDispatcher::alltoall;
-  // Megatron-Core's overlap_moe_expert_parallel_comm (transformer/moe/fine_grained_callables.py,
-  // the combined 1F1B schedule): one micro-batch's dispatch and combine run while another
-  // micro-batch's layer computes. Off by default (TransformerConfig).
+  // Megatron-Core's overlap_moe_expert_parallel_comm (models/common/model_chunk_schedule_plan.py,
+  // TransformerLayerSchedulePlan.run: the combined 1F1B schedule): one micro-batch's dispatch and
+  // combine run while another micro-batch's layer computes. Off by default (TransformerConfig).
   bool ep_comm_overlap = false;
   // SMs the flex dispatcher's kernels hold while they run (DeepEP, HybridEP launch on a fixed SM
-  // count: Megatron-Core's moe_flex_dispatcher_num_sms); hidden behind compute, that compute runs on
-  // the rest. 0: not priced.
+  // count: Megatron-Core's moe_flex_dispatcher_num_sms, which replaced moe_deepep_num_sms and
+  // moe_hybridep_num_sms); hidden behind compute, that compute runs on the rest. 0: not priced.
   long long ep_comm_sms = 0;
 };
 

@@ -25,18 +25,13 @@ double group_hit_probability(long long experts, long long k, long long buckets, 
   if (buckets == 1) return 1;
   const long long in_bucket = experts / buckets;
   const long long G = routing_groups, t = groups_per_token;
-  if (G > 1 && t >= 1 && t < G && experts % G == 0) {
+  if (G > 1 && t >= 1 && t < G && t <= k && experts % G == 0) {
     const long long per_group = experts / G, n = t * per_group;
-    if (buckets % G == 0)  // the bucket sits inside one group
-      return static_cast<double>(t) / static_cast<double>(G) * (1 - miss(n, in_bucket, k));
-    if (G % buckets == 0) {  // the bucket is c whole groups
-      const long long c = G / buckets;
-      double none = 0;
-      for (long long j = std::max(0LL, t - (G - c)); j <= std::min(c, t); ++j)
-        none += choose(static_cast<double>(c), static_cast<double>(j)) * choose(static_cast<double>(G - c), static_cast<double>(t - j)) /
-                choose(static_cast<double>(G), static_cast<double>(t)) * miss(n, j * per_group, k);
-      return 1 - none;
-    }
+    if (buckets % G == 0)  // the bucket sits inside one group: its group chosen, then one of the k in it
+      return static_cast<double>(t) / static_cast<double>(G) *
+             (1 - (1 - static_cast<double>(in_bucket) / static_cast<double>(per_group)) * miss(n - t, in_bucket, k - t));
+    if (G % buckets == 0)  // the bucket is c whole groups: hit when one of them is chosen
+      return 1 - choose(static_cast<double>(G - G / buckets), static_cast<double>(t)) / choose(static_cast<double>(G), static_cast<double>(t));
   }
   return 1 - miss(experts, in_bucket, k);
 }
@@ -55,12 +50,12 @@ FlexDispatch flex_dispatch(double tokens, double token_bytes, const MoeSpec& moe
   const double per_node = static_cast<double>(g.per_domain);
   const long long nodes = g.size / g.per_domain;
   const double volume = tokens * token_bytes;  // one copy of this GPU's tokens
-  // NVLink: to each other rank of its own node that holds one of a token's experts, and the same
-  // again for each remote node's tokens this GPU receives over RDMA and forwards.
-  f.scale_up_bytes = volume * (per_node - 1) * group_hit_probability(experts, k, g.size, G, t) * static_cast<double>(nodes);
+  // NVLink: to each rank of its own node that holds one of a token's experts (itself included, as the
+  // benchmark counts), and the same again for each remote node's tokens it receives and forwards.
+  f.scale_up_bytes = volume * per_node * group_hit_probability(experts, k, g.size, G, t) * static_cast<double>(nodes);
   // Across nodes: once to each node holding one of a token's experts, as the benchmarks count it.
   if (nodes > 1) f.counted_node_bytes = volume * static_cast<double>(nodes) * group_hit_probability(experts, k, nodes, G, t);
-  const double up = f.scale_up_bytes > 0 ? f.scale_up_bytes / (scale_up_rate_bytes_per_s(net, g.per_domain - 1) * scale_up_efficiency) : 0;
+  const double up = g.per_domain > 1 ? f.scale_up_bytes / (scale_up_rate_bytes_per_s(net, g.per_domain - 1) * flex_counted_nvlink_fraction) : 0;
   const double out = f.counted_node_bytes > 0 ? f.counted_node_bytes / (net.scale_out_bytes_per_s * flex_counted_rdma_fraction(nodes)) : 0;
   const bool cross = g.crosses_domains();
   f.time_s = collective_base_latency_s + (cross ? net.scale_out_latency_s : net.scale_up_latency_s) + std::max(up, out);

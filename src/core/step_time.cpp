@@ -420,6 +420,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
     cp_bwd_exposed = std::max(0.0, 2 * steps * r.cp.time_per_call_s - c.attention_bwd_s);
     r.cp_exposed_s = layers * ((1 + recompute_full) * cp_fwd_exposed + cp_bwd_exposed);
   }
+  double ep_sort_per_call_s = 0;  // alltoall: the re-sort by local expert, on the compute stream
   if (l.ep > 1 && m.moe) {
     // Token dispatch and combine, forward and backward (+ forward again under full recompute):
     // each all-to-all moves the top-k copies of this rank's tokens.
@@ -438,8 +439,8 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
       // are re-sorted by expert after the dispatch and before the combine (token_dispatcher.py,
       // sort_chunks_by_idxs): a read and a write of them on the compute stream.
       const bool sorts = m.moe->experts / l.ep > 1;
-      r.ep.time_per_call_s = collective_time_s(Collective::all_to_all, r.ep.bytes, r.ep.group, net) +
-                             (sorts ? 2 * r.ep.bytes / (s.memory_bandwidth_bytes_per_s * s.mbu) : 0);
+      r.ep.time_per_call_s = collective_time_s(Collective::all_to_all, r.ep.bytes, r.ep.group, net);
+      ep_sort_per_call_s = sorts ? 2 * r.ep.bytes / (s.memory_bandwidth_bytes_per_s * s.mbu) : 0;
     }
     r.ep.calls = moe_layers_here * (4 + 2 * recompute_full);
   }
@@ -489,25 +490,33 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   // Bytes sent per step in the parts of overlapped collectives that hide behind compute.
   double hidden_wire_bytes = 0;
   // Megatron-Core's EP overlap (overlap_moe_expert_parallel_comm): one micro-batch's forward runs
-  // beside another's backward, layer by layer, in three stages (transformer/moe/
-  // fine_grained_callables.py; the stream schedule of Megatron-LM PR #2730 as Megatron-Bridge's
-  // docs/training/moe-optimization.md draws it), each communication hidden only behind the compute
-  // of its own stage:
+  // beside another's backward, layer by layer, in three stages (models/common/
+  // model_chunk_schedule_plan.py, TransformerLayerSchedulePlan.run; the stream schedule of
+  // Megatron-LM PR #2730 as Megatron-Bridge's docs/training/moe-optimization.md draws it), each
+  // communication hidden only behind the compute of its own stage:
   //   1. the backward's combine gradient    beside the forward's attention block;
   //   2. the forward's dispatch             beside the backward's expert input gradients, then
   //      the backward's dispatch gradient   beside the expert weight gradients (delayed, so they
   //                                         can) and the forward's experts;
   //   3. the forward's combine              beside the backward's attention block.
-  // The first forward and the last backward have no partner: one micro-batch in m pays in full.
+  // The first forward and the last backward have no partner: without pipelining one micro-batch in
+  // m pays in full; under the interleaved schedule the warm-up and cool-down forwards and backwards
+  // run alone, (2(p − 1) + (v − 1)·p + 1)/v micro-batches' worth. The alltoall dispatcher's re-sort
+  // runs on the compute stream and is never hidden.
+  // Megatron-Core refuses the overlap at pp > 1 without interleaving and under full recomputation
+  // (transformer_config.py, __post_init__): there it is not priced.
   r.ep_exposed_s = r.ep.total_s();
-  if (s.ep_comm_overlap && r.ep.total_s() > 0) {
+  const bool ep_overlap_runs = s.ep_comm_overlap && !(l.pp > 1 && l.interleave == 1) && l.recompute != Recompute::full;
+  if (ep_overlap_runs && r.ep.total_s() > 0) {
     const double x = r.ep.time_per_call_s;
     const double attn_fwd = c.attn_gemm_fwd_s + c.attention_fwd_s, attn_bwd = c.attn_gemm_bwd_s + c.attention_bwd_s;
     const double mlp_fwd = c.gemm_fwd_s - c.attn_gemm_fwd_s, mlp_bwd = c.gemm_bwd_s - c.attn_gemm_bwd_s;
     const double per_layer = std::max(0.0, x - attn_fwd) + std::max(0.0, x - mlp_bwd / 2) + std::max(0.0, x - (mlp_bwd / 2 + mlp_fwd)) +
                              std::max(0.0, x - attn_bwd);
-    const double paired = moe_layers_here * (per_layer + 2 * recompute_full * x);  // a replayed forward's pair is not overlapped
-    r.ep_exposed_s = ((mb - 1) * std::min(paired, r.ep.total_s()) + r.ep.total_s()) / mb;
+    const double paired = moe_layers_here * per_layer;
+    const double v = d(l.interleave), p = d(l.pp);
+    const double alone = std::min(mb, l.pp > 1 ? (2 * (p - 1) + (v - 1) * p + 1) / v : 1.0);
+    r.ep_exposed_s = ((mb - alone) * std::min(paired, r.ep.total_s()) + alone * r.ep.total_s()) / mb;
     hidden_wire_bytes += mb * r.ep.wire_bytes() * (1 - r.ep_exposed_s / r.ep.total_s());
     // The flex kernels hold their SMs while hidden: the compute beside them runs on the rest, so a
     // stage with x of communication hidden behind it takes x · held / sm_count longer (the TP
@@ -515,6 +524,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
     if (s.ep_dispatcher == EpDispatcher::flex && s.ep_comm_sms > 0 && s.sm_count > s.ep_comm_sms)
       r.ep_overlap_sm_s = (r.ep.total_s() - r.ep_exposed_s) * d(s.ep_comm_sms) / d(s.sm_count);
   }
+  r.ep_exposed_s += r.ep.calls * ep_sort_per_call_s;
   if (r.cp.total_s() > 0) hidden_wire_bytes += mb * r.cp.wire_bytes() * (1 - r.cp_exposed_s / r.cp.total_s());
   if (r.tp.total_s() > 0 && r.tp_exposed_s < r.tp.total_s())  // reduce-scatter and all-gather, each hidden in part
     hidden_wire_bytes += mb * 2 * r.tp.wire_bytes() * (1 - r.tp_exposed_s / r.tp.total_s());

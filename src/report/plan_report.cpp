@@ -349,8 +349,8 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
                              : sorts ? "all-to-all (and re-sort by local expert)" : std::string(collective_name(ct.collective));
     // A --network file prices it from its measured curve: name the file, not the constant model's bandwidth.
     const MeasuredCurve* measured = flex ? nullptr : measured_curve(s.net, ct.collective, ct.group);
-    const std::string rate = flex       ? ct.group.crosses_domains() ? fmt::format("a token once a node at {} of the NIC (HybridEP on H100), NVLink at {}", format_sig(flex_counted_rdma_fraction(ct.group.size / ct.group.per_domain), 3), scale_up_efficiency)
-                                                       : fmt::format("NVLink at {} of the link", scale_up_efficiency)
+    const std::string rate = flex       ? ct.group.crosses_domains() ? fmt::format("a token once a node at {} of the NIC (HybridEP on H100), NVLink at {}", format_sig(flex_counted_rdma_fraction(ct.group.size / ct.group.per_domain), 3), format_sig(flex_counted_nvlink_fraction, 3))
+                                                       : fmt::format("NVLink at {} of the link", format_sig(flex_counted_nvlink_fraction, 3))
                              : measured ? "timed from the nccl-tests curve in " + measured->source
                                         : "bus bandwidth " + format_si(busbw, "B/s", 3);
     kv.add(name, secs(paid_s),
