@@ -316,6 +316,18 @@ TEST_CASE("napkin models show / import / train with a config.json") {
   std::filesystem::remove(toml);
   REQUIRE(back.exit_code == 0);
   CHECK(nlohmann::json::parse(back.out)["params"] == 14315784192LL);
+  // Group-limited routing survives the round trip through the binary (DeepSeek-V3: n_group 8,
+  // topk_group 4 -> routing_groups, groups_per_token -> models show's JSON).
+  const auto v3 = run_napkin("models import '" + kData + "reconstructed/deepseek-v3/config.json'");
+  REQUIRE(v3.exit_code == 0);
+  CHECK(v3.out.find("routing_groups = 8") != std::string::npos);
+  const auto v3toml = std::filesystem::temp_directory_path() / ("napkin_hf_import_v3_" + std::to_string(::getpid()) + ".toml");
+  std::ofstream(v3toml) << v3.out;
+  const auto v3back = run_napkin("models show '" + v3toml.string() + "' --json");
+  std::filesystem::remove(v3toml);
+  REQUIRE(v3back.exit_code == 0);
+  CHECK(nlohmann::json::parse(v3back.out)["moe"]["routing_groups"] == 8);
+  CHECK(nlohmann::json::parse(v3back.out)["moe"]["groups_per_token"] == 4);
   // --model takes the folder in train
   const auto train = run_napkin("train --model '" + dir + "' --tokens 1T --gpus 8 --json");
   REQUIRE(train.exit_code == 0);
