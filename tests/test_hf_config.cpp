@@ -306,28 +306,24 @@ TEST_CASE("napkin models show / import / train with a config.json") {
   CHECK(j["params"] == 14315784192LL);  // an integer in JSON, as every count
   CHECK(j["moe"]["d_ff_shared"] == 5632);
   CHECK(j["moe"]["shared_expert_gate"] == true);
-  // import, then read the TOML back through the binary
-  const auto imp = run_napkin("models import '" + dir + "/config.json'");
-  REQUIRE(imp.exit_code == 0);
-  CHECK(imp.out.find("d_ff_shared = 5632") != std::string::npos);
-  const auto toml = std::filesystem::temp_directory_path() / ("napkin_hf_import_" + std::to_string(::getpid()) + ".toml");
-  std::ofstream(toml) << imp.out;
-  const auto back = run_napkin("models show '" + toml.string() + "' --json");
-  std::filesystem::remove(toml);
-  REQUIRE(back.exit_code == 0);
-  CHECK(nlohmann::json::parse(back.out)["params"] == 14315784192LL);
-  // Group-limited routing survives the round trip through the binary (DeepSeek-V3: n_group 8,
-  // topk_group 4 -> routing_groups, groups_per_token -> models show's JSON).
-  const auto v3 = run_napkin("models import '" + kData + "reconstructed/deepseek-v3/config.json'");
-  REQUIRE(v3.exit_code == 0);
-  CHECK(v3.out.find("routing_groups = 8") != std::string::npos);
-  const auto v3toml = std::filesystem::temp_directory_path() / ("napkin_hf_import_v3_" + std::to_string(::getpid()) + ".toml");
-  std::ofstream(v3toml) << v3.out;
-  const auto v3back = run_napkin("models show '" + v3toml.string() + "' --json");
-  std::filesystem::remove(v3toml);
-  REQUIRE(v3back.exit_code == 0);
-  CHECK(nlohmann::json::parse(v3back.out)["moe"]["routing_groups"] == 8);
-  CHECK(nlohmann::json::parse(v3back.out)["moe"]["groups_per_token"] == 4);
+  // import, then read the TOML back through the binary: the import's text and show's JSON of it
+  const auto round_trip = [](const std::string& config, const char* expect) {
+    const auto imp = run_napkin("models import '" + config + "'");
+    REQUIRE(imp.exit_code == 0);
+    CHECK(imp.out.find(expect) != std::string::npos);
+    const auto toml = std::filesystem::temp_directory_path() / ("napkin_hf_import_" + std::to_string(::getpid()) + ".toml");
+    std::ofstream(toml) << imp.out;
+    const auto back = run_napkin("models show '" + toml.string() + "' --json");
+    std::filesystem::remove(toml);
+    REQUIRE(back.exit_code == 0);
+    return nlohmann::json::parse(back.out);
+  };
+  CHECK(round_trip(dir + "/config.json", "d_ff_shared = 5632")["params"] == 14315784192LL);
+  // Group-limited routing survives it too (DeepSeek-V3: n_group 8, topk_group 4 -> routing_groups,
+  // groups_per_token -> models show's JSON).
+  const auto v3 = round_trip(kData + "reconstructed/deepseek-v3/config.json", "routing_groups = 8");
+  CHECK(v3["moe"]["routing_groups"] == 8);
+  CHECK(v3["moe"]["groups_per_token"] == 4);
   // --model takes the folder in train
   const auto train = run_napkin("train --model '" + dir + "' --tokens 1T --gpus 8 --json");
   REQUIRE(train.exit_code == 0);
