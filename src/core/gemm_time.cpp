@@ -35,9 +35,14 @@ GemmPeakEfficiency gemm_peak_efficiency_parts(std::string_view hardware_key, Dty
   // The H800 and the 96 GB H100 SXM are the H100 SXM's die, SMs and 700 W: its MAMF row.
   if (hardware_key == "h800" || hardware_key == "h100-sxm-96gb") hardware_key = "h100-sxm";
   const bool hopper_sxm = hardware_key == "h100-sxm" || hardware_key == "h200-sxm";
+  const bool blackwell = hardware_key == "b200" || hardware_key == "gb200";
   if (auto f = mamf_fraction(hardware_key, dtype)) {
-    const bool sustained = hopper_sxm && (dtype == Dtype::bf16 || dtype == Dtype::fp16 || dtype == Dtype::fp8);
-    const double over = sustained ? hopper_sxm_sustained_over_mamf : gemm_over_mamf;
+    const bool mamf_dtype = dtype == Dtype::bf16 || dtype == Dtype::fp16 || dtype == Dtype::fp8;
+    // GB200's fp4 figure already held 10,000 warm-up products (gemm_time.hpp).
+    const bool short_benchmark = mamf_dtype || (dtype == Dtype::fp4 && hardware_key == "b200");
+    const double over = hopper_sxm && mamf_dtype             ? hopper_sxm_sustained_over_mamf
+                        : blackwell && short_benchmark ? blackwell_sustained_over_mamf
+                                                       : gemm_over_mamf;
     return {*f * over, f, over};
   }
   return {gemm_peak_efficiency_unknown, std::nullopt, 0};

@@ -44,12 +44,26 @@ inline constexpr double hopper_sxm_sustained_over_mamf = 0.836;
 // SXM part's compute (cuDNN's attention timings, the FlashAttention papers' bars) keeps when the
 // work runs for minutes at 700 W (core/attention_rate.hpp).
 inline constexpr double hopper_sxm_sustained_over_short = 0.91;
+// Blackwell holds less of its short-benchmark rate still. GB200: Azure's cuBLASLt fp8 products after
+// 10,000 warm-up iterations (Azure/AI-benchmarking-guide Azure_Results/ND_GB200_v6_results.md @2a370be:
+// 8192³ 2876.6, 16384³ 2906.9, 6144×12288×12288 2895.6 TFLOP/s, mean 2893) against the part's fp8
+// MAMF (0.723 × 5 PFLOP/s = 3615): 0.800. B200: back-to-back bf16 FlashAttention-4 kernels fall from
+// 1450 to 1237 TFLOP/s within 100 iterations, the SM clock from 1965 to about 1580 MHz at about
+// 1000 W (flashinfer-ai/flashinfer#2899), 0.853 of the short rate, × gemm_over_mamf = 0.798. The same
+// harness ran Hopper's fp8 at 0.96 of its MAMF (ND_H100_v5: 6144×12288×12288 1351.4 of 1403), so the
+// drop is the part's, not the harness's. B200 and GB200 products in bf16, fp16, fp8 and B200's fp4
+// (a short benchmark's best, DeepGEMM#348) run at MAMF × 0.80; GB200's fp4 figure is Azure's own
+// 10,000-warm-up run and keeps × gemm_over_mamf.
+// Blackwell's attention keeps the flat 0.6 of core/attention_rate.hpp: between FA4's short 0.64 and
+// its held 0.55 of B200's bf16 peak in the same measurement.
+inline constexpr double blackwell_sustained_over_mamf = 0.80;
 // For a part without a MAMF: the median MAMF fraction of the table's twelve BF16 rows (0.781) × 0.935.
 inline constexpr double gemm_peak_efficiency_unknown = 0.73;
 // The curve's compute-bound efficiency for a part: MAMF × gemm_over_mamf (A100 SXM: 0.869 × 0.935 =
 // 0.81), for Hopper SXM in bf16, fp16 and fp8 MAMF × hopper_sxm_sustained_over_mamf (0.803 × 0.836 = 0.671,
 // the measured minute's 663.8 of 989.5 TFLOP/s; in fp8 H100 0.709 × 0.836 = 0.593, H200 0.614),
-// or gemm_peak_efficiency_unknown.
+// for B200 and GB200 MAMF × blackwell_sustained_over_mamf (B200 bf16 0.776 × 0.80 = 0.621, GB200 fp8
+// 0.723 × 0.80 = 0.578), or gemm_peak_efficiency_unknown.
 double gemm_peak_efficiency(std::string_view hardware_key, Dtype dtype);
 // The same, in its parts, for the reports: the MAMF fraction used (of the part's own row, or the
 // H100 SXM's for the parts sharing its die) and the factor applied to it; no MAMF for the median.
