@@ -167,10 +167,11 @@ std::vector<std::string> validation_caveats(const Model& m, const std::string& h
   }
   if (const double w = expert_width_of(m), narrowest = widest_measured().narrowest_experts; m.moe && narrowest > 0 && w < narrowest)
     out.push_back(fmt::format("{}'s routed experts are {:.2g} × d_model wide, narrower than any measured MoE run's the error bars use ({:.2g} ×): "
-                              "on {} held-out runs of such models on H100 (Qwen3 30B-A3B, Qwen3 235B-A22B, GPT-OSS 120B under Megatron-Core, "
-                              "2025-26; docs/validation/README.md) napkin read {:+.0f}% to {:+.0f}% (mean |error| {:.0f}%): within 8% on four controlled "
-                              "BF16 runs priced with their own dispatcher and EP overlap (--ep-dispatcher, --ep-overlap), fast on most others and on "
-                              "FP8 most, which those runs did not gain from; treat this MFU as uncertain by that much",
+                              "on {} held-out runs of such models (Qwen3, GPT-OSS and DeepSeek-V3 on H100 and GB200 under Megatron-Core and PyTorch "
+                              "FSDP2, 2025-26; docs/validation/README.md) napkin read {:+.0f}% to {:+.0f}% (mean |error| {:.0f}%): within 8% on four "
+                              "controlled BF16 runs priced with their own dispatcher and EP overlap (--ep-dispatcher, --ep-overlap), within 16% of "
+                              "the newest GB200 builds, fast on older builds and on FP8 most, slow under FSDP2 with full recompute; treat this MFU "
+                              "as uncertain by that much",
                               m.key, w, narrowest, heldout_fine_grained_moe.rows, 100 * heldout_fine_grained_moe.low,
                               100 * heldout_fine_grained_moe.high, 100 * heldout_fine_grained_moe.mean_abs));
   if (!validated_hardware.count(hardware_key))
