@@ -387,6 +387,18 @@ TEST_CASE("held-out training runs: napkin's error on measurements no constant ca
   CHECK(low == doctest::Approx(heldout_fine_grained_moe.low).epsilon(0.01));
   CHECK(high == doctest::Approx(heldout_fine_grained_moe.high).epsilon(0.01));
   CHECK(fine_abs / fine == doctest::Approx(heldout_fine_grained_moe.mean_abs).epsilon(0.01));
+  // The GB200 rows' errors, which plan quotes on that part.
+  int gb = 0;
+  double gb_low = 0, gb_high = 0, gb_abs = 0;
+  for (const HeldOut& h : rows) {
+    if (h.row.gpu != "gb200") continue;
+    const double e = h.row.error();
+    gb_low = gb ? std::min(gb_low, e) : e, gb_high = gb ? std::max(gb_high, e) : e, gb_abs += std::fabs(e), ++gb;
+  }
+  CHECK(gb == heldout_gb200.rows);
+  CHECK(gb_low == doctest::Approx(heldout_gb200.low).epsilon(0.01));
+  CHECK(gb_high == doctest::Approx(heldout_gb200.high).epsilon(0.01));
+  CHECK(gb_abs / gb == doctest::Approx(heldout_gb200.mean_abs).epsilon(0.01));
 }
 
 // One MoE layer on 8 H100s at EP 8: Megatron-LM's moe_perf test

@@ -174,7 +174,12 @@ std::vector<std::string> validation_caveats(const Model& m, const std::string& h
                               "as uncertain by that much",
                               m.key, w, narrowest, heldout_fine_grained_moe.rows, 100 * heldout_fine_grained_moe.low,
                               100 * heldout_fine_grained_moe.high, 100 * heldout_fine_grained_moe.mean_abs));
-  if (!validated_hardware.count(hardware_key))
+  if (hardware_key == "gb200")
+    out.push_back(fmt::format("{} has no row in napkin's validation set (docs/validation: A100 SXM 80GB and H100 SXM runs); on {} held-out "
+                              "GB200 runs (Megatron-Bridge 26.x, dense and MoE, FP8 and MXFP8) napkin read {:+.0f}% to {:+.0f}% (mean |error| "
+                              "{:.0f}%), with no constant taken from them",
+                              hardware_key, heldout_gb200.rows, 100 * heldout_gb200.low, 100 * heldout_gb200.high, 100 * heldout_gb200.mean_abs));
+  else if (!validated_hardware.count(hardware_key))
     out.push_back(fmt::format("{} has no row in napkin's validation set (docs/validation: A100 SXM 80GB and H100 SXM runs): its prediction "
                               "uses the same constants, unchecked on this part",
                               hardware_key));
