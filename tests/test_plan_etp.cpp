@@ -218,6 +218,32 @@ TEST_CASE("EP overlap and the dispatcher on a toy MoE: what each changes") {
   CHECK(f.ep_exposed_s == doctest::Approx(f.ep.total_s()));
 }
 
+TEST_CASE("contiguous routing (NeMo Automodel's fake balanced gate): the ranks and nodes a token reaches, by hand") {
+  // Token t takes experts t·k … t·k + k − 1 (mod E). DeepSeek-V3 (256 experts, top 8) at EP 64: 4
+  // experts a rank, starts 0, 8, 16 … so every token reaches exactly 2 ranks of 64, and 1 node of 8
+  // (32 experts a node).
+  CHECK(contiguous_hit_probability(256, 8, 64) == doctest::Approx(2.0 / 64));
+  CHECK(contiguous_hit_probability(256, 8, 8) == doctest::Approx(1.0 / 8));
+  // Qwen3-30B-A3B (128, top 8) at EP 8: 16 experts a rank, starts 0 or 8: one rank.
+  CHECK(contiguous_hit_probability(128, 8, 8) == doctest::Approx(1.0 / 8));
+  // 12 experts, top 4, 4 buckets of 3: starts 0, 4, 8 reach buckets {0, 1}, {1, 2}, {2, 3}: 2 of 4.
+  CHECK(contiguous_hit_probability(12, 4, 4) == doctest::Approx(0.5));
+  // 10 experts, top 4, 5 buckets of 2: starts 0, 4, 8, 2, 6; 8 wraps to {8, 9, 0, 1}: 2 buckets each.
+  CHECK(contiguous_hit_probability(10, 4, 5) == doctest::Approx(0.4));
+  // 12 experts, top 3, buckets of 3 aligned with the starts 0, 3, 6, 9: one bucket a token.
+  CHECK(contiguous_hit_probability(12, 3, 4) == doctest::Approx(0.25));
+  CHECK(contiguous_hit_probability(8, 8, 4) == 1);
+  CHECK(contiguous_hit_probability(8, 2, 1) == 1);
+  // The even draw reaches 5.3 of Qwen3's 8 ranks; flex's NVLink traffic falls by that ratio.
+  Network net;
+  net.domain_gpus = 8, net.scale_up_bytes_per_s = 450e9, net.scale_out_bytes_per_s = 50e9;
+  const MoeSpec qwen{128, 8, 0, 768};
+  const FlexDispatch even = flex_dispatch(4096, 2048 * 2, qwen, place_group(1, 8, 8), net);
+  const FlexDispatch contiguous = flex_dispatch(4096, 2048 * 2, qwen, place_group(1, 8, 8), net, MoeRouting::contiguous);
+  CHECK(contiguous.scale_up_bytes == doctest::Approx(4096.0 * 2048 * 2 * 8 / 8));
+  CHECK(even.scale_up_bytes / contiguous.scale_up_bytes == doctest::Approx(8 * (1 - choose(112, 8) / choose(128, 8))));
+}
+
 TEST_CASE("--ep-dispatcher and --ep-overlap on the command line") {
   const std::string q =
       "plan --model qwen3-30b-a3b --hardware h100-sxm --gpus 16 --tp 1 --pp 1 --cp 1 --ep 16 --micro-batch 1 --global-batch 1024 "
@@ -237,6 +263,15 @@ TEST_CASE("--ep-dispatcher and --ep-overlap on the command line") {
                                 "--recompute none --zero 1 --ep-dispatcher flex");
   CHECK(dense.exit_code == 0);
   CHECK(dense.err.find("--ep-dispatcher: the model has no experts; it changes nothing") != std::string::npos);
+  // Contiguous routing sends a token to fewer ranks and nodes: flex gets faster, alltoall (every
+  // top-k copy) does not move.
+  CHECK(step("--ep-dispatcher flex --moe-routing contiguous") < flex);
+  CHECK(step("--moe-routing contiguous") == doctest::Approx(a2a));
+  const auto routing = run_napkin(q + "--moe-routing contiguous");
+  CHECK(routing.out.find("routing contiguous (flag)") != std::string::npos);
+  const auto bad_routing = run_napkin(q + "--moe-routing random");
+  CHECK(bad_routing.exit_code == 2);
+  CHECK(bad_routing.err.find("napkin: error: --moe-routing must be even or contiguous, found 'random'") == 0);
   const auto bad = run_napkin(q + "--ep-dispatcher flx");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err == "napkin: error: --ep-dispatcher must be alltoall or flex, found 'flx'; did you mean 'flex'?\n");

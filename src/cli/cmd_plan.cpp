@@ -179,6 +179,10 @@ void setup_plan(CLI::App& app, Context& ctx) {
   sub->add_option("--ep-dispatcher", f.ep_dispatcher,
                   "MoE token dispatcher: alltoall (NCCL, every top-k copy) or flex (DeepEP/HybridEP: a token once a destination rank or node) [the framework's]")
       ->type_name("alltoall|flex");
+  sub->add_option("--moe-routing", f.moe_routing,
+                  "How the run routes tokens: even (k random experts: Megatron's forced balance) or contiguous (k neighbouring experts: "
+                  "NeMo Automodel's fake balanced gate); the flex dispatcher's traffic depends on it [even]")
+      ->type_name("even|contiguous");
   auto* ep_on = sub->add_flag_callback("--ep-overlap", [&f] { f.ep_overlap = true; },
                                        "Hide one micro-batch's expert dispatch and combine behind another's compute (Megatron-Core overlap_moe_expert_parallel_comm; "
                                        "not at pp > 1 without --interleave, nor with full recompute) [the framework's]");

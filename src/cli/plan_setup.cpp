@@ -61,8 +61,15 @@ void take_framework(PlanSetup& ps, const PlanFlags& f, bool moe) {
     s.ep_dispatcher = f.ep_dispatcher == "flex" ? EpDispatcher::flex : EpDispatcher::alltoall;
   }
   s.ep_comm_overlap = f.ep_overlap.value_or(fw.ep_comm_overlap);
-  if (!moe && (!f.ep_dispatcher.empty() || f.ep_overlap))
-    ps.warnings.push_back(std::string(f.ep_dispatcher.empty() ? (*f.ep_overlap ? "--ep-overlap" : "--no-ep-overlap") : "--ep-dispatcher") +
+  if (!f.moe_routing.empty()) {
+    if (f.moe_routing != "even" && f.moe_routing != "contiguous")
+      throw Error("--moe-routing must be even or contiguous, found '" + f.moe_routing + "'" + did_you_mean(f.moe_routing, {"even", "contiguous"}));
+    s.moe_routing = f.moe_routing == "contiguous" ? MoeRouting::contiguous : MoeRouting::even;
+  }
+  if (!moe && (!f.ep_dispatcher.empty() || f.ep_overlap || !f.moe_routing.empty()))
+    ps.warnings.push_back(std::string(!f.moe_routing.empty() ? "--moe-routing"
+                                      : f.ep_dispatcher.empty() ? (*f.ep_overlap ? "--ep-overlap" : "--no-ep-overlap")
+                                                                : "--ep-dispatcher") +
                           ": the model has no experts; it changes nothing");
   if (!f.grad_reduce.empty() && f.lora)
     throw Error("--grad-reduce: with --lora the adapters' gradients are reduced in their own dtype (--finetune-lib sets it)");
@@ -87,8 +94,9 @@ void take_framework(PlanSetup& ps, const PlanFlags& f, bool moe) {
       s.compiled ? "fused" : "eager", f.compiled ? " (flag)" : "", fw.kernels_per_layer, format_sig(kernel_floor_s * 1e6, 2),
       format_sig(s.grad_reduce_bytes, 2), f.grad_reduce.empty() ? "" : " (flag)", selective_recompute_name(fw.selective),
       format_sig(fw.loss_bytes_per_logit, 3), s.overlap_p2p_comm && !f.no_overlap ? "beside the compute when interleaved" : "waited on where issued",
-      moe ? fmt::format("; MoE dispatcher {}{}, EP overlap {}{}", ep_dispatcher_name(s.ep_dispatcher), f.ep_dispatcher.empty() ? "" : " (flag)",
-                                       s.ep_comm_overlap ? "on" : "off", f.ep_overlap ? " (flag)" : "")
+      moe ? fmt::format("; MoE dispatcher {}{}, EP overlap {}{}, routing {}{}", ep_dispatcher_name(s.ep_dispatcher), f.ep_dispatcher.empty() ? "" : " (flag)",
+                                       s.ep_comm_overlap ? "on" : "off", f.ep_overlap ? " (flag)" : "", moe_routing_name(s.moe_routing),
+                                       f.moe_routing.empty() ? "" : " (flag)")
                          : std::string()));
 }
 

@@ -25,6 +25,7 @@ struct PlanFlags {
   std::optional<bool> tp_overlap, compiled;  // --tp-overlap/--no-tp-overlap, --compile/--eager
   std::optional<bool> ep_overlap;            // --ep-overlap/--no-ep-overlap
   std::string ep_dispatcher;                 // --ep-dispatcher alltoall|flex; empty: the framework's
+  std::string moe_routing;                   // --moe-routing even|contiguous; empty: even
   bool sequence_parallel = false, no_sequence_parallel = false;
   bool flash_attention = true, dropout = false, allow_cross_node_tp = false, no_overlap = false;
   std::optional<LoraSetup> lora;  // --lora and its flags (cli/lora_flags): data parallelism with ZeRO/FSDP only

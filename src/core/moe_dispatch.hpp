@@ -14,7 +14,8 @@
 //   hierarchical design, DeepEP hybrid-ep branch). The combine returns one reduced vector a rank
 //   (or a node) the same way.
 // napkin prices even routing (the top-k experts of a token are k distinct experts, uniformly), the
-// forced-balance routing of NVIDIA's published benchmarks.
+// forced-balance routing of NVIDIA's published benchmarks, or a benchmark's contiguous routing
+// (MoeRouting).
 #include <string_view>
 
 #include "core/comm.hpp"
@@ -53,6 +54,17 @@ double flex_counted_rdma_fraction(long long nodes);
 // back to the even draw.
 double group_hit_probability(long long experts, long long k, long long buckets, long long routing_groups = 0,
                              long long groups_per_token = 0);
+// How a run routes its tokens. even: each token's k distinct experts drawn uniformly (Megatron-Core's
+// moe_router_force_load_balancing, which NVIDIA's published benchmarks set: random logits through
+// the router, its group limits included; group_hit_probability). contiguous: token t takes experts
+// t·k … t·k + k − 1, modulo E (NeMo Automodel's FakeBalancedGate, nemo_automodel/components/moe/
+// layers.py: arange(tokens · k).view(−1, k) % n_experts): as balanced over experts, but a token's
+// experts are neighbours, so they sit on one or two ranks of one node.
+enum class MoeRouting { even, contiguous };
+std::string_view moe_routing_name(MoeRouting r);
+// Contiguous routing: the chance that a given bucket of E/b consecutive experts (a rank's, a node's)
+// holds one of a token's k experts, averaged over the tokens (one period of t·k mod E).
+double contiguous_hit_probability(long long experts, long long k, long long buckets);
 
 // What one flex dispatch (or combine) costs each GPU of an expert group placed as `g`: `tokens`
 // tokens of `token_bytes` each, sent once to every rank of its node holding one of the token's
@@ -65,6 +77,7 @@ struct FlexDispatch {
   double counted_node_bytes = 0;   // across nodes: a token once a node hit, its own node included
   double time_s = 0;
 };
-FlexDispatch flex_dispatch(double tokens, double token_bytes, const MoeSpec& moe, const GroupPlacement& g, const Network& net);
+FlexDispatch flex_dispatch(double tokens, double token_bytes, const MoeSpec& moe, const GroupPlacement& g, const Network& net,
+                           MoeRouting routing = MoeRouting::even);
 
 }  // namespace napkin

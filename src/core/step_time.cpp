@@ -433,7 +433,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
     r.ep.bytes = tokens * k * h * B;
     if (s.ep_dispatcher == EpDispatcher::flex) {
       // DeepEP / HybridEP: once a destination rank, or node then NVLink (core/moe_dispatch.hpp).
-      r.ep.time_per_call_s = flex_dispatch(tokens, h * B, *m.moe, r.ep.group, net).time_s;
+      r.ep.time_per_call_s = flex_dispatch(tokens, h * B, *m.moe, r.ep.group, net, s.moe_routing).time_s;
     } else {
       // NCCL all-to-all of every top-k copy; with more than one local expert the received chunks
       // are re-sorted by expert after the dispatch and before the combine (token_dispatcher.py,

@@ -136,6 +136,9 @@ struct StepSetup {
   // MoE: how tokens reach their experts (core/moe_dispatch.hpp), and whether the dispatch and
   // combine of one micro-batch run beside another's compute (Framework::ep_comm_overlap).
   EpDispatcher ep_dispatcher = EpDispatcher::alltoall;
+  // How the run routes tokens to experts (core/moe_dispatch.hpp): even, or a benchmark's contiguous
+  // gate; the flex dispatcher's traffic depends on it.
+  MoeRouting moe_routing = MoeRouting::even;
   bool ep_comm_overlap = false;
   long long ep_comm_sms = 0;  // SMs the flex dispatch and combine kernels hold (Framework); 0: not priced
   FlashRate flash_rate;  // the flash kernels' fraction of the dense peak (flash_rate_for)
