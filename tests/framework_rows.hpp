@@ -74,7 +74,7 @@ inline Layout layout(long long tp, long long dp, long long b, int zero, Recomput
 inline StepSetup dgx_h100(bool fp8) {
   StepSetup s = card("h100-sxm", 989.5e12, 3.35e12, 50e9, "nemo");
   if (fp8) {
-    s.expert_fp8_as_bf16 = s.gemm;  // the routed experts on the BF16 curve (fp8_expert_time_over_bf16)
+    s.bf16_under_fp8 = s.gemm;  // the routed experts on the BF16 curve (fp8_expert_time_over_bf16)
     const PrecisionRecipe& r = find_recipe("fp8-mixed");
     s.bytes_per_param = bytes_per_param(find_optimizer("adamw"), r);
     s.peak_flops_per_s = s.gemm.peak_flops_per_s = 1979e12;

@@ -8,6 +8,7 @@
 #include "core/lora_memory.hpp"
 #include "core/power.hpp"
 #include "core/step_time.hpp"
+#include "spec/framework_spec.hpp"
 #include "step_toy.hpp"
 
 using namespace napkin;
@@ -495,6 +496,25 @@ TEST_CASE("fp8 products: each linear product's input and output gradient are cas
   CHECK(fp8.memory_fwd_s - bf16.memory_fwd_s == near(114688.0 / 0.83e12).epsilon(1e-9));
   CHECK(fp8.memory_bwd_s - bf16.memory_bwd_s == near(147456.0 / 0.83e12).epsilon(1e-9));
   CHECK(fp8.memory_fwd_bytes == near(bf16.memory_fwd_bytes));  // the elementwise work alone
+}
+
+TEST_CASE("fp8 products: the LM head stays on the 16-bit curve unless the framework converts it") {
+  // Megatron-Core's output layer is outside Transformer Engine's fp8 autocast; torchtitan's Float8
+  // converts it (Framework::fp8_lm_head). The toy's head forward: 2 · 64 tokens · 64 · 128 =
+  // 1,048,576 FLOPs, at half of 100 TFLOP/s (16 bits) = 2.097152e-8 s, at half of 200 (fp8) half that.
+  Layout l;
+  l.micro_batch = 2;
+  StepSetup s = setup();
+  s.fp8_casts = true;
+  s.bf16_under_fp8 = s.gemm;
+  s.gemm.peak_flops_per_s = s.peak_flops_per_s = 200e12;
+  CHECK(layer_cost(toy(), l, s).head_fwd_s == near(1048576.0 / 50e12).epsilon(1e-9));
+  s.fp8_lm_head = true;
+  CHECK(layer_cost(toy(), l, s).head_fwd_s == near(1048576.0 / 100e12).epsilon(1e-9));
+  // The frameworks say which: Megatron and NeMo keep it in 16 bits, torchtitan converts it.
+  CHECK_FALSE(load_framework("megatron").fp8_lm_head);
+  CHECK_FALSE(load_framework("nemo").fp8_lm_head);
+  CHECK(load_framework("torchtitan").fp8_lm_head);
 }
 
 TEST_CASE("FSDP2's buffer copies: parameters out of both gathers, gradients into the reduce-scatter") {

@@ -68,14 +68,14 @@ std::vector<HeldOut> nemo_2407() {
     return l;
   };
   const std::vector<std::pair<Run, double>> runs = {
-      {Run{"GPT-3 175B on 128 H100", g175, s, megatron_layout(4, 8, 1, 6, 4), 256, 2048, 716}, 0.0425},
-      {Run{"GPT-3 175B on 512 H100", g175, s, mb(megatron_layout(4, 8, 1, 6, 16), 2), 2048, 2048, 825}, -0.0368},
-      {Run{"Llama 2 7B on 8 H100", l2_7, s, megatron_layout(1, 1, 1, 1, 8), 128, 4096, 16934}, 0.0653},
-      {Run{"Llama 2 13B on 16 H100", l2_13, s, megatron_layout(1, 4, 1, 10, 4), 128, 4096, 8715}, 0.1061},
-      {Run{"Llama 2 70B on 64 H100", l2_70, s, megatron_layout(4, 4, 1, 20, 4), 128, 4096, 1728}, 0.0060},
-      {Run{"Nemotron-4 340B on 128 H100", n340, s, megatron_layout(8, 8, 1, 12, 2), 32, 4096, 326}, 0.0553},
-      {Run{"Llama 3 8B on 8 H100", l3_8, s, megatron_layout(1, 1, 2, 1, 4), 128, 8192, 12273}, 0.1785},
-      {Run{"Llama 3 70B on 64 H100", l3_70, s, megatron_layout(4, 4, 2, 5, 2), 128, 8192, 1524}, 0.0378},
+      {Run{"GPT-3 175B on 128 H100", g175, s, megatron_layout(4, 8, 1, 6, 4), 256, 2048, 716}, 0.0274},
+      {Run{"GPT-3 175B on 512 H100", g175, s, mb(megatron_layout(4, 8, 1, 6, 16), 2), 2048, 2048, 825}, -0.0517},
+      {Run{"Llama 2 7B on 8 H100", l2_7, s, megatron_layout(1, 1, 1, 1, 8), 128, 4096, 16934}, 0.0555},
+      {Run{"Llama 2 13B on 16 H100", l2_13, s, megatron_layout(1, 4, 1, 10, 4), 128, 4096, 8715}, 0.0791},
+      {Run{"Llama 2 70B on 64 H100", l2_70, s, megatron_layout(4, 4, 1, 20, 4), 128, 4096, 1728}, -0.0012},
+      {Run{"Nemotron-4 340B on 128 H100", n340, s, megatron_layout(8, 8, 1, 12, 2), 32, 4096, 326}, 0.0025},
+      {Run{"Llama 3 8B on 8 H100", l3_8, s, megatron_layout(1, 1, 2, 1, 4), 128, 8192, 12273}, 0.1444},
+      {Run{"Llama 3 70B on 64 H100", l3_70, s, megatron_layout(4, 4, 2, 5, 2), 128, 8192, 1524}, 0.0112},
   };
   std::vector<HeldOut> out;
   for (const auto& [run, e] : runs) out.push_back({priced(run, src, "h100", "nemo"), e});
@@ -105,10 +105,10 @@ std::vector<HeldOut> megatron_bridge_2511() {
   const StepSetup bf16 = dgx_h100(false);
   const std::vector<std::pair<Run, double>> runs = {
       {Run{"GPT-OSS 120B on 64 H100, EP 8, BF16", oss, with_moe(bf16, EpDispatcher::alltoall, false), oss_layout, 512, 4096, 5630}, 0.2365},
-      {Run{"Llama 3 8B on 8 H100, Megatron-FSDP, FP8", l3_8, s, fsdp, 128, 8192, 14451}, -0.0073},
-      {Run{"Llama 3 70B on 64 H100, FP8", l3_70, s, megatron_layout(4, 8, 1, 5, 2), 128, 8192, 1602}, -0.0180},
+      {Run{"Llama 3 8B on 8 H100, Megatron-FSDP, FP8", l3_8, s, fsdp, 128, 8192, 14451}, -0.0358},
+      {Run{"Llama 3 70B on 64 H100, FP8", l3_70, s, megatron_layout(4, 8, 1, 5, 2), 128, 8192, 1602}, -0.0673},
       {Run{"Llama 3.1 405B on 1024 H100, FP8", l405, s, megatron_layout(8, 8, 2, 8, 8), 512, 8192, 292}, 0.0384},
-      {Run{"Qwen3 30B-A3B on 16 H100, EP 8, FP8", q30, s, qwen, 512, 4096, 5275}, 1.3611},
+      {Run{"Qwen3 30B-A3B on 16 H100, EP 8, FP8", q30, s, qwen, 512, 4096, 5275}, 1.2914},
   };
   std::vector<HeldOut> out;
   for (const auto& [run, e] : runs) out.push_back({priced(run, src, "h100", "nemo"), e});
@@ -133,7 +133,7 @@ std::vector<HeldOut> megatron_moe_recipes() {
   q235l.ep = 32, q235l.etp = 1;
   const std::vector<std::pair<Run, double>> runs = {
       {Run{"Qwen3 30B-A3B on 32 H100, EP 8, BF16", q30, with_moe(dgx_h100(false), EpDispatcher::flex, false), q30l, 256, 4096, 234.1e12 / 23.01e9}, 0.1563},
-      {Run{"Qwen3 30B-A3B on 32 H100, EP 8, FP8 blockwise", q30, with_moe(dgx_h100(true), EpDispatcher::flex, false), q30l, 256, 4096, 232.4e12 / 23.01e9}, 0.2523},
+      {Run{"Qwen3 30B-A3B on 32 H100, EP 8, FP8 blockwise", q30, with_moe(dgx_h100(true), EpDispatcher::flex, false), q30l, 256, 4096, 232.4e12 / 23.01e9}, 0.2333},
       {Run{"Qwen3 235B-A22B on 256 H100, EP 32 (etp 1), BF16", q235, with_moe(dgx_h100(false), EpDispatcher::flex, true), q235l, 2048, 4096, 214.3e12 / 148.03e9}, 0.4255},
   };
   std::vector<HeldOut> out;
@@ -159,9 +159,9 @@ std::vector<HeldOut> megatron_bridge_2602_2606() {
   Layout ossl = megatron_layout(1, 4, 1, 1, 16);
   ossl.ep = 8;
   const std::vector<std::pair<Run, double>> runs = {
-      {Run{"Qwen3 30B-A3B on 16 H100, EP 16, FP8 (26.06)", q30, with_moe(dgx_h100(true), EpDispatcher::flex, false), ep16, 1024, 4096, 8826}, 0.2664},
-      {Run{"Qwen3 30B-A3B on 16 H100, PP 2, EP 8, FP8 (26.02.01)", q30, dgx_h100(true), pp2, 1024, 4096, 9058}, 0.2844},
-      {Run{"Qwen3 235B-A22B on 256 H100, EP 32 (etp 1), FP8 (26.04.01)", q235, with_moe(dgx_h100(true), EpDispatcher::alltoall, true), q235l, 8192, 4096, 1712}, -0.1764},
+      {Run{"Qwen3 30B-A3B on 16 H100, EP 16, FP8 (26.06)", q30, with_moe(dgx_h100(true), EpDispatcher::flex, false), ep16, 1024, 4096, 8826}, 0.2494},
+      {Run{"Qwen3 30B-A3B on 16 H100, PP 2, EP 8, FP8 (26.02.01)", q30, dgx_h100(true), pp2, 1024, 4096, 9058}, 0.2489},
+      {Run{"Qwen3 235B-A22B on 256 H100, EP 32 (etp 1), FP8 (26.04.01)", q235, with_moe(dgx_h100(true), EpDispatcher::alltoall, true), q235l, 8192, 4096, 1712}, -0.1986},
       {Run{"GPT-OSS 120B on 64 H100, EP 8, BF16 (26.04.01)", oss, with_moe(dgx_h100(false), EpDispatcher::alltoall, false), ossl, 1280, 4096, 5824}, 0.5006},
   };
   std::vector<HeldOut> out;
@@ -237,7 +237,7 @@ StepSetup dgx_gb200(bool fp8) {
   s.sm_count = 152;
   s.flash_rate = flash_rate_for(load_framework("nemo").attention_kernel, "gb200");
   if (fp8) {
-    s.expert_fp8_as_bf16 = s.gemm;
+    s.bf16_under_fp8 = s.gemm;
     s.bytes_per_param = bytes_per_param(find_optimizer("adamw"), find_recipe("fp8-mixed"));
     s.peak_flops_per_s = s.gemm.peak_flops_per_s = 5000e12;
     s.gemm.peak_efficiency = gemm_peak_efficiency("gb200", Dtype::fp8);
@@ -267,16 +267,16 @@ std::vector<HeldOut> megatron_bridge_blackwell() {
   };
   const StepSetup gb = with_moe(dgx_gb200(true), EpDispatcher::flex, false);
   const std::vector<std::pair<Run, double>> gb200 = {
-      {Run{"Llama 3.1 405B on 256 GB200, FP8 (26.06)", l405, dgx_gb200(true), megatron_layout(4, 16, 1, 4, 4), 1536, 8192, 843}, 0.0360},
-      {Run{"Llama 3.1 405B on 256 GB200, MXFP8 (26.06)", l405, dgx_gb200(true), megatron_layout(4, 16, 1, 8, 4), 1536, 8192, 783}, 0.1188},
-      {Run{"Llama 3 70B on 64 GB200, MXFP8 (26.04.01)", l3_70, dgx_gb200(true), megatron_layout(2, 4, 1, 5, 8), 256, 8192, 3712}, 0.1862},
-      {Run{"DeepSeek-V3 on 256 GB200, EP 64, MXFP8 (26.06)", dsv3, gb, moe(megatron_layout(1, 4, 1, 4, 64), 64, 1), 4096, 4096, 4969}, -0.0371},
-      {Run{"Qwen3 30B-A3B on 8 GB200, EP 8, MXFP8 (26.06)", q30, gb, moe(megatron_layout(1, 1, 1, 1, 8), 8, 4), 512, 4096, 40706}, -0.1368},
-      {Run{"Qwen3 235B-A22B on 256 GB200, EP 32, MXFP8 (26.06)", q235, gb, moe(megatron_layout(1, 8, 1, 3, 32), 32, 1), 8192, 4096, 7376}, -0.1609},
+      {Run{"Llama 3.1 405B on 256 GB200, FP8 (26.06)", l405, dgx_gb200(true), megatron_layout(4, 16, 1, 4, 4), 1536, 8192, 843}, 0.0284},
+      {Run{"Llama 3.1 405B on 256 GB200, MXFP8 (26.06)", l405, dgx_gb200(true), megatron_layout(4, 16, 1, 8, 4), 1536, 8192, 783}, 0.1113},
+      {Run{"Llama 3 70B on 64 GB200, MXFP8 (26.04.01)", l3_70, dgx_gb200(true), megatron_layout(2, 4, 1, 5, 8), 256, 8192, 3712}, 0.1423},
+      {Run{"DeepSeek-V3 on 256 GB200, EP 64, MXFP8 (26.06)", dsv3, gb, moe(megatron_layout(1, 4, 1, 4, 64), 64, 1), 4096, 4096, 4969}, -0.0939},
+      {Run{"Qwen3 30B-A3B on 8 GB200, EP 8, MXFP8 (26.06)", q30, gb, moe(megatron_layout(1, 1, 1, 1, 8), 8, 4), 512, 4096, 40706}, -0.1556},
+      {Run{"Qwen3 235B-A22B on 256 GB200, EP 32, MXFP8 (26.06)", q235, gb, moe(megatron_layout(1, 8, 1, 3, 32), 32, 1), 8192, 4096, 7376}, -0.2110},
   };
   const std::vector<std::pair<Run, double>> h100 = {
       {Run{"Llama 3.1 405B on 1024 H100, FP8 (26.06)", l405, dgx_h100(true), megatron_layout(8, 8, 2, 8, 8), 1536, 8192, 326}, -0.0459},
-      {Run{"Llama 3 70B on 64 H100, FP8 (26.04.01)", l3_70, dgx_h100(true), megatron_layout(4, 8, 1, 5, 2), 256, 8192, 1664}, -0.0441},
+      {Run{"Llama 3 70B on 64 H100, FP8 (26.04.01)", l3_70, dgx_h100(true), megatron_layout(4, 8, 1, 5, 2), 256, 8192, 1664}, -0.0922},
   };
   std::vector<HeldOut> out;
   for (const auto& [run, e] : gb200) out.push_back({priced(run, src, "gb200", "nemo"), e});
@@ -312,10 +312,10 @@ std::vector<HeldOut> nemo_h100_moe() {
   std::vector<HeldOut> out;
   out.push_back({priced(Run{"DeepSeek-V3 on 1024 H100, EP 64, BF16, alltoall (NeMo 25.04)", dsv3, with_moe(dgx_h100(false), EpDispatcher::alltoall, false), ds1, 8192, 4096, 8192.0 * 4096 / 52.04 / 1024}, dgxc, "h100", "nemo"), 0.2951});
   const std::vector<std::pair<Run, double>> runs = {
-      {Run{"DeepSeek-V3 on 1024 H100, EP 64, FP8, DeepEP + EP overlap (25.09)", dsv3, with_moe(dgx_h100(true), EpDispatcher::flex, true), ds3, 8192, 4096, 1297}, 0.3168},
-      {Run{"Qwen3 30B-A3B on 16 H100, PP 2, EP 8, FP8, token drop (25.09)", q30, a2a, q30l, 512, 4096, 10494}, 0.1868},
-      {Run{"Qwen3 235B-A22B on 256 H100, EP 32, FP8, token drop (25.09)", q235, a2a, q235l, 2048, 4096, 1204}, -0.0709},
-      {Run{"Qwen3 235B-A22B on 256 H100, EP 32, FP8, EP overlap (25.11)", q235, with_moe(dgx_h100(true), EpDispatcher::alltoall, true), q235l, 2048, 4096, 1575}, -0.1274},
+      {Run{"DeepSeek-V3 on 1024 H100, EP 64, FP8, DeepEP + EP overlap (25.09)", dsv3, with_moe(dgx_h100(true), EpDispatcher::flex, true), ds3, 8192, 4096, 1297}, 0.2177},
+      {Run{"Qwen3 30B-A3B on 16 H100, PP 2, EP 8, FP8, token drop (25.09)", q30, a2a, q30l, 512, 4096, 10494}, 0.1518},
+      {Run{"Qwen3 235B-A22B on 256 H100, EP 32, FP8, token drop (25.09)", q235, a2a, q235l, 2048, 4096, 1204}, -0.0910},
+      {Run{"Qwen3 235B-A22B on 256 H100, EP 32, FP8, EP overlap (25.11)", q235, with_moe(dgx_h100(true), EpDispatcher::alltoall, true), q235l, 2048, 4096, 1575}, -0.1505},
   };
   for (const auto& [run, e] : runs) out.push_back({priced(run, b2509, "h100", "nemo"), e});
   return out;

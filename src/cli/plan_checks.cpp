@@ -169,7 +169,7 @@ std::vector<std::string> validation_caveats(const Model& m, const std::string& h
     out.push_back(fmt::format("{}'s routed experts are {:.2g} × d_model wide, narrower than any measured MoE run's the error bars use ({:.2g} ×): "
                               "on {} held-out runs of such models (Qwen3, GPT-OSS and DeepSeek-V3 on H100 and GB200 under Megatron-Core and PyTorch "
                               "FSDP2, 2025-26; docs/validation/README.md) napkin read {:+.0f}% to {:+.0f}% (mean |error| {:.0f}%): within 8% on four "
-                              "controlled BF16 runs priced with their own dispatcher and EP overlap (--ep-dispatcher, --ep-overlap), within 16% of "
+                              "controlled BF16 runs priced with their own dispatcher and EP overlap (--ep-dispatcher, --ep-overlap), within 21% of "
                               "the newest GB200 builds, fast on older builds and on FP8 most; treat this MFU as uncertain by that much",
                               m.key, w, narrowest, heldout_fine_grained_moe.rows, 100 * heldout_fine_grained_moe.low,
                               100 * heldout_fine_grained_moe.high, 100 * heldout_fine_grained_moe.mean_abs));

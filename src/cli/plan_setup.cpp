@@ -263,16 +263,17 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
                                    format_sig(q.step.gemm.peak_efficiency, 3),
                                    eff.mamf ? fmt::format("MAMF {} × {}", format_sig(*eff.mamf, 3), eff.over_mamf) : "no MAMF measured for this part: a median",
                                    format_sig(q.step.mbu, 3), gemm_tile_m, gemm_launch_s * 1e6);
-  // fp8: the routed experts are priced on the 16-bit curve, at fp8_expert_time_over_bf16 of it.
-  if (ps.dtype == Dtype::fp8 && m.moe) {
+  // fp8: the routed experts are priced on the 16-bit curve, at fp8_expert_time_over_bf16 of it, and
+  // so is the LM head unless the framework converts it (fp8_lm_head).
+  if (ps.dtype == Dtype::fp8) {
     if (const std::optional<double> bf16 = hw.dense_peak(Dtype::bf16)) {
-      q.step.expert_fp8_as_bf16 = q.step.gemm;
-      q.step.expert_fp8_as_bf16.peak_flops_per_s = *bf16;
-      q.step.expert_fp8_as_bf16.peak_efficiency = gemm_peak_efficiency(hw.key, Dtype::bf16);
+      q.step.bf16_under_fp8 = q.step.gemm;
+      q.step.bf16_under_fp8.peak_flops_per_s = *bf16;
+      q.step.bf16_under_fp8.peak_efficiency = gemm_peak_efficiency(hw.key, Dtype::bf16);
     }
   }
   if (!f.gemm_efficiency.empty()) {
-    q.step.expert_fp8_as_bf16.peak_flops_per_s = 0;  // the user's figure for every product
+    q.step.bf16_under_fp8.peak_flops_per_s = 0;  // the user's figure for every product
     double fraction = 0;
     bool is_fraction = true;
     try {

@@ -83,6 +83,12 @@ struct Framework {
   // count: Megatron-Core's moe_flex_dispatcher_num_sms, which replaced moe_deepep_num_sms and
   // moe_hybridep_num_sms); hidden behind compute, that compute runs on the rest. 0: not priced.
   long long ep_comm_sms = 0;
+  // Under an fp8 recipe, whether the LM head's product runs in fp8 too. Megatron-Core's output layer
+  // is tensor_parallel.ColumnParallelLinear, outside Transformer Engine's fp8_autocast, unless the
+  // MXFP8 output projection is switched on (megatron/core/models/gpt/gpt_model.py,
+  // is_mxfp8_output_proj_active): 16 bits. torchtitan's Float8 converter turns every nn.Linear its
+  // filter_fqns do not name into Float8Linear, and the list is empty by default, output included.
+  bool fp8_lm_head = false;
 };
 
 std::string_view selective_recompute_name(SelectiveRecompute s);

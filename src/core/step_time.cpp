@@ -142,6 +142,7 @@ void apply_framework(const Framework& f, StepSetup& s) {
   s.ep_dispatcher = f.ep_dispatcher;
   s.ep_comm_overlap = f.ep_comm_overlap;
   s.ep_comm_sms = f.ep_comm_sms;
+  s.fp8_lm_head = f.fp8_lm_head;
   if (f.grad_reduce_bytes > 0) s.grad_reduce_bytes = f.grad_reduce_bytes;
 }
 
@@ -173,7 +174,7 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   const std::vector<Gemm> gemms = step_gemms(m, StepConfig{l.micro_batch, local_seq, tp, l.etp});
   GemmTimeModel gemm = s.gemm;  // under a power cap the curve's compute roof is lower (core/power.hpp)
   gemm.peak_flops_per_s *= s.compute_fraction;
-  GemmTimeModel expert_bf16 = s.expert_fp8_as_bf16;
+  GemmTimeModel expert_bf16 = s.bf16_under_fp8;
   expert_bf16.peak_flops_per_s *= s.compute_fraction;
   double attn_fwd_gemm = 0, attn_bwd_gemm = 0;
   for (const Gemm& g : gemms) {
@@ -198,8 +199,11 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
     }
     // The dense product's time: a non-flash kernel computes the masked half too.
     const bool fp8_expert = expert && s.fp8_casts && expert_bf16.peak_flops_per_s > 0;
-    const double t = fp8_expert ? fp8_expert_time_over_bf16 * expert_bf16.grouped_time_s(gm, g.n, gk, calls, launches)
-                                : gemm.grouped_time_s(gm, g.n, gk, calls, launches);
+    // The LM head stays in 16 bits under an fp8 recipe unless the framework converts it (fp8_lm_head).
+    const bool bf16_head = starts_with(g.name, "lm_head") && s.fp8_casts && !s.fp8_lm_head && expert_bf16.peak_flops_per_s > 0;
+    const double t = fp8_expert  ? fp8_expert_time_over_bf16 * expert_bf16.grouped_time_s(gm, g.n, gk, calls, launches)
+                     : bf16_head ? expert_bf16.grouped_time_s(gm, g.n, gk, calls, launches)
+                                 : gemm.grouped_time_s(gm, g.n, gk, calls, launches);
     if (starts_with(g.name, "attn.scores") || starts_with(g.name, "attn.context")) {
       (backward ? attn_bwd_gemm : attn_fwd_gemm) += t;
     } else if (starts_with(g.name, "lm_head")) {

@@ -158,9 +158,12 @@ struct StepSetup {
   // reaches: a STREAM copy's share (core/gemm_time.hpp), or plan --mbu's (measured by bench --memory).
   double mbu = memory_bandwidth_efficiency;
   GemmTimeModel gemm;
-  // Under fp8 products (fp8_casts): the 16-bit product model the routed experts are priced on, at
-  // fp8_expert_time_over_bf16 of its time; peak_flops_per_s 0: the experts on `gemm` like the rest.
-  GemmTimeModel expert_fp8_as_bf16;
+  // Under fp8 products (fp8_casts): the 16-bit product model the routed experts are priced on (at
+  // fp8_expert_time_over_bf16 of its time) and, unless fp8_lm_head, the LM head; peak_flops_per_s 0:
+  // every product on `gemm`.
+  GemmTimeModel bf16_under_fp8;
+  // Under fp8 products, whether the LM head's product is one of them (Framework::fp8_lm_head).
+  bool fp8_lm_head = false;
   Network net;
   StepLora lora;  // LoRA/QLoRA: on when set
 };
@@ -182,7 +185,7 @@ inline constexpr double fp8_casts_bytes_per_value = 4;
 // being the same in both (the dispatch stays BF16). Adding back napkin's fp8 casts (0.51 and 1.00
 // ms), the expert products took 0.77, 0.77, 0.75 and 0.91, 0.88, 0.75 of their BF16 time: 0.80 on
 // the mean, against the 0.57 the dense fp8 curve gives. So under fp8 the experts are priced at
-// 0.80 of their BF16 time (StepSetup::expert_fp8_as_bf16), the dense products on the fp8 curve.
+// 0.80 of their BF16 time (StepSetup::bf16_under_fp8), the dense products on the fp8 curve.
 inline constexpr double fp8_expert_time_over_bf16 = 0.80;
 
 struct LayerCost {

@@ -49,6 +49,7 @@ std::string framework_show_text(const Framework& f) {
   line("MoE dispatcher", std::string(ep_dispatcher_name(f.ep_dispatcher)) + (f.ep_comm_overlap ? ", EP overlap on" : ", EP overlap off") +
                             (f.ep_comm_sms > 0 ? "; flex kernels on " + std::to_string(f.ep_comm_sms) + " SMs" : ""));
   line("attention kernel", std::string(attention_kernel_name(f.attention_kernel)));
+  line("LM head under fp8", f.fp8_lm_head ? "fp8 (converted with the other linear layers)" : "16 bits");
   line("cross entropy", fmt::format("{} bytes a logit, forward and backward{}", format_sig(f.loss_bytes_per_logit, 3),
                                     f.loss_bytes_per_logit > 30 ? " (unfused)" : " (fused)"));
   out += "sources:\n";
@@ -77,6 +78,7 @@ nlohmann::json framework_json(const Framework& f) {
           {"ep_comm_overlap", f.ep_comm_overlap},
           {"ep_comm_sms", f.ep_comm_sms},
           {"attention_kernel", std::string(attention_kernel_name(f.attention_kernel))},
+          {"fp8_lm_head", f.fp8_lm_head},
           {"loss_bytes_per_logit", f.loss_bytes_per_logit},
           {"sources", f.sources}};
 }
