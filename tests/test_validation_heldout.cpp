@@ -377,31 +377,25 @@ TEST_CASE("held-out training runs: napkin's error on measurements no constant ca
     std::printf("\n| held-out rows | mean \\|error\\| | mean error | worst | within 15%% |\n|---|---|---|---|---|\n| %zu | %.1f%% | %+.1f%% | %+.1f%% | %d |\n",
                 rows.size(), 100 * sum_abs / n, 100 * sum / n, 100 * worst, within15);
   CHECK(rows.size() == 43);
-  // The fine-grained MoE rows' errors, which plan's caveat quotes (core/validation.hpp): experts
-  // narrower than the measured MoE runs' (Grok-1's 5.3 × d_model).
-  int fine = 0;
-  double low = 0, high = 0, fine_abs = 0;
-  for (const HeldOut& h : rows) {
-    if (h.row.expert_width <= 0 || h.row.expert_width >= widest_measured().narrowest_experts) continue;
-    const double e = h.row.error();
-    low = fine ? std::min(low, e) : e, high = fine ? std::max(high, e) : e, fine_abs += std::fabs(e), ++fine;
-  }
-  CHECK(fine == heldout_fine_grained_moe.rows);
-  CHECK(low == doctest::Approx(heldout_fine_grained_moe.low).epsilon(0.01));
-  CHECK(high == doctest::Approx(heldout_fine_grained_moe.high).epsilon(0.01));
-  CHECK(fine_abs / fine == doctest::Approx(heldout_fine_grained_moe.mean_abs).epsilon(0.01));
-  // The GB200 rows' errors, which plan quotes on that part.
-  int gb = 0;
-  double gb_low = 0, gb_high = 0, gb_abs = 0;
-  for (const HeldOut& h : rows) {
-    if (h.row.gpu != "gb200") continue;
-    const double e = h.row.error();
-    gb_low = gb ? std::min(gb_low, e) : e, gb_high = gb ? std::max(gb_high, e) : e, gb_abs += std::fabs(e), ++gb;
-  }
-  CHECK(gb == heldout_gb200.rows);
-  CHECK(gb_low == doctest::Approx(heldout_gb200.low).epsilon(0.01));
-  CHECK(gb_high == doctest::Approx(heldout_gb200.high).epsilon(0.01));
-  CHECK(gb_abs / gb == doctest::Approx(heldout_gb200.mean_abs).epsilon(0.01));
+  // The figures plan quotes (core/validation.hpp), recomputed from the rows they summarise.
+  const auto check_figure = [&](const HeldOutFigure& want, auto&& keep) {
+    int n_rows = 0;
+    double low = 0, high = 0, abs_sum = 0;
+    for (const HeldOut& h : rows) {
+      if (!keep(h.row)) continue;
+      const double e = h.row.error();
+      low = n_rows ? std::min(low, e) : e, high = n_rows ? std::max(high, e) : e, abs_sum += std::fabs(e), ++n_rows;
+    }
+    CHECK(n_rows == want.rows);
+    CHECK(low == doctest::Approx(want.low).epsilon(0.01));
+    CHECK(high == doctest::Approx(want.high).epsilon(0.01));
+    CHECK(abs_sum / n_rows == doctest::Approx(want.mean_abs).epsilon(0.01));
+  };
+  // Fine-grained MoE: experts narrower than the measured MoE runs' (Grok-1's 5.3 × d_model).
+  check_figure(heldout_fine_grained_moe,
+               [](const Row& r) { return r.expert_width > 0 && r.expert_width < widest_measured().narrowest_experts; });
+  // The GB200 rows, which plan quotes on that part.
+  check_figure(heldout_gb200, [](const Row& r) { return r.gpu == "gb200"; });
 }
 
 // One MoE layer on 8 H100s at EP 8: Megatron-LM's moe_perf test
