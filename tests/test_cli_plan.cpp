@@ -252,12 +252,19 @@ TEST_CASE("--json --explain: the arithmetic in the object, line by line, as trai
 }
 
 TEST_CASE("an uneven split is noted in the text, --explain and --json alike") {
-  // Llama 3 405B's 126 layers on pp 16 × v 4 = 64 chunks: 126 = 64 + 62, so 62 chunks hold 2 layers
-  // and 2 hold 1; stages: 126 = 16 · 7 + 14, so 14 stages hold 8 and 2 hold 7.
-  const std::string fixed = "plan --model llama3.1-405b --hardware h100-sxm --gpus 8192 --global-batch 2048 --seq 8192 "
-                            "--tp 8 --pp 16 --cp 1 --interleave 4 --micro-batch 1 --recompute full --zero 1 --no-sequence-parallel";
-  const std::string note = "plan 1 splits 126 layers unevenly over 16 stages × 4 virtual stages = 64 chunks: the first 62 chunks "
-                           "hold 2 layers, the others 1; the first 14 hold 8 layers, the others 7";
+  // Llama 3 405B's 126 layers on pp 16 × v 3 = 48 chunks: 126 = 48·2 + 30 (and neither 128 nor 127
+  // divides by 48), so 30 chunks hold 3 layers and 18 hold 2; stages 0-13 hold 8 and 14, 15 hold 7.
+  const std::string base = "plan --model llama3.1-405b --hardware h100-sxm --gpus 8192 --global-batch 2048 --seq 8192 "
+                           "--tp 8 --pp 16 --cp 1 --micro-batch 1 --recompute full --zero 1 --no-sequence-parallel";
+  const std::string fixed = base + " --interleave 3";
+  const std::string note = "plan 1 splits 126 layers unevenly over 16 stages × 3 virtual stages = 48 chunks: the first 30 chunks "
+                           "hold 3 layers, the others 2; the first 14 hold 8 layers, the others 7";
+  // At v 4 the 64 chunks take 126 layers with the embedding and the loss as two more (128 = 64·2).
+  CHECK(run_napkin(base + " --interleave 4").out.find(
+            "note: plan 1 splits 126 layers over 16 stages × 4 virtual stages = 64 chunks of 2 layers' places as Megatron-Core's "
+            "account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split do: the embedding and the loss take a layer's "
+            "place, so the first and the last chunk hold one layer fewer and the first and the last stage 7 layers, the other stages 8.") !=
+        std::string::npos);
   CHECK(run_napkin(fixed).out.find("note: " + note) != std::string::npos);
   CHECK(run_napkin(fixed + " --explain").out.find("note: " + note) != std::string::npos);
   const auto j = json_of(fixed, run_napkin(fixed).exit_code);

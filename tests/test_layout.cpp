@@ -125,10 +125,43 @@ TEST_CASE("pipeline stages: even, uneven, interleaved, MoE dense leading layers"
   // 80 / 4 = 20 each.
   CHECK(stage_layers(llama3_70b(), layout(1, 4, 1), 0).layers == 20);
   CHECK(stage_layers(llama3_70b(), layout(1, 4, 1), 3).layers == 20);
-  // 126 = 16·7 + 14: the first 14 stages hold 8, the last two 7.
-  CHECK(stage_layers(llama31_405b(), layout(1, 16, 1), 0).layers == 8);
-  CHECK(stage_layers(llama31_405b(), layout(1, 16, 1), 13).layers == 8);
-  CHECK(stage_layers(llama31_405b(), layout(1, 16, 1), 14).layers == 7);
+  // 126 layers over 16 stages do not divide; 126 + 2 = 128 do: the embedding and the loss take a
+  // layer's place each (Megatron-Core's account_for_embedding/loss_in_pipeline_split; Llama 3
+  // §3.3.2, "one Transformer layer fewer" on the first and the last stage): 7, 8, …, 8, 7.
+  CHECK(pipeline_split(126, 16) == PipelineSplit::embedding_and_loss);
+  CHECK(stage_layers(llama31_405b(), layout(1, 16, 1), 0).layers == 7);
+  CHECK(stage_layers(llama31_405b(), layout(1, 16, 1), 1).layers == 8);
+  CHECK(stage_layers(llama31_405b(), layout(1, 16, 1), 14).layers == 8);
+  CHECK(stage_layers(llama31_405b(), layout(1, 16, 1), 15).layers == 7);
+  // Interleaved, v 4: 64 chunks of 2 slots; stage 0 holds chunks 0 (the embedding and 1 layer), 16,
+  // 32, 48: 7 layers; stage 15 chunks 15, 31, 47, 63 (1 layer and the loss): 7; stage 1: 8.
+  Layout v4 = layout(1, 16, 1);
+  v4.interleave = 4;
+  CHECK(stage_layers(llama31_405b(), v4, 0).layers == 7);
+  CHECK(stage_layers(llama31_405b(), v4, 0).largest_chunk == 2);
+  CHECK(stage_layers(llama31_405b(), v4, 1).layers == 8);
+  CHECK(stage_layers(llama31_405b(), v4, 15).layers == 7);
+  // 63 + 1 = 64 divide over 16: the loss alone takes a layer's place, the last stage holds 3.
+  CHECK(pipeline_split(63, 16) == PipelineSplit::loss);
+  Model l63 = llama3_70b();
+  l63.layers = 63;
+  CHECK(stage_layers(l63, layout(1, 16, 1), 0).layers == 4);
+  CHECK(stage_layers(l63, layout(1, 16, 1), 15).layers == 3);
+  // 80 over 4 divides; 22 over 5 divides neither way (24, 23): the first two stages hold 5, the
+  // others 4.
+  CHECK(pipeline_split(80, 4) == PipelineSplit::even);
+  CHECK(pipeline_split(22, 5) == PipelineSplit::first_longer);
+  Model l22 = llama3_70b();
+  l22.layers = 22;
+  CHECK(stage_layers(l22, layout(1, 5, 1), 1).layers == 5);
+  CHECK(stage_layers(l22, layout(1, 5, 1), 2).layers == 4);
+  const auto sum = uneven_split(llama31_405b(), v4);
+  REQUIRE(sum);
+  CHECK(sum->rule == PipelineSplit::embedding_and_loss);
+  CHECK(sum->chunk_layers == 2);
+  CHECK(sum->long_chunks == 62);
+  CHECK(sum->stage_layers == 8);
+  CHECK(sum->long_stages == 14);
   // DeepSeek-V3, 61 layers over 8 stages = 8·7 + 5: stage 0 holds layers 0-7, of which 0-2 are
   // dense, so 5 MoE; stage 7 holds 7 MoE layers.
   const StageLayers first = stage_layers(deepseek_v3(), layout(1, 8, 1), 0);
@@ -148,9 +181,11 @@ TEST_CASE("pipeline stages: even, uneven, interleaved, MoE dense leading layers"
 }
 
 TEST_CASE("pipeline stages: the closed form agrees with dealing the layers out one by one") {
-  // The reference walks the model layer by layer: chunk c holds ceil(L/(pp·v)) layers while
-  // c < L mod pp·v, floor after (Megatron's uneven rule), chunk c runs on stage c mod pp, and a
-  // layer is dense when its index is below the leading dense layers.
+  // The reference walks the model layer by layer: when L + 2 (or else L + 1) divides over the pp·v
+  // chunks, every chunk holds (L + edges)/(pp·v) slots and the first (the embedding) and the last
+  // (the loss) give one up; otherwise chunk c holds ceil(L/(pp·v)) layers while c < L mod pp·v,
+  // floor after. Chunk c runs on stage c mod pp, and a layer is dense when its index is below the
+  // leading dense layers.
   for (long long layers = 1; layers <= 23; ++layers)
     for (long long pp = 1; pp <= layers; ++pp)
       for (long long v = 1; pp * v <= layers; ++v)
@@ -161,10 +196,15 @@ TEST_CASE("pipeline stages: the closed form agrees with dealing the layers out o
           Layout l = layout(1, pp, 1);
           l.interleave = v;
           const long long chunks = pp * v, q = layers / chunks, r = layers % chunks;
+          const long long edges = r == 0                                                 ? 0
+                                  : (layers + 2) % chunks == 0 && (layers + 2) / chunks >= 2 ? 2
+                                  : (layers + 1) % chunks == 0 && (layers + 1) / chunks >= 2 ? 1
+                                                                                             : -1;
+          const long long slots = edges > 0 ? (layers + edges) / chunks : 0;
           std::vector<long long> total(pp, 0), moe(pp, 0), longest(pp, 0);
           long long layer = 0;
           for (long long c = 0; c < chunks; ++c) {
-            const long long count = c < r ? q + 1 : q;
+            const long long count = edges > 0 ? slots - (edges == 2 && c == 0 ? 1 : 0) - (c == chunks - 1 ? 1 : 0) : c < r ? q + 1 : q;
             longest[c % pp] = std::max(longest[c % pp], count);
             for (long long i = 0; i < count; ++i, ++layer) {
               ++total[c % pp];
@@ -205,15 +245,15 @@ TEST_CASE("micro-batches in flight: 1F1B and interleaved") {
 TEST_CASE("uneven interleaving: accepted while every chunk has a layer; chunks of floor or ceil(L/(p·v)) layers") {
   // Llama 3.1 405B as Meta ran it (Llama 3 paper Table 4: pp 16, interleaved): 126 layers.
   Layout l = layout(8, 16, 64);
-  l.interleave = 4;  // 64 chunks: 126 = 64·1 + 62, so chunks 0-61 hold 2 layers, 62 and 63 hold 1
+  l.interleave = 4;  // 64 chunks of 2 slots (126 + the embedding + the loss = 128): chunks 0 and 63 hold 1 layer
   CHECK_FALSE(layout_problem(llama31_405b(), l));
   CHECK_NOTHROW(validate_layout(llama31_405b(), l));
-  // Stage 0 holds chunks 0, 16, 32, 48: 2+2+2+2 = 8; stage 14 chunks 14, 30, 46, 62: 2+2+2+1 = 7;
-  // stage 15 chunks 15, 31, 47, 63: 7. The layers add up: 14·8 + 2·7 = 126.
-  CHECK(stage_layers(llama31_405b(), l, 0).layers == 8);
+  // Stage 0 holds chunks 0, 16, 32, 48: 1+2+2+2 = 7; stage 14 chunks 14, 30, 46, 62: 8; stage 15
+  // chunks 15, 31, 47, 63: 2+2+2+1 = 7. The layers add up: 14·8 + 2·7 = 126.
+  CHECK(stage_layers(llama31_405b(), l, 0).layers == 7);
   CHECK(stage_layers(llama31_405b(), l, 0).largest_chunk == 2);
   CHECK(stage_layers(llama31_405b(), l, 13).layers == 8);
-  CHECK(stage_layers(llama31_405b(), l, 14).layers == 7);
+  CHECK(stage_layers(llama31_405b(), l, 14).layers == 8);
   CHECK(stage_layers(llama31_405b(), l, 15).layers == 7);
   CHECK(stage_layers(llama31_405b(), l, 15).largest_chunk == 2);  // chunk 15 holds 2, chunk 63 only 1
   const auto u = uneven_split(llama31_405b(), l);
@@ -229,12 +269,19 @@ TEST_CASE("uneven interleaving: accepted while every chunk has a layer; chunks o
   CHECK(stage_layers(llama31_405b(), l, 0).layers == 8);
   CHECK(stage_layers(llama31_405b(), l, 0).largest_chunk == 3);
   CHECK(stage_layers(llama31_405b(), l, 14).layers == 7);
-  // 7 chunks per stage (112 ≤ 126) is the most; 8 (128 chunks) leaves two empty.
+  // 7 chunks per stage (112 ≤ 126) leave every chunk a layer; 8 (128 chunks = 126 + 2) give the
+  // first chunk the embedding alone and the last the loss alone, as Meta ran it (Dubey et al. 2024
+  // §3.3.2) and Megatron-Bridge's 405B MXFP8 recipe does (VP 8): stages 0 and 15 hold 7 layers.
   l.interleave = 7;
   CHECK_FALSE(layout_problem(llama31_405b(), l));
   l.interleave = 8;
-  CHECK(layout_problem(llama31_405b(), l).value_or("").find("128 model chunks are more than the 126 layers") != std::string::npos);
-  CHECK_THROWS_WITH_AS(validate_layout(llama31_405b(), l), doctest::Contains("--interleave 8 with --pp 16"), Error);
+  CHECK_FALSE(layout_problem(llama31_405b(), l));
+  CHECK(stage_layers(llama31_405b(), l, 0).layers == 7);
+  CHECK(stage_layers(llama31_405b(), l, 1).layers == 8);
+  CHECK(stage_layers(llama31_405b(), l, 15).layers == 7);
+  l.interleave = 9;  // 144 chunks: more than 128 places
+  CHECK(layout_problem(llama31_405b(), l).value_or("").find("144 model chunks are more than the 126 layers") != std::string::npos);
+  CHECK_THROWS_WITH_AS(validate_layout(llama31_405b(), l), doctest::Contains("--interleave 9 with --pp 16"), Error);
   // Even splits are unchanged, and report no uneven split.
   Layout even = layout(1, 4, 1);
   even.interleave = 5;

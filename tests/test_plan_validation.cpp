@@ -305,9 +305,10 @@ Row nemotron4_15b_row(long long dp, long long batch, double seconds) {
 // fp32-grads recipe. The pipeline is interleaved, its number of virtual stages not
 // published, so napkin picks it and the micro-batch as for the Megatron-Core rows. Meta fitted the
 // run in 80 GB by taking one layer off the first and the last stages and freeing each stage's
-// input and output early (§3.3.2); napkin's memory model, which splits 126 layers 8 per stage on the
-// first stages, asks more than 80 GB for it, so the plan is chosen on time alone and napkin's
-// memory for it is printed with the row (docs/validation/README.md reports the miss). Model:
+// input and output early (§3.3.2); napkin now splits the layers so (7, 8, …, 8, 7: the embedding and
+// the loss take a layer's place, core/layout.hpp pipeline_split) but does not free the stage's input
+// and output early, and still asks more than 80 GB for it (102 GB), so the plan is chosen on time
+// alone and napkin's memory for it is printed with the row (docs/validation/README.md reports the miss). Model:
 // meta-llama/Llama-3.1-405B config.json; the framework's kernels are Megatron-Core's.
 Row llama3_405b_row(long long gpus, double mfu) {
   Model m;

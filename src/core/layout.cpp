@@ -40,9 +40,11 @@ std::optional<std::string> layout_problem(const Model& m, const Layout& l) {
   if (l.pp > m.layers) return "--pp " + n(l.pp) + " is more pipeline stages than the " + n(m.layers) + " layers of " + who();
   if (l.interleave > 1) {
     if (l.pp == 1) return "--interleave " + n(l.interleave) + " needs --pp > 1 (virtual stages interleave a pipeline)";
-    // Each of the pp·v model chunks needs at least one layer; an uneven split is allowed (the
-    // first layers mod pp·v chunks hold one layer more, see stage_layers).
-    if (l.pp * l.interleave > m.layers)
+    // Each of the pp·v model chunks needs at least one layer, or (where the embedding and the loss
+    // take a layer's place, pipeline_split) one of them: Llama 3's first chunk held only the
+    // embedding and its last only the loss (Dubey et al. 2024 §3.3.2). An uneven split is allowed.
+    const long long chunks = l.pp * l.interleave;
+    if (chunks > m.layers && !(chunks == m.layers + 2 && pipeline_split(m.layers, chunks) == PipelineSplit::embedding_and_loss))
       return "--interleave " + n(l.interleave) + " with --pp " + n(l.pp) + ": " + n(l.pp * l.interleave) +
              " model chunks are more than the " + n(m.layers) + " layers of " + who();
   }
@@ -85,14 +87,55 @@ void validate_layout(const Model& m, const Layout& l, std::optional<long long> s
   if (problem) throw Error(*problem);
 }
 
+PipelineSplit pipeline_split(long long layers, long long chunks) {
+  if (chunks < 1 || layers % chunks == 0) return PipelineSplit::even;
+  // Megatron-Core refuses layers that do not divide over the chunks unless told how to place them
+  // (transformer_config.py: num_layers_in_first/last_pipeline_stage, a pipeline layout, or
+  // account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split, which NeMo's and
+  // Megatron-Bridge's large-model recipes set). Counting the embedding and the loss as a layer each
+  // is also what Meta did for Llama 3 405B (Dubey et al. 2024 §3.3.2: one layer fewer on the first
+  // and the last stage), so it is napkin's choice wherever it divides; the loss alone next.
+  // (With as many chunks as layers + 2, the edge chunks hold the embedding or the loss alone.)
+  if ((layers + 2) % chunks == 0) return PipelineSplit::embedding_and_loss;
+  if ((layers + 1) % chunks == 0 && (layers + 1) / chunks >= 2) return PipelineSplit::loss;
+  return PipelineSplit::first_longer;
+}
+
+std::string_view pipeline_split_name(PipelineSplit s) {
+  switch (s) {
+    case PipelineSplit::even: return "even";
+    case PipelineSplit::embedding_and_loss: return "embedding and loss counted as layers";
+    case PipelineSplit::loss: return "loss counted as a layer";
+    case PipelineSplit::first_longer: return "first chunks one layer longer";
+  }
+  return "even";
+}
+
 StageLayers stage_layers(const Model& m, const Layout& l, long long stage) {
   StageLayers s;
   const long long dense = m.moe ? std::clamp(m.moe->dense_layers, 0LL, m.layers) : m.layers;
-  // The model cut into pp·v chunks in order, the first r = (layers mod pp·v) one layer longer
-  // (Megatron's uneven rule, applied to chunks); chunk k starts at layer k·q + min(k, r) and runs
-  // on stage k mod pp. Without interleaving the chunks are the stages. Counted in closed form, in
-  // O(1), not chunk by chunk: a plan search prices ~10^5 layouts whose v reaches layers/pp.
   const long long v = l.interleave > 1 ? l.interleave : 1, chunks = l.pp * v;
+  const PipelineSplit split = pipeline_split(m.layers, chunks);
+  if (split == PipelineSplit::embedding_and_loss || split == PipelineSplit::loss) {
+    // Chunks of q = (layers + edges)/chunks slots; the first chunk's first slot is the embedding
+    // (embedding_and_loss), the last chunk's last slot the loss. Chunk k runs on stage k mod pp.
+    // Chunk by chunk: v of them on this stage.
+    const bool embedding = split == PipelineSplit::embedding_and_loss;
+    const long long q = (m.layers + (embedding ? 2 : 1)) / chunks;
+    for (long long j = 0; j < v; ++j) {
+      const long long k = stage + j * l.pp;
+      const long long start = k * q - (embedding && k > 0 ? 1 : 0);
+      const long long size = q - (embedding && k == 0 ? 1 : 0) - (k == chunks - 1 ? 1 : 0);
+      s.layers += size;
+      s.moe_layers += size - std::clamp(dense - start, 0LL, size);
+      s.largest_chunk = std::max(s.largest_chunk, size);
+    }
+    return s;
+  }
+  // The model cut into pp·v chunks in order, the first r = (layers mod pp·v) one layer longer;
+  // chunk k starts at layer k·q + min(k, r) and runs on stage k mod pp. Without interleaving the
+  // chunks are the stages. Counted in closed form, in O(1), not chunk by chunk: a plan search
+  // prices ~10^5 layouts whose v reaches layers/pp.
   const long long q = m.layers / chunks, r = m.layers % chunks;
   // Of this stage's chunks k = stage + j·pp (j < v), how many have k < limit.
   const auto own_below = [&](long long limit) { return limit > stage ? std::min(v, (limit - 1 - stage) / l.pp + 1) : 0LL; };
@@ -110,15 +153,27 @@ StageLayers stage_layers(const Model& m, const Layout& l, long long stage) {
 
 std::optional<UnevenSplit> uneven_split(const Model& m, const Layout& l) {
   const long long chunks = l.pp * std::max(1LL, l.interleave);
-  if (chunks < 1 || m.layers % chunks == 0) return std::nullopt;
+  const PipelineSplit split = pipeline_split(m.layers, chunks);
+  if (split == PipelineSplit::even) return std::nullopt;
   UnevenSplit u;
+  u.rule = split;
   u.chunks = chunks;
-  u.long_chunks = m.layers % chunks;
-  u.chunk_layers = m.layers / chunks + 1;
-  // Stages hold ceil or floor(layers/pp) (each holds v chunks, and the long ones are the first),
-  // the longer ones first.
-  u.stage_layers = stage_layers(m, l, 0).layers;
-  while (u.long_stages < l.pp && stage_layers(m, l, u.long_stages).layers == u.stage_layers) ++u.long_stages;
+  if (split == PipelineSplit::first_longer) {
+    u.long_chunks = m.layers % chunks;
+    u.chunk_layers = m.layers / chunks + 1;
+    // Stages hold ceil or floor(layers/pp) (each holds v chunks, and the long ones are the first),
+    // the longer ones first.
+    u.stage_layers = stage_layers(m, l, 0).layers;
+    while (u.long_stages < l.pp && stage_layers(m, l, u.long_stages).layers == u.stage_layers) ++u.long_stages;
+    return u;
+  }
+  // The edge chunks are one layer short: the first (embedding_and_loss) and the last; the stages
+  // in between hold the full count.
+  const long long edges = split == PipelineSplit::embedding_and_loss ? 2 : 1;
+  u.chunk_layers = (m.layers + edges) / chunks;
+  u.long_chunks = chunks - edges;
+  u.stage_layers = u.chunk_layers * std::max(1LL, l.interleave);
+  u.long_stages = l.pp - edges;
   return u;
 }
 

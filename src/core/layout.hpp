@@ -11,6 +11,7 @@
 //   carved out of world / pp as etp × ep × expert-dp), so ep · etp divides tp · cp · dp.
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/activations.hpp"
 #include "core/model.hpp"
@@ -50,9 +51,9 @@ struct Layout {
 // Rules (Megatron-LM's, each checked in O(1) so a plan search can call it ~10^5 times):
 //   every degree ≥ 1; tp divides the attention heads, and the KV heads (or, where the layout
 //   replicates them, is a multiple of them: one per rank), d_ff and d_ff_expert; pp ≤ layers (an
-//   uneven split is allowed: the first layers mod pp stages hold one layer more, see
-//   stage_layers); interleave > 1 needs pp > 1 and at least one layer per model chunk
-//   (pp·interleave ≤ layers; an uneven split is allowed, as for plain stages);
+//   uneven split is allowed, placed by pipeline_split, see stage_layers); interleave > 1 needs
+//   pp > 1 and at least one layer per model chunk (pp·interleave ≤ layers; an uneven split is
+//   allowed, as for plain stages);
 //   ep > 1 needs an MoE model, divides the experts and dp·cp (ep · etp divides tp·cp·dp when
 //   etp is set below tp; etp divides tp and d_ff_expert); zero in 0..3, and zero > 0
 //   needs dp·cp > 1 (a single replica has nothing to shard).
@@ -64,12 +65,19 @@ std::optional<std::string> layout_problem(const Model& m, const Layout& l, long 
 // Throws Error (bad input) with layout_problem's message.
 void validate_layout(const Model& m, const Layout& l, std::optional<long long> seq = std::nullopt);
 
-// The layers pipeline stage `stage` (0-based) holds, counted in closed form (O(1)). The model is cut
-// into pp·v chunks in order (v = interleave; v = 1: the chunks are the stages); the first
-// (layers mod pp·v) chunks hold ceil(layers/(pp·v)) layers, the others floor — Megatron's rule
-// for uneven stages, applied to chunks — and stage i holds chunks i, i+pp, ..., i+(v−1)·pp.
-// Llama 3.1 405B, 126 layers, pp 16, v 4: 64 chunks, the first 62 of 2 layers, the last 2 of
-// 1; stages 0-13 hold 8 layers, stages 14 and 15 hold 7.
+// How pp·v model chunks share layers that do not divide over them (`pipeline_split`): even when they
+// do; otherwise as Megatron-Core's account_for_embedding_in_pipeline_split and
+// account_for_loss_in_pipeline_split place them (the embedding and the loss take a layer's place in
+// the first and the last chunk; Llama 3 405B's 126 layers over 16 stages: 7, 8, …, 8, 7), or the loss
+// alone, where that divides; failing both, the first (layers mod pp·v) chunks one layer longer.
+enum class PipelineSplit { even, embedding_and_loss, loss, first_longer };
+PipelineSplit pipeline_split(long long layers, long long chunks);
+std::string_view pipeline_split_name(PipelineSplit s);
+
+// The layers pipeline stage `stage` (0-based) holds. The model is cut into pp·v chunks in order
+// (v = interleave; v = 1: the chunks are the stages) by pipeline_split's rule, and stage i holds
+// chunks i, i+pp, ..., i+(v−1)·pp. Llama 3.1 405B, 126 layers, pp 16, v 4: 64 chunks of 2 slots,
+// the first and the last holding 1 layer; stages 0 and 15 hold 7 layers, the others 8.
 struct StageLayers {
   long long layers = 0;         // transformer layers on this stage
   long long moe_layers = 0;     // of which MoE layers (an MoE model's leading dense layers are not)
@@ -78,10 +86,13 @@ struct StageLayers {
 };
 StageLayers stage_layers(const Model& m, const Layout& l, long long stage);
 
-// An uneven split in numbers, for the reports (nullopt when every chunk holds the same layers):
-// the first `long_chunks` of `chunks` model chunks hold `chunk_layers` layers, the others one
-// fewer; the first `long_stages` stages hold `stage_layers`, the others one fewer.
+// An uneven split in numbers, for the reports (nullopt when every chunk holds the same layers).
+// first_longer: the first `long_chunks` of `chunks` model chunks hold `chunk_layers` layers, the
+// others one fewer; the first `long_stages` stages hold `stage_layers`, the others one fewer.
+// embedding_and_loss / loss: `long_chunks` chunks hold `chunk_layers`, the first and the last (the
+// last only) one fewer; `long_stages` stages hold `stage_layers`, the edge stages one fewer.
 struct UnevenSplit {
+  PipelineSplit rule = PipelineSplit::first_longer;
   long long chunks = 0, long_chunks = 0, chunk_layers = 0;
   long long long_stages = 0, stage_layers = 0;
 };

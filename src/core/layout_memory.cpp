@@ -381,12 +381,23 @@ LayoutMemory memory_per_gpu(const Model& m, const Layout& l, const MemorySetup& 
   }
   r.first = stage_memory(m, l, s, mp, dense_b, expert_b, 0, dense_act, moe_act, edge);
   r.last = l.pp > 1 ? stage_memory(m, l, s, mp, dense_b, expert_b, l.pp - 1, dense_act, moe_act, edge) : r.first;
+  // When the embedding takes a layer's place on the first stage (pipeline_split), the second holds
+  // a layer more with one micro-batch fewer in flight (two under interleaving, spread over its
+  // chunks) and may be the fuller: `first` is then the second stage.
+  bool second_fuller = false;
+  if (l.pp > 2 && stage_layers(m, l, 1).layers > r.first.layers.layers) {
+    StageMemory second = stage_memory(m, l, s, mp, dense_b, expert_b, 1, dense_act, moe_act, edge);
+    if (second.total_bytes + second.reserve_bytes > r.first.total_bytes + r.first.reserve_bytes) r.first = std::move(second), second_fuller = true;
+  }
   if (l.pp == 1) {
     r.most_loaded_stage = 0;
     r.most_loaded_reason = "one stage: every layer, the embedding and the LM head";
   } else if (r.last.total_bytes + r.last.reserve_bytes > r.first.total_bytes + r.first.reserve_bytes) {
     r.most_loaded_stage = l.pp - 1;
     r.most_loaded_reason = "last stage: the LM head, the final norm and the fp32 logits";
+  } else if (second_fuller) {
+    r.most_loaded_stage = 1;
+    r.most_loaded_reason = "second stage: a layer more than the first, whose embedding takes a layer's place, and nearly as many micro-batches in flight";
   } else {
     r.most_loaded_stage = 0;
     r.most_loaded_reason = "first stage: the embedding and the most micro-batches in flight";

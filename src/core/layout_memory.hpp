@@ -106,7 +106,9 @@ struct LayoutMemory {
   double host_bytes_per_param = 0;       // unsharded bytes/param offloaded (fp32 grads + master + states [+ weights])
   bool activations_counted = false;      // seq > 0
 
-  StageMemory first, last;       // equal when pp = 1
+  // The first stage (or the second, when an edge-slot split makes it the fuller: first.stage says
+  // which) and the last; equal when pp = 1.
+  StageMemory first, last;
   long long most_loaded_stage = 0;
   std::string_view most_loaded_reason;  // "first stage: the embedding and pp micro-batches in flight", ...
   const StageMemory& most_loaded() const { return most_loaded_stage == first.stage ? first : last; }

@@ -57,7 +57,15 @@ std::vector<std::string> memory_assumptions(const Model& m, const Layout& l, con
     a.push_back("tensor parallelism: Q, K, V, O, the MLP and the vocabulary split over " + n(l.tp) +
                 " ranks (ceil(vocab/tp) rows each; Megatron pads the vocabulary further), norms and routers replicated");
   if (l.pp > 1) {
-    if (const auto u = uneven_split(m, l)) {
+    if (const auto u = uneven_split(m, l); u && u->rule != PipelineSplit::first_longer) {
+      const bool both = u->rule == PipelineSplit::embedding_and_loss;
+      a.push_back("uneven pipeline: " + n(m.layers) + " layers over " + n(u->chunks) + (l.interleave > 1 ? " chunks" : " stages") + " with " +
+                  (both ? "the embedding and the loss" : "the loss") + " each taking a layer's place (Megatron-Core's " +
+                  (both ? "account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split" : "account_for_loss_in_pipeline_split") +
+                  "; Llama 3 §3.3.2): " + (both ? "the first and the last stage hold " : "the last stage holds ") +
+                  n(u->stage_layers - 1) + " layers, the others " + n(u->stage_layers) +
+                  (l.interleave > 1 ? " (in-flight activations counted with the stage's own layers)" : ""));
+    } else if (u) {
       const std::string stages = u->long_stages == l.pp ? "every stage holds " + n(u->stage_layers) + " layers"
                                                         : "the first " + n(u->long_stages) + " stages hold " + n(u->stage_layers) +
                                                               " layers, the others " + n(u->stage_layers - 1);

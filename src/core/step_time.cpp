@@ -360,13 +360,16 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   const double tp_replayed = l.recompute == Recompute::selective && s.selective == SelectiveRecompute::every_other_matmul
                                  ? (l.sequence_parallel ? 1 : 2)
                                  : 0;
-  // The slowest stage: Megatron's split (stage_layers) gives the first stages of an uneven split
-  // one layer more; the last stage also runs the LM head.
+  // The slowest stage: an uneven split (stage_layers, pipeline_split) gives the first stages one
+  // layer more, or the edge stages one layer fewer (the embedding's and the loss's places, then
+  // stage 1 is the fullest); the last stage also runs the LM head.
   const StageLayers first = stage_layers(m, l, 0), last = stage_layers(m, l, l.pp - 1);
+  const StageLayers second = l.pp > 2 ? stage_layers(m, l, 1) : first;
+  const StageLayers& fullest = second.layers > first.layers ? second : first;
   const double layer_s = c.gemm_fwd_s + c.gemm_bwd_s + c.attention_fwd_s + c.attention_bwd_s + c.memory_fwd_s + c.memory_bwd_s;
   const double head_s = c.head_fwd_s + c.head_bwd_s + c.head_memory_s;
-  const bool last_is_slowest = d(last.layers) * layer_s + head_s >= d(first.layers) * layer_s;
-  const StageLayers& slowest = last_is_slowest ? last : first;
+  const bool last_is_slowest = d(last.layers) * layer_s + head_s >= d(fullest.layers) * layer_s;
+  const StageLayers& slowest = last_is_slowest ? last : fullest;
   const double layers = d(slowest.layers);
   r.stage_layers = slowest.layers;
   r.head_on_slowest = last_is_slowest;
@@ -464,7 +467,12 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   double expert_params = 0;
   if (m.moe) expert_params = d(m.moe->experts) * mlp_params(m, m.moe->d_ff_expert) * d(moe_layer_count(m));
   const double layer_params = pc.total - pc.embedding - pc.lm_head - expert_params;
-  double edge = l.pp == 1 ? pc.embedding + pc.lm_head : (last_is_slowest ? std::max(pc.lm_head, pc.embedding) : pc.embedding);
+  // The edge matrices on that stage: all of them on one stage; the LM head on the last; the
+  // embedding on the first (none on a middle stage, the fullest under the edge-slot split).
+  const double edge = l.pp == 1           ? pc.embedding + pc.lm_head
+                      : last_is_slowest   ? std::max(pc.lm_head, pc.embedding)
+                      : &fullest == &first ? pc.embedding
+                                           : 0.0;
   const double dense_here = (layer_params * layers / L + edge) / d(l.tp);
   const double expert_here = expert_params * layers / L / d(l.expert_tp() * l.ep);
   r.params_per_gpu = dense_here + expert_here;
@@ -674,7 +682,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   // its layers' share of the slowest stage's micro-batch time. Even split: 1/v, the bubble
   // (p−1)/(m·v) of the ideal m micro-batches. (The longest chunk never holds more layers than
   // the slowest stage when v ≥ 2: ceil(L/(p·v)) ≤ floor(L/p) once L ≥ p·v.)
-  r.chunk_share = l.interleave > 1 ? std::min(1.0, d(first.largest_chunk) / layers) : 1.0;
+  r.chunk_share = l.interleave > 1 ? std::min(1.0, d(std::max(first.largest_chunk, second.largest_chunk)) / layers) : 1.0;
   r.bubble_s = d(l.pp - 1) * r.chunk_share * r.microbatch_s;
   r.overlap_contention_s =
       overlapped_comm_hbm_passes * hidden_wire_bytes / (s.memory_bandwidth_bytes_per_s * s.mbu);

@@ -390,7 +390,7 @@ std::string totals_section(const MemoryReport& r, bool explain, std::size_t w) {
            mem.fits ? fmt::format("headroom {}", gb(mem.headroom_bytes)) : fmt::format("short by {}", gb(-mem.headroom_bytes)));
   if (r.max_micro_batch) kv.add("largest micro-batch", num(static_cast<double>(*r.max_micro_batch)), "every stage, this sequence length and policy");
   if (l.pp > 1) {
-    const StageMemory& other = mem.most_loaded_stage == 0 ? mem.last : mem.first;
+    const StageMemory& other = mem.most_loaded_stage == mem.last.stage ? mem.first : mem.last;
     kv.add(fmt::format("stage {}", other.stage), gb(other.total_bytes),
            fmt::format("{}: states {} + activations {}", stage_text(other, l, false), gb(other.model_states_bytes), gb(other.activations_bytes)));
   }

@@ -147,7 +147,20 @@ Table breakdown_table(const std::vector<Plan>& plans, std::size_t w) {
 // traffic. The same lines in the text, --explain and --json ("notes").
 std::vector<std::string> plan_notes(const PlanReport& r, const Plan& best) {
   std::vector<std::string> notes;
-  if (const auto u = best.layout.pp > 1 ? uneven_split(r.model, best.layout) : std::nullopt) {
+  if (const auto u = best.layout.pp > 1 ? uneven_split(r.model, best.layout) : std::nullopt; u && u->rule != PipelineSplit::first_longer) {
+    const Layout& l = best.layout;
+    const bool both = u->rule == PipelineSplit::embedding_and_loss;
+    const std::string chunks = l.interleave > 1 ? fmt::format(" × {} virtual stages = {} chunks of {} layers' places", l.interleave, u->chunks, u->chunk_layers) : "";
+    const std::string edges = both ? (l.interleave > 1 ? "the first and the last chunk hold one layer fewer and the first and the last stage "
+                                                       : "the first and the last stage hold ")
+                                   : (l.interleave > 1 ? "the last chunk holds one layer fewer and the last stage " : "the last stage holds ");
+    notes.push_back(fmt::format("plan 1 splits {} layers over {} stages{} as Megatron-Core's {} {}: {} a layer's place, so {}{} layers, the other stages {}.",
+                                r.model.layers, l.pp, chunks,
+                                both ? "account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split"
+                                     : "account_for_loss_in_pipeline_split",
+                                both ? "do" : "does", both ? "the embedding and the loss take" : "the loss takes", edges, u->stage_layers - 1,
+                                u->stage_layers));
+  } else if (u) {
     const Layout& l = best.layout;
     const std::string stages = u->long_stages == l.pp ? fmt::format("every stage holds {}", plural(u->stage_layers, "layer"))
                                                       : fmt::format("the first {} hold {} layers, the others {}", u->long_stages,
