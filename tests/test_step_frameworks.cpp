@@ -3,7 +3,10 @@
 // parsing; and the error bars (§6.11).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "core/comm.hpp"
@@ -253,6 +256,16 @@ zero_stages = [0, 4]
   });
   CHECK(bad_choice.find("f.toml:9") == 0);
   CHECK(bad_choice.find("fp32") != std::string::npos);
+  // The optional knobs are typed too: torchtitan's file with its fp8_lm_head as a string.
+  std::ifstream in(std::string(NAPKIN_SOURCE_DIR) + "/frameworks/torchtitan.toml");
+  std::string tt_text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t at = tt_text.find("fp8_lm_head = true");
+  REQUIRE(at != std::string::npos);
+  tt_text.replace(at, std::string("fp8_lm_head = true").size(), "fp8_lm_head = \"yes\"");
+  const std::size_t line = 1 + static_cast<std::size_t>(std::count(tt_text.begin(), tt_text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+  const std::string bad_bool = message([&] { parse_framework(tt_text, "tt.toml", "tt"); });
+  CHECK(bad_bool.find("tt.toml:" + std::to_string(line) + ":") == 0);
+  CHECK(bad_bool.find("fp8_lm_head: expected true or false, found a string") != std::string::npos);
 }
 
 TEST_CASE("error bars: from the most similar measured runs; what none covers is named") {
