@@ -44,7 +44,7 @@ std::optional<std::string> layout_problem(const Model& m, const Layout& l) {
     // take a layer's place, pipeline_split) one of them: Llama 3's first chunk held only the
     // embedding and its last only the loss (Dubey et al. 2024 §3.3.2). An uneven split is allowed.
     const long long chunks = l.pp * l.interleave;
-    if (chunks > m.layers && !(chunks == m.layers + 2 && pipeline_split(m.layers, chunks) == PipelineSplit::embedding_and_loss))
+    if (chunks > m.layers && chunks != m.layers + 2)
       return "--interleave " + n(l.interleave) + " with --pp " + n(l.pp) + ": " + n(l.pp * l.interleave) +
              " model chunks are more than the " + n(m.layers) + " layers of " + who();
   }
@@ -99,16 +99,6 @@ PipelineSplit pipeline_split(long long layers, long long chunks) {
   if ((layers + 2) % chunks == 0) return PipelineSplit::embedding_and_loss;
   if ((layers + 1) % chunks == 0 && (layers + 1) / chunks >= 2) return PipelineSplit::loss;
   return PipelineSplit::first_longer;
-}
-
-std::string_view pipeline_split_name(PipelineSplit s) {
-  switch (s) {
-    case PipelineSplit::even: return "even";
-    case PipelineSplit::embedding_and_loss: return "embedding and loss counted as layers";
-    case PipelineSplit::loss: return "loss counted as a layer";
-    case PipelineSplit::first_longer: return "first chunks one layer longer";
-  }
-  return "even";
 }
 
 StageLayers stage_layers(const Model& m, const Layout& l, long long stage) {

@@ -11,7 +11,6 @@
 //   carved out of world / pp as etp × ep × expert-dp), so ep · etp divides tp · cp · dp.
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "core/activations.hpp"
 #include "core/model.hpp"
@@ -72,7 +71,6 @@ void validate_layout(const Model& m, const Layout& l, std::optional<long long> s
 // alone, where that divides; failing both, the first (layers mod pp·v) chunks one layer longer.
 enum class PipelineSplit { even, embedding_and_loss, loss, first_longer };
 PipelineSplit pipeline_split(long long layers, long long chunks);
-std::string_view pipeline_split_name(PipelineSplit s);
 
 // The layers pipeline stage `stage` (0-based) holds. The model is cut into pp·v chunks in order
 // (v = interleave; v = 1: the chunks are the stages) by pipeline_split's rule, and stage i holds

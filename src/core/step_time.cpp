@@ -174,8 +174,8 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   const std::vector<Gemm> gemms = step_gemms(m, StepConfig{l.micro_batch, local_seq, tp, l.etp});
   GemmTimeModel gemm = s.gemm;  // under a power cap the curve's compute roof is lower (core/power.hpp)
   gemm.peak_flops_per_s *= s.compute_fraction;
-  GemmTimeModel expert_bf16 = s.bf16_under_fp8;
-  expert_bf16.peak_flops_per_s *= s.compute_fraction;
+  GemmTimeModel bf16 = s.bf16_under_fp8;
+  bf16.peak_flops_per_s *= s.compute_fraction;
   double attn_fwd_gemm = 0, attn_bwd_gemm = 0;
   for (const Gemm& g : gemms) {
     const bool backward = is_backward(g.name);
@@ -198,11 +198,11 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
       calls /= d(l.ep);
     }
     // The dense product's time: a non-flash kernel computes the masked half too.
-    const bool fp8_expert = expert && s.fp8_casts && expert_bf16.peak_flops_per_s > 0;
+    const bool fp8_expert = expert && s.fp8_casts && bf16.peak_flops_per_s > 0;
     // The LM head stays in 16 bits under an fp8 recipe unless the framework converts it (fp8_lm_head).
-    const bool bf16_head = starts_with(g.name, "lm_head") && s.fp8_casts && !s.fp8_lm_head && expert_bf16.peak_flops_per_s > 0;
-    const double t = fp8_expert  ? fp8_expert_time_over_bf16 * expert_bf16.grouped_time_s(gm, g.n, gk, calls, launches)
-                     : bf16_head ? expert_bf16.grouped_time_s(gm, g.n, gk, calls, launches)
+    const bool bf16_head = starts_with(g.name, "lm_head") && s.fp8_casts && !s.fp8_lm_head && bf16.peak_flops_per_s > 0;
+    const double t = fp8_expert  ? fp8_expert_time_over_bf16 * bf16.grouped_time_s(gm, g.n, gk, calls, launches)
+                     : bf16_head ? bf16.grouped_time_s(gm, g.n, gk, calls, launches)
                                  : gemm.grouped_time_s(gm, g.n, gk, calls, launches);
     if (starts_with(g.name, "attn.scores") || starts_with(g.name, "attn.context")) {
       (backward ? attn_bwd_gemm : attn_fwd_gemm) += t;
