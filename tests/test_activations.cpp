@@ -127,6 +127,42 @@ TEST_CASE("DeepSeek-V3: MLA latents, three dense leading layers, 58 MoE layers")
   CHECK(e.layer_full_bytes == doctest::Approx(452096.0 * 4096));  // the MoE layer is the largest
 }
 
+TEST_CASE("Megatron-Core's recompute modules drop what they name (DeepSeek-V3, per token per layer)") {
+  // From the per-token sums of the test above (tp 1, flash, 2-byte values), under --recompute
+  // selective with Megatron-Core's module list (TransformerConfig.recompute_modules):
+  //   core_attn alone drops nothing under flash attention: 452,096 per MoE layer, 336,384 dense;
+  //   mla_up_proj: Q, K, V = 98,304 + 32,768 = 131,072;  moe_act: 8 experts' down-projection
+  //   inputs 8·2·2048 = 32,768;  shared_experts: 12,288;  layernorm: MLA's QKV input 14,336 and
+  //   the MoE layer's MLP input 14,336 (a dense layer's norms are fused into TE's linear);
+  //   mlp (dense layers): gate, up, down input 110,592.
+  //   Every module: MoE 452,096 − 131,072 − 32,768 − 12,288 − 28,672 = 247,296;
+  //   dense 336,384 − 131,072 − 110,592 − 14,336 = 80,384.  (3·80,384 + 58·247,296)·4096.
+  ActivationConfig c = cfg(1, 4096, Recompute::selective, true, false);
+  const ActivationEstimate core = estimate_activations(deepseek_v3(), c);
+  CHECK(core.layers_bytes == doctest::Approx(111537029120.0).epsilon(1e-12));
+  c.modules = recompute_modules_from_names("mla_up_proj");
+  CHECK(estimate_activations(deepseek_v3(), c).layer_stored_bytes == doctest::Approx(321024.0 * 4096));
+  c.modules = recompute_modules_from_names("core_attn,mla_up_proj,mlp,moe_act,shared_experts,layernorm");
+  const ActivationEstimate all = estimate_activations(deepseek_v3(), c);
+  CHECK(all.layers_bytes == doctest::Approx((3 * 80384.0 + 58 * 247296.0) * 4096).epsilon(1e-12));
+  // Each module is rebuilt just before its own backward: the largest, MLA's q, k, v, is the working set.
+  CHECK(all.recompute_working_bytes == doctest::Approx(131072.0 * 4096));
+  // A model without MLA or MoE: mla_up_proj and moe_act have nothing to drop; mlp keeps the MLP's input.
+  ActivationConfig l = cfg(1, 8192, Recompute::selective, true, false);
+  const double llama_core = estimate_activations(llama3_8b(), l).layer_stored_bytes;
+  l.modules = recompute_modules_from_names("mla_up_proj moe_act");
+  CHECK(estimate_activations(llama3_8b(), l).layer_stored_bytes == doctest::Approx(llama_core));
+  l.modules = recompute_modules_from_names("mlp");
+  CHECK(llama_core - estimate_activations(llama3_8b(), l).layer_stored_bytes == doctest::Approx(3 * 2.0 * 14336 * 8192));
+  // Not under full recomputation or torchtitan's policy: the list belongs to Megatron's selective.
+  l.recompute = Recompute::full;
+  CHECK(estimate_activations(llama3_8b(), l).layer_stored_bytes == doctest::Approx(2.0 * 4096 * 8192));
+  CHECK(recompute_modules_names(recompute_modules_from_names("mlp, core_attn")) == "core_attn,mlp");
+  CHECK_THROWS_WITH_AS(recompute_modules_from_names("mla_up_prj"), doctest::Contains("did you mean 'mla_up_proj'"), Error);
+  CHECK_THROWS_WITH_AS(recompute_modules_from_names("moe"), doctest::Contains("not modelled"), Error);
+  CHECK_THROWS_WITH_AS(recompute_modules_from_names(" , "), doctest::Contains("at least one module"), Error);
+}
+
 TEST_CASE("largest micro-batch") {
   // GPT-2, s = 1024, flash, no dropout, nothing recomputed. Per token per layer: 32·h + 4·a =
   // 32·768 + 48 = 24,624 (norm in, QKV in, Q, K, V, proj in, MLP norm in, MLP in: 8·2h = 16h; GeLU in/out 2·2·4h = 16h).

@@ -322,3 +322,22 @@ TEST_CASE("--offload params: the GPU sets no largest model, never '0 (nothing fi
   CHECK(j["max_params"].is_null());
   CHECK(j["max_params_single_gpu"].get<double>() > 1e9);
 }
+
+TEST_CASE("memory --recompute-modules: Megatron-Core's list, its savings by hand, its misuse one line each") {
+  // Llama 3 8B, b 1, s 8192, tp 1: mlp drops each layer's gate, up and down-projection inputs,
+  // 3 · 2 bytes · 14,336 · 8192 = 704,643,072 bytes, × 32 layers, less the one layer's worth rebuilt
+  // for its backward (the working set): 31 · 704,643,072 = 21,843,935,232.
+  const std::string base = "--model llama3-8b --hardware h100-sxm --seq 8192 --recompute selective";
+  const auto core = json_of(base, 1), mlp = json_of(base + " --recompute-modules core_attn,mlp", 1);
+  CHECK(core["per_gpu"]["activations_bytes"].get<long long>() - mlp["per_gpu"]["activations_bytes"].get<long long>() == 21843935232LL);
+  bool said = false;
+  for (const auto& a : mlp["assumptions"]) said = said || a.get<std::string>().find("Megatron-Core's modules core_attn,mlp") != std::string::npos;
+  CHECK(said);
+  check_bad("--model llama3-8b --seq 8192 --recompute-modules mlp", "add --recompute selective");
+  check_bad(base + " --recompute-modules mlpp", "did you mean 'mlp'");
+  check_bad(base + " --recompute-modules moe", "not modelled");
+  check_bad(base + " --selective every-other-matmul --recompute-modules mlp", "Megatron-Core's list");
+  const auto plan = run_napkin("plan --model llama3-8b --gpus 8 --global-batch 64 --seq 8192 --recompute full --recompute-modules mlp");
+  CHECK(plan.exit_code == 2);
+  CHECK_MESSAGE(plan.err.find("does not apply to --recompute full") != std::string::npos, plan.err);
+}

@@ -152,6 +152,42 @@ TEST_CASE("layouts their authors ran that napkin once refused now fit") {
     s.recipe = sixteen_bit;
     CHECK_FALSE(memory_per_gpu(reg.model("qwen3-30b-a3b"), l, s).fits);
   }
+  // DeepSeek-V3 in FP8 on 1024 H100 80GB, as Megatron-Bridge 25.09 ran it (performance-summary.md
+  // at fa0315ae2; scripts/performance/run_script.py: recompute_modules mla_up_proj and mlp on H100):
+  // tp 2, pp 8, vp 4, ep 64, etp 1, sequence parallel, micro-batch 1, global batch 8192, the
+  // distributed optimizer. napkin asked 73 GB with Megatron's default module (core_attn).
+  {
+    Layout l;
+    l.tp = 2, l.pp = 8, l.interleave = 4, l.dp = 64, l.ep = 64, l.etp = 1, l.micro_batch = 1, l.zero = 1;
+    l.sequence_parallel = true, l.recompute = Recompute::selective;
+    MemorySetup s;
+    s.recipe = find_recipe("fp8-mixed");
+    s.seq = 4096;
+    s.micro_batches = 128;  // 8192 over dp 64
+    s.memory_bytes = reg.hardware("h100-sxm").memory_bytes;
+    s.runtime_reserve = true;
+    CHECK_FALSE(memory_per_gpu(reg.model("deepseek-v3"), l, s).fits);
+    s.recompute_modules = recompute_modules_from_names("mla_up_proj,mlp");
+    CHECK(memory_per_gpu(reg.model("deepseek-v3"), l, s).fits);
+  }
+  // Qwen3 30B-A3B on 8 H100 80GB under NeMo Automodel (performance-summary.md at 89e3a9fdd: FSDP2 8,
+  // EP 8, local batch 4, seq 4096, activation checkpointing). Its model is built in bf16
+  // (components/models/qwen3_moe/model.py: the config's torch_dtype) and torch.optim.Adam keeps
+  // its states in the parameters' dtype: pure bf16, 8 bytes a parameter. With fp32 master weights
+  // and states (bf16-mixed, 16) it would not fit.
+  {
+    Layout l;
+    l.dp = 8, l.ep = 8, l.micro_batch = 4, l.zero = 3, l.recompute = Recompute::full;
+    MemorySetup s;
+    s.recipe = find_recipe("bf16");
+    s.seq = 4096;
+    s.micro_batches = 16;
+    s.memory_bytes = reg.hardware("h100-sxm").memory_bytes;
+    s.runtime_reserve = true;
+    CHECK(memory_per_gpu(reg.model("qwen3-30b-a3b"), l, s).fits);
+    s.recipe = find_recipe("bf16-mixed");
+    CHECK_FALSE(memory_per_gpu(reg.model("qwen3-30b-a3b"), l, s).fits);
+  }
 }
 
 TEST_CASE("every-other-matmul keeps the block input and the 1st, 3rd, 5th and 7th products' outputs") {

@@ -68,6 +68,27 @@ TEST_CASE("full recomputation replays each layer's forward and counts in HFU, no
   CHECK(t.hfu / t.mfu == near((724992.0 + 204800) / 724992));
 }
 
+TEST_CASE("Megatron-Core's recompute modules: the named modules' forward again, in HFU") {
+  Layout l;
+  l.micro_batch = 2;
+  l.recompute = Recompute::selective;
+  StepSetup s = setup();
+  // core_attn alone under flash attention replays nothing.
+  CHECK(term(step_time(toy(), l, s), "recompute_s") == 0);
+  // mlp: the toy's up and down products forward, 2·T·2·h·f = 2·64·2·64·256 = 4,194,304 FLOPs a
+  // layer at 5e13 = 8.388608e-8 s, and its GeLU, 2·B·T·f = 65,536 bytes at 0.83 TB/s = 7.895904e-8 s:
+  // 1.628451e-7 s a layer, × 2 layers × 2 micro-batches = 6.513805e-7 s.
+  s.recompute_modules = recompute_modules_from_names("mlp");
+  const StepTime t = step_time(toy(), l, s);
+  CHECK(term(t, "recompute_s") == near(6.513805e-7).epsilon(1e-5));
+  // Recomputed FLOPs: 2·(2·64·256) a token a layer, × 2 layers = 131,072 a token, × 128 tokens.
+  CHECK(t.recompute_flops_per_step == near(128.0 * 131072));
+  CHECK(t.hfu / t.mfu == near((724992.0 + 131072) / 724992));
+  // The toy has no MLA and no MoE: those modules replay nothing.
+  s.recompute_modules = recompute_modules_from_names("mla_up_proj,moe_act,shared_experts");
+  CHECK(term(step_time(toy(), l, s), "recompute_s") == 0);
+}
+
 TEST_CASE("pipeline: the slowest stage, point-to-point sends and the bubble") {
   Layout l;
   l.pp = 2;

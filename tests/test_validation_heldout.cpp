@@ -33,6 +33,16 @@ StepSetup with_moe(StepSetup s, EpDispatcher d, bool ep_overlap) {
   return s;
 }
 
+// Megatron-Core's selective recomputation of the modules a recipe names (recompute_modules).
+StepSetup recomputing(StepSetup s, const char* modules) {
+  s.recompute_modules = recompute_modules_from_names(modules);
+  return s;
+}
+Layout selective(Layout l) {
+  l.recompute = Recompute::selective;
+  return l;
+}
+
 struct HeldOut {
   Row row;
   double recorded_error;  // napkin / measured − 1 when the row was added
@@ -123,7 +133,7 @@ std::vector<HeldOut> megatron_bridge_2511() {
 // token for Qwen3-30B-A3B and 148.03 for Qwen3-235B-A22B at 4096 (the same basis as
 // Megatron-Bridge's table, whose tokens/s and TFLOP/s pairs give these ratios), so tokens/s per
 // GPU = TFLOP/s / that. Qwen3-235B's recipe folds EP 32 over TP 2 · DP 16 (etp 1) and recomputes
-// the experts' activation and the norms (elementwise: not priced); its EP overlap is not priced.
+// the experts' activation and the norms (recompute_modules moe_act, layernorm); its EP overlap is not priced.
 std::vector<HeldOut> megatron_moe_recipes() {
   const char* src = "Megatron-LM examples/moe_recipes README (e5ad09802d, PR #5289), H100";
   const Model q30 = specs().model("qwen3-30b-a3b"), q235 = specs().model("qwen3-235b-a22b");
@@ -134,7 +144,7 @@ std::vector<HeldOut> megatron_moe_recipes() {
   const std::vector<std::pair<Run, double>> runs = {
       {Run{"Qwen3 30B-A3B on 32 H100, EP 8, BF16", q30, with_moe(dgx_h100(false), EpDispatcher::flex, false), q30l, 256, 4096, 234.1e12 / 23.01e9}, 0.1563},
       {Run{"Qwen3 30B-A3B on 32 H100, EP 8, FP8 blockwise", q30, with_moe(dgx_h100(true), EpDispatcher::flex, false), q30l, 256, 4096, 232.4e12 / 23.01e9}, 0.2333},
-      {Run{"Qwen3 235B-A22B on 256 H100, EP 32 (etp 1), BF16", q235, with_moe(dgx_h100(false), EpDispatcher::flex, true), q235l, 2048, 4096, 214.3e12 / 148.03e9}, 0.4255},
+      {Run{"Qwen3 235B-A22B on 256 H100, EP 32 (etp 1), BF16", q235, recomputing(with_moe(dgx_h100(false), EpDispatcher::flex, true), "moe_act,layernorm"), selective(q235l), 2048, 4096, 214.3e12 / 148.03e9}, 0.4170},
   };
   std::vector<HeldOut> out;
   for (const auto& [run, e] : runs) out.push_back({priced(run, src, "h100", "megatron"), e});
@@ -250,7 +260,7 @@ StepSetup dgx_gb200(bool fp8) {
 // NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md (main 067f987df0), the 26.06 and
 // 26.04.01 containers' pre-training tables: DGX GB200 and, beside them, DGX H100; tokens/s/GPU as
 // published, layouts as published, the rest from src/megatron/bridge/perf_recipes/{llama,deepseek,qwen}/gb200
-// at the same commit: no recomputation (DeepSeek-V3 replays its MLA up-projections: not priced),
+// at the same commit: no recomputation (DeepSeek-V3: selective, recompute_modules mla_up_proj),
 // bf16 gradient reduction, tensor-parallel overlap, the MoE runs force-balanced and dropless with
 // the flex dispatcher (HybridEP) and no EP overlap. Llama 3.1 405B runs 126 layers with the
 // embedding and the loss counted as pipeline layers (account_for_embedding/loss_in_pipeline_split):
@@ -270,7 +280,7 @@ std::vector<HeldOut> megatron_bridge_blackwell() {
       {Run{"Llama 3.1 405B on 256 GB200, FP8 (26.06)", l405, dgx_gb200(true), megatron_layout(4, 16, 1, 4, 4), 1536, 8192, 843}, 0.0284},
       {Run{"Llama 3.1 405B on 256 GB200, MXFP8 (26.06)", l405, dgx_gb200(true), megatron_layout(4, 16, 1, 8, 4), 1536, 8192, 783}, 0.1113},
       {Run{"Llama 3 70B on 64 GB200, MXFP8 (26.04.01)", l3_70, dgx_gb200(true), megatron_layout(2, 4, 1, 5, 8), 256, 8192, 3712}, 0.1423},
-      {Run{"DeepSeek-V3 on 256 GB200, EP 64, MXFP8 (26.06)", dsv3, gb, moe(megatron_layout(1, 4, 1, 4, 64), 64, 1), 4096, 4096, 4969}, -0.0939},
+      {Run{"DeepSeek-V3 on 256 GB200, EP 64, MXFP8 (26.06)", dsv3, recomputing(gb, "mla_up_proj"), selective(moe(megatron_layout(1, 4, 1, 4, 64), 64, 1)), 4096, 4096, 4969}, -0.1054},
       {Run{"Qwen3 30B-A3B on 8 GB200, EP 8, MXFP8 (26.06)", q30, gb, moe(megatron_layout(1, 1, 1, 1, 8), 8, 4), 512, 4096, 40706}, -0.1556},
       {Run{"Qwen3 235B-A22B on 256 GB200, EP 32, MXFP8 (26.06)", q235, gb, moe(megatron_layout(1, 8, 1, 3, 32), 32, 1), 8192, 4096, 7376}, -0.2110},
   };
@@ -294,8 +304,8 @@ std::vector<HeldOut> megatron_bridge_blackwell() {
 // FP8 on 16 at PP 2, VP 24, EP 8, MBS 2 and Qwen3-235B-A22B FP8 on 256 at TP 2, PP 8, VP 4, EP 32,
 // both alltoall with token drop at capacity 1.0, padded) and the 25.11 archive rows
 // (Qwen3-235B-A22B FP8, the same layout, dropless, alltoall with the EP overlap). Global batch
-// 8192 (DeepSeek), 512 and 2048 (Qwen3); micro-batch 1 unless said. Recomputation of DeepSeek's
-// MLA up-projections (and the dense layers' MLPs at 25.09) is not priced.
+// 8192 (DeepSeek), 512 and 2048 (Qwen3); micro-batch 1 unless said. DeepSeek-V3 at 25.09 recomputes
+// its MLA up-projections and the dense layers' MLPs (run_script.py: recompute_modules).
 std::vector<HeldOut> nemo_h100_moe() {
   const char* dgxc = "dgxc-benchmarking v25.05 deepseek_v3 README (NeMo 25.04.01), DGX H100";
   const char* b2509 = "Megatron-Bridge performance-summary.md (fa0315ae2, 25.09; 25.11 archive), DGX H100";
@@ -312,7 +322,7 @@ std::vector<HeldOut> nemo_h100_moe() {
   std::vector<HeldOut> out;
   out.push_back({priced(Run{"DeepSeek-V3 on 1024 H100, EP 64, BF16, alltoall (NeMo 25.04)", dsv3, with_moe(dgx_h100(false), EpDispatcher::alltoall, false), ds1, 8192, 4096, 8192.0 * 4096 / 52.04 / 1024}, dgxc, "h100", "nemo"), 0.2951});
   const std::vector<std::pair<Run, double>> runs = {
-      {Run{"DeepSeek-V3 on 1024 H100, EP 64, FP8, DeepEP + EP overlap (25.09)", dsv3, with_moe(dgx_h100(true), EpDispatcher::flex, true), ds3, 8192, 4096, 1297}, 0.2177},
+      {Run{"DeepSeek-V3 on 1024 H100, EP 64, FP8, DeepEP + EP overlap (25.09)", dsv3, recomputing(with_moe(dgx_h100(true), EpDispatcher::flex, true), "mla_up_proj,mlp"), selective(ds3), 8192, 4096, 1297}, 0.2014},
       {Run{"Qwen3 30B-A3B on 16 H100, PP 2, EP 8, FP8, token drop (25.09)", q30, a2a, q30l, 512, 4096, 10494}, 0.1518},
       {Run{"Qwen3 235B-A22B on 256 H100, EP 32, FP8, token drop (25.09)", q235, a2a, q235l, 2048, 4096, 1204}, -0.0910},
       {Run{"Qwen3 235B-A22B on 256 H100, EP 32, FP8, EP overlap (25.11)", q235, with_moe(dgx_h100(true), EpDispatcher::alltoall, true), q235l, 2048, 4096, 1575}, -0.1505},

@@ -18,7 +18,7 @@ namespace {
 struct MemoryOptions {
   std::string hardware = "h100-sxm", gpus, optimizer = "adamw", precision = "bf16-mixed", model, params;
   std::string zero, tp, pp, cp, ep, etp, interleave, micro_batch, seq, recompute = "none", reserve, offload = "none", node_gpus,
-      memory_basis = "datasheet", selective = "attention-core", cross_entropy = "fused";
+      memory_basis = "datasheet", selective = "attention-core", cross_entropy = "fused", recompute_modules;
   bool sequence_parallel = false, flash_attention = true, dropout = false, json = false, explain = false, table = false;
   LoraOptions lora;
 };
@@ -58,6 +58,13 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   s.selective = selective_policy_from_name(o.selective);
   if (given("--selective") && o.recompute != "selective")
     throw Error("--selective says what --recompute selective replays; add --recompute selective or drop --selective");
+  if (given("--recompute-modules")) {
+    if (o.recompute != "selective")
+      throw Error("--recompute-modules lists what --recompute selective replays; add --recompute selective or drop --recompute-modules");
+    if (s.selective != SelectivePolicy::attention_core)
+      throw Error("--recompute-modules is Megatron-Core's list (--selective attention-core); torchtitan's every-other-matmul policy takes none");
+    s.recompute_modules = recompute_modules_from_names(o.recompute_modules);
+  }
   if (given("--node-gpus")) s.node_gpus = whole_flag(o.node_gpus, "--node-gpus", 1e6);
   s.memory_bytes = gpu_memory_bytes(r.hardware, r.basis);
   s.device = std::string(r.hardware.device_word());
@@ -175,6 +182,9 @@ void setup_memory(CLI::App& app, Context& ctx) {
   sub->add_option("--seq", o->seq, "Sequence length in tokens (needs --model; giving it or --micro-batch counts activations; default the model's pre-training seq_len, else its context)")->type_name("s");
   sub->add_option("--recompute", o->recompute, "Activation recomputation: none, selective or full (default none)")
       ->type_name("none|selective|full");
+  sub->add_option("--recompute-modules", o->recompute_modules,
+                  "Megatron-Core's modules --recompute selective replays: core_attn, mla_up_proj, mlp, moe_act, shared_experts, layernorm (default core_attn)")
+      ->type_name("LIST");
   sub->add_option("--selective", o->selective,
                   "What selective recomputation recomputes: attention-core (Megatron) or every-other-matmul (torchtitan op-level AC) (default attention-core)")
       ->type_name("POLICY");

@@ -19,6 +19,7 @@ struct PlanFlags {
   std::string power_limit;            // --power-limit W (empty: the spec's power_limit_watts, else none)
   std::string mbu, mbu_source;        // --mbu F (a measured one arrives as its figure and how it was measured)
   std::string selective;              // what --recompute selective recomputes (empty: attention-core)
+  std::string recompute_modules;      // Megatron-Core's modules --recompute selective replays (empty: core_attn)
   std::string cross_entropy = "fused";  // how the loss copies the logits (runtime reserve)
   std::vector<std::string> network;   // --network [intra|inter][,COLLECTIVE]=FILE, repeatable
   std::string framework, grad_reduce;  // --framework (default megatron), --grad-reduce fp32|bf16

@@ -31,17 +31,48 @@ double divisor(const Model& m, const ActivationConfig& c, Split split) {
   return cp;
 }
 
-// Adds up one layer's tensors, in Korthikanti's order, each split per divisor().
+// The Megatron-Core recompute module (RecomputeModules) that drops a tensor, if any.
+enum class Module { none, mla_up_proj, mlp, moe_act, shared_experts, layernorm, count };
+
+// Adds up one layer's tensors, in Korthikanti's order, each split per divisor(); with Megatron's
+// module list, what the named modules drop (each rebuilt just before its own backward).
 struct LayerSum {
   const Model& m;
   const ActivationConfig& c;
   std::vector<ActivationTerm>* terms;
   LayerActivations out;
-  void add(std::string_view name, std::string_view formula, double whole_bytes, Split split, bool s2 = false) {
+  double module_bytes[static_cast<int>(Module::count)] = {};
+  bool dropping(Module mod) const {
+    if (c.recompute != Recompute::selective || c.selective != SelectivePolicy::attention_core) return false;
+    const RecomputeModules& r = c.modules;
+    switch (mod) {
+      case Module::mla_up_proj: return r.mla_up_proj;
+      case Module::mlp: return r.mlp;
+      case Module::moe_act: return r.moe_act;
+      case Module::shared_experts: return r.shared_experts;
+      case Module::layernorm: return r.layernorm;
+      default: return false;
+    }
+  }
+  void drop(Module mod, double bytes) {
+    if (dropping(mod)) module_bytes[static_cast<int>(mod)] += bytes;
+  }
+  void add(std::string_view name, std::string_view formula, double whole_bytes, Split split, bool s2 = false, Module mod = Module::none) {
     const double bytes = whole_bytes / divisor(m, c, split);
     out.full_bytes += bytes;
     if (s2) out.s2_bytes += bytes;
+    drop(mod, bytes);
     if (terms) terms->push_back({name, formula, bytes, split});
+  }
+  double dropped_bytes() const {
+    double sum = 0;
+    for (double b : module_bytes) sum += b;
+    return sum;
+  }
+  double largest_dropped_bytes() const {
+    double most = 0;
+    for (double b : module_bytes) most = std::max(most, b);
+    return most;
   }
 };
 
@@ -107,6 +138,52 @@ SelectivePolicy selective_policy_from_name(std::string_view name) {
               " (expected attention-core or every-other-matmul)");
 }
 
+namespace {
+constexpr std::string_view module_names[] = {"core_attn", "mla_up_proj", "mlp", "moe_act", "shared_experts", "layernorm"};
+bool* module_flag(RecomputeModules& r, std::string_view name) {
+  if (name == "core_attn") return &r.core_attn;
+  if (name == "mla_up_proj") return &r.mla_up_proj;
+  if (name == "mlp") return &r.mlp;
+  if (name == "moe_act") return &r.moe_act;
+  if (name == "shared_experts") return &r.shared_experts;
+  if (name == "layernorm") return &r.layernorm;
+  return nullptr;
+}
+}  // namespace
+
+RecomputeModules recompute_modules_from_names(std::string_view list) {
+  RecomputeModules r;
+  r.core_attn = false;
+  bool any = false;
+  std::size_t i = 0;
+  while (i <= list.size()) {
+    const std::size_t end = std::min(list.find_first_of(", ", i), list.size());
+    const std::string_view name = list.substr(i, end - i);
+    i = end + 1;
+    if (name.empty()) continue;
+    if (name == "moe")
+      throw Error("--recompute-modules: 'moe' (the whole MoE layer, its token dispatch replayed) is not modelled; name its parts "
+                  "(moe_act, shared_experts, layernorm) or use --recompute full");
+    bool* flag = module_flag(r, name);
+    if (!flag)
+      throw Error("--recompute-modules: unknown module '" + std::string(name) + "'" +
+                  did_you_mean(name, {"core_attn", "mla_up_proj", "mlp", "moe_act", "shared_experts", "layernorm"}) +
+                  " (expected Megatron-Core's names: core_attn, mla_up_proj, mlp, moe_act, shared_experts, layernorm)");
+    *flag = true;
+    any = true;
+  }
+  if (!any) throw Error("--recompute-modules: give at least one module, e.g. core_attn,mla_up_proj");
+  return r;
+}
+
+std::string recompute_modules_names(const RecomputeModules& r) {
+  std::string out;
+  RecomputeModules copy = r;
+  for (std::string_view name : module_names)
+    if (*module_flag(copy, name)) out += (out.empty() ? "" : ",") + std::string(name);
+  return out.empty() ? "none" : out;
+}
+
 Recompute recompute_from_name(std::string_view name) {
   for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
     if (recompute_name(r) == name) return r;
@@ -138,7 +215,13 @@ LayerActivations layer_activations(const Model& m, const ActivationConfig& c, bo
   // input are split by heads (Korthikanti §4.2.1: 24/t of the 34, and 5as/(ht)).
   L.add("attention norm input", "B·s·b·h", B * sb * h, Split::sequence);
   const FrozenBase& fz = c.frozen;
-  if (fz.keep_qkv_input) L.add("QKV input (norm output)", quantized ? "B_q·s·b·h" : "B·s·b·h", Bq * sb * h, Split::sequence);
+  // Megatron's "layernorm" module discards a norm's output where the norm is its own module: MLA's
+  // input norm (a TENorm before the down-projections) and MoE layers' pre-MLP norm; a dense layer's
+  // norms are fused into Transformer Engine's LayerNormLinear. Under fp8 the product keeps its own
+  // fp8 copy, which stays.
+  if (fz.keep_qkv_input)
+    L.add("QKV input (norm output)", quantized ? "B_q·s·b·h" : "B·s·b·h", Bq * sb * h, Split::sequence, false,
+          m.mla && !quantized ? Module::layernorm : Module::none);
   double q_width = 0, k_width = 0, v_width = 0, o_width = 0;
   Split kv_split = Split::kv_heads;
   if (m.mla) {
@@ -158,9 +241,12 @@ LayerActivations layer_activations(const Model& m, const ActivationConfig& c, bo
     k_width = v_width = static_cast<double>(m.kv_heads * m.head_dim);
     o_width = q_width;
   }
-  L.add("Q", "B·s·b·a·d_head", B * sb * q_width, Split::tensor);
-  L.add("K", "B·s·b·kv·d_head", B * sb * k_width, kv_split);
-  L.add("V", "B·s·b·kv·d_head", B * sb * v_width, kv_split);
+  // mla_up_proj: q, k, v (after rotary) are rebuilt from the latents before attention's backward
+  // (MLASelfAttention: qkv_up_checkpoint.discard_output_and_register_recompute).
+  const Module up = m.mla ? Module::mla_up_proj : Module::none;
+  L.add("Q", "B·s·b·a·d_head", B * sb * q_width, Split::tensor, false, up);
+  L.add("K", "B·s·b·kv·d_head", B * sb * k_width, kv_split, false, up);
+  L.add("V", "B·s·b·kv·d_head", B * sb * v_width, kv_split, false, up);
   if (c.flash_attention) {
     // FlashAttention keeps only the per-row logsumexp (fp32) and recomputes the scores;
     // the dropout mask is regenerated from the RNG state (Dao et al. 2022 §3.1, Algorithm 2).
@@ -187,7 +273,9 @@ LayerActivations layer_activations(const Model& m, const ActivationConfig& c, bo
   // MLP block. Gated MLP: gate and up outputs, and their product (the down-projection input);
   // the activation of the gate is recomputed inside the fused kernel (Megatron bias_swiglu).
   L.add("MLP norm input", "B·s·b·h", B * sb * h, Split::sequence);
-  if (fz.keep_mlp_input) L.add("MLP input (norm output)", quantized ? "B_q·s·b·h" : "B·s·b·h", Bq * sb * h, Split::sequence);
+  if (fz.keep_mlp_input)
+    L.add("MLP input (norm output)", quantized ? "B_q·s·b·h" : "B·s·b·h", Bq * sb * h, Split::sequence, false,
+          moe_layer && !quantized ? Module::layernorm : Module::none);
   const bool gated = is_gated(m.mlp);
   // Stored f-wide tensors per MLP; the down-projection's input (the last of them) only where its
   // weight gradient or a saving frozen layer needs it.
@@ -218,16 +306,18 @@ LayerActivations layer_activations(const Model& m, const ActivationConfig& c, bo
     L.add(gated ? (all_f ? "routed experts: gate, up and down-projection inputs" : "routed experts: gate and up outputs")
                 : (all_f ? "routed experts: GeLU input and output" : "routed experts: GeLU input"),
           f_formula(1), k * f_bytes * sb * f, Split::tensor);
+    // moe_act: the activation's output, the down-projection's input, is rebuilt from gate and up.
+    if (down_kept) L.drop(Module::moe_act, k * (quantized ? Bq : B) * sb * f / divisor(m, c, Split::tensor));
     if (e.shared_experts > 0)
       L.add(gated ? (all_f ? "shared experts: gate, up and down-projection inputs" : "shared experts: gate and up outputs")
                   : (all_f ? "shared experts: GeLU input and output" : "shared experts: GeLU input"),
             f_formula(2), static_cast<double>(e.shared_experts) * f_bytes * sb * static_cast<double>(shared_expert_width(e)),
-            Split::tensor);
+            Split::tensor, false, Module::shared_experts);
   } else {
     L.add(gated ? (per_f == 3 ? "gate, up and down-projection inputs" : "gate and up outputs") : (per_f == 2 ? "GeLU input and output" : "GeLU input"),
-          f_formula(0), f_bytes * sb * static_cast<double>(m.d_ff), Split::tensor);
+          f_formula(0), f_bytes * sb * static_cast<double>(m.d_ff), Split::tensor, false, Module::mlp);
   }
-  if (c.dropout) L.add("MLP dropout mask", "s·b·h", mask_bytes * sb * h, Split::sequence);
+  if (c.dropout) L.add("MLP dropout mask", "s·b·h", mask_bytes * sb * h, Split::sequence, false, moe_layer ? Module::none : Module::mlp);
   if (fz.on) add_adapter_terms(L, moe_layer);
 
   switch (c.recompute) {
@@ -237,7 +327,9 @@ LayerActivations layer_activations(const Model& m, const ActivationConfig& c, bo
         L.out.stored_bytes = every_other_matmul_bytes(m, c, moe_layer);
         L.out.recompute_working_bytes = std::max(0.0, L.out.full_bytes - L.out.stored_bytes);
       } else {
-        L.out.stored_bytes = L.out.full_bytes - L.out.s2_bytes;
+        // Megatron-Core's module list: core_attn drops the s² tensors, the others what they name.
+        L.out.stored_bytes = L.out.full_bytes - (c.modules.core_attn ? L.out.s2_bytes : 0) - L.dropped_bytes();
+        L.out.recompute_working_bytes = L.largest_dropped_bytes();
       }
       break;
     // Only the layer input is kept: 2sbh in Korthikanti §4.1, the sequence-parallel shard under SP.
@@ -301,7 +393,12 @@ std::vector<std::string> activation_approximations(const Model& m, const Activat
   if (c.recompute == Recompute::selective && c.selective == SelectivePolicy::every_other_matmul)
     a.push_back("selective recomputation every-other-matmul (torchtitan op-level AC): each layer keeps its input, the outputs of its "
                 "1st, 3rd, 5th and 7th matrix products and the attention output; the rest is rematerialized in its backward");
-  else if (c.recompute == Recompute::selective && c.flash_attention)
+  else if (c.recompute == Recompute::selective && !c.modules.only_core_attn()) {
+    a.push_back("selective recomputation of Megatron-Core's modules " + recompute_modules_names(c.modules) +
+                ": each drops what it names and rebuilds it just before its own backward");
+    if (c.modules.mla_up_proj && !m.mla) a.push_back("mla_up_proj: " + m.name + " has no multi-latent attention; nothing to recompute");
+    if ((c.modules.moe_act || c.modules.shared_experts) && !m.moe) a.push_back("moe_act, shared_experts: " + m.name + " has no MoE layers");
+  } else if (c.recompute == Recompute::selective && c.flash_attention)
     a.push_back("selective recomputation adds nothing to flash attention, which already recomputes the scores");
   if (c.tp > 1 && !m.mla && m.kv_heads < c.tp)
     a.push_back("tensor parallelism over more ranks than KV heads: each rank keeps one replicated KV head");

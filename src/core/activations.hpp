@@ -37,6 +37,27 @@ enum class SelectivePolicy {
 };
 std::string_view selective_policy_name(SelectivePolicy p);          // "attention-core", "every-other-matmul"
 SelectivePolicy selective_policy_from_name(std::string_view name);  // throws Error naming --selective
+
+// Megatron-Core's selective recomputation is a list of modules (TransformerConfig.recompute_modules,
+// megatron/core/transformer/transformer_config.py; --recompute-modules), default core_attn. The
+// recipes of fine-grained MoE models name others: Megatron-Bridge's DeepSeek-V3 runs on H100
+// recompute mla_up_proj and mlp (scripts/performance/run_script.py at fa0315ae2), on GB200 moe_act
+// too. Each dropped tensor is rebuilt just before its backward (CheckpointWithoutOutput for
+// mla_up_proj, moe_act and layernorm; an ordinary checkpoint keeping the module's input for the
+// others). Recomputing the whole MoE layer ("moe") would replay its token dispatch: not modelled.
+struct RecomputeModules {
+  bool core_attn = true;       // the attention core (the s² tensors; flash attention keeps none)
+  bool mla_up_proj = false;    // MLA: q, k, v after the up-projections and rotary, rebuilt from the latents
+  bool mlp = false;            // dense layers' MLP: only its input kept
+  bool moe_act = false;        // routed experts: the activation's output (the down-projection's input)
+  bool shared_experts = false; // MoE layers' shared experts: only their input (the MLP input) kept
+  bool layernorm = false;      // norm outputs that feed a separate module (MoE's pre-MLP norm, MLA's input norm)
+  bool only_core_attn() const { return core_attn && !mla_up_proj && !mlp && !moe_act && !shared_experts && !layernorm; }
+  bool operator==(const RecomputeModules&) const = default;
+};
+// "core_attn,mla_up_proj,mlp" (commas or spaces); throws Error naming --recompute-modules.
+RecomputeModules recompute_modules_from_names(std::string_view list);
+std::string recompute_modules_names(const RecomputeModules& r);  // "core_attn,mla_up_proj"
 // LoRA on a frozen base (core/lora.hpp lora_activations): a frozen matrix needs no weight
 // gradient, so its input is kept only where an adapter reads it or the library's quantized layer
 // saves it anyway (bitsandbytes MatMul4Bit); each adapter adds its rank-r intermediate, and LoRA
@@ -54,6 +75,7 @@ struct ActivationConfig {
   double seq = 0;                // the whole sequence; context parallelism splits it below
   Recompute recompute = Recompute::none;
   SelectivePolicy selective = SelectivePolicy::attention_core;  // what Recompute::selective recomputes
+  RecomputeModules modules;      // under SelectivePolicy::attention_core (Megatron-Core's list)
   bool flash_attention = true;   // no s² tensors; keeps fp32 softmax statistics (Dao et al. 2022 §3.1)
   bool dropout = false;          // Korthikanti's accounting has it; modern LLMs train without it
   double value_bytes = 2;        // per stored activation; dropout masks are 1 byte

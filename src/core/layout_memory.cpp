@@ -423,6 +423,7 @@ ActivationConfig activation_config(const Layout& l, const MemorySetup& s) {
   c.seq = static_cast<double>(s.seq);
   c.recompute = l.recompute;
   c.selective = s.selective;
+  c.modules = s.recompute_modules;
   c.flash_attention = s.flash_attention;
   c.dropout = s.dropout;
   c.value_bytes = s.recipe.activation_bytes;

@@ -43,6 +43,7 @@ struct MemorySetup {
   bool flash_attention = true;  // every current training stack uses it; false for the eager count
   bool dropout = false;
   SelectivePolicy selective = SelectivePolicy::attention_core;  // what --recompute selective recomputes
+  RecomputeModules recompute_modules;  // Megatron-Core's list under attention-core (--recompute-modules)
   Offload offload = Offload::none;
   long long micro_batches = 0;  // per step per pipeline (global batch / (dp·b)); 0: unknown, ≥ in-flight
   long long node_gpus = 8;      // GPUs sharing one host's memory (for offload's host memory per node)

@@ -48,7 +48,7 @@ std::vector<std::string> memory_assumptions(const Model& m, const Layout& l, con
   std::vector<std::string> a;
   if (s.seq > 0) {
     ActivationConfig c;
-    c.seq = static_cast<double>(s.seq), c.recompute = l.recompute, c.selective = s.selective, c.flash_attention = s.flash_attention, c.dropout = s.dropout;
+    c.seq = static_cast<double>(s.seq), c.recompute = l.recompute, c.selective = s.selective, c.modules = s.recompute_modules, c.flash_attention = s.flash_attention, c.dropout = s.dropout;
     c.tp = l.tp, c.cp = l.cp, c.sequence_parallel = l.sequence_parallel;
     a = activation_approximations(m, c);
   }

@@ -197,7 +197,8 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
   // With flash attention, Megatron's selective recomputation (the attention core) is what the
   // kernel already does (it recomputes the scores in its backward): the same time and memory as
   // none, so it is not searched. torchtitan's every-other-matmul policy is a real trade.
-  const bool selective_differs = !q.step.flash_attention || q.step.selective == SelectivePolicy::every_other_matmul;
+  const bool selective_differs = !q.step.flash_attention || q.step.selective == SelectivePolicy::every_other_matmul ||
+                                 !q.step.recompute_modules.only_core_attn();
   const std::vector<Recompute> policies = selective_differs ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full}
                                                             : std::vector<Recompute>{Recompute::none, Recompute::full};
   Choices choices;

@@ -177,6 +177,13 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   GemmTimeModel bf16 = s.bf16_under_fp8;
   bf16.peak_flops_per_s *= s.compute_fraction;
   double attn_fwd_gemm = 0, attn_bwd_gemm = 0;
+  // Megatron-Core's recompute modules replay these products' forward (core/activations.hpp).
+  const bool modules = l.recompute == Recompute::selective && s.selective == SelectiveRecompute::attention_core;
+  const RecomputeModules& rm = s.recompute_modules;
+  const auto replayed = [&](const std::string& name) {
+    return modules && ((rm.mla_up_proj && (name == "attn.q_up" || name == "attn.kv_up")) || (rm.mlp && starts_with(name, "mlp.")) ||
+                       (rm.shared_experts && starts_with(name, "moe.shared_expert.")));
+  };
   for (const Gemm& g : gemms) {
     const bool backward = is_backward(g.name);
     // LoRA: a frozen matrix needs no weight gradient; its input gradient still flows.
@@ -215,6 +222,10 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
       // Under expert parallelism each call is ep times the tokens (gm) for 1/ep of the calls: the
       // same FLOPs as without it.
       if (!backward) c.gemm_fwd_flops += g.flops * (calls / (d(g.count) * d(g.batch))) * (d(gm) / d(g.m)) * (d(gk) / d(g.k));
+      if (!backward && replayed(g.name)) {
+        c.module_recompute_fwd_s += t;
+        c.module_recompute_fwd_flops += g.flops * (calls / (d(g.count) * d(g.batch))) * (d(gm) / d(g.m)) * (d(gk) / d(g.k));
+      }
       // fp8 products: the activation going in is cast (with a transposed copy for the weight
       // gradient) in the forward, the gradient coming out in the backward (fp8_casts_bytes_per_value).
       if (s.fp8_casts && !backward) {
@@ -251,6 +262,8 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   c.attn_gemm_fwd_s /= L;
   c.attn_gemm_bwd_s /= L;
   c.gemm_fwd_flops /= L;
+  c.module_recompute_fwd_s /= L;
+  c.module_recompute_fwd_flops /= L;
   c.tp_margin_fwd_s /= L;
   c.tp_margin_bwd_s /= L;
 
@@ -301,6 +314,19 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   }
   c.memory_fwd_bytes = bytes;
   c.memory_fwd_s = bytes / bw;
+  if (modules) {
+    // The elementwise work the replayed modules redo, per layer on average: rotary on the rebuilt
+    // q and k (mla_up_proj), the dense MLP's and the experts' activations (mlp, moe_act, shared
+    // experts), the separate norms (layernorm: MLA's input norm, MoE layers' pre-MLP norm).
+    double redo = 0;
+    if (rm.mla_up_proj && m.mla) redo += 2 * B * T * (heads_local + 1.0) * d(m.mla->qk_rope_head_dim);
+    if (rm.mlp) redo += per_f * B * T * d(m.layers - moe_layers) * d(m.d_ff) / L / d(tp);
+    if (m.moe && rm.moe_act) redo += per_f * B * T * d(moe_layers) * d(m.moe->experts_per_token) * d(m.moe->d_ff_expert) / L / d(tp);
+    if (m.moe && rm.shared_experts)
+      redo += per_f * B * T * d(moe_layers) * d(m.moe->shared_experts) * d(shared_expert_width(*m.moe)) / L / d(tp);
+    if (rm.layernorm) redo += 2 * B * h_tokens * h * ((m.mla ? 1.0 : 0.0) + d(moe_layers) / L);
+    c.module_recompute_fwd_s += redo / bw;
+  }
   if (!s.compiled) {
     // Eager PyTorch's extra traffic beyond the fused kernels (the constants' derivation is in
     // step_time.hpp): RMSNorm's chain of fp32 ops, a gated MLP's separate activation and product,
@@ -640,7 +666,9 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   // (torchtitan/distributed/activation_checkpoint.py, _get_custom_policy: the save list and the
   // "mm_count % 2" rule): the backward replays half the products and the elementwise work.
   const bool selective = l.recompute == Recompute::selective;
-  if (selective && s.selective == SelectiveRecompute::attention_core && !s.flash_attention) r.recompute_s = layers * c.attention_fwd_s;
+  // Megatron-Core's module list: core_attn as above, the other modules their forward again.
+  if (selective && s.selective == SelectiveRecompute::attention_core)
+    r.recompute_s = layers * ((s.recompute_modules.core_attn && !s.flash_attention ? c.attention_fwd_s : 0) + c.module_recompute_fwd_s);
   if (selective && s.selective == SelectiveRecompute::every_other_matmul) r.recompute_s = layers * (c.gemm_fwd_s / 2 + c.memory_fwd_s);
   // MoE layers launch their own count (Framework::moe_kernels_per_layer) when the framework gives one.
   const long long moe_kernels = s.moe_kernels_per_layer > 0 ? s.moe_kernels_per_layer : s.kernels_per_layer;
@@ -727,8 +755,11 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   r.model_flops_per_step = r.tokens_per_step * ((lora ? lora_frozen_flops_per_param : 6) * pc.active + adapters + attention);
   if (l.recompute == Recompute::full)
     r.recompute_flops_per_step = r.tokens_per_step * (2 * (pc.active - pc.embedding - pc.lm_head) + adapters / 3 + attention / 3);
-  if (selective && s.selective == SelectiveRecompute::attention_core && !s.flash_attention)
-    r.recompute_flops_per_step = r.tokens_per_step * attention / 3;
+  if (selective && s.selective == SelectiveRecompute::attention_core) {
+    if (s.recompute_modules.core_attn && !s.flash_attention) r.recompute_flops_per_step = r.tokens_per_step * attention / 3;
+    // The modules' products: per layer on this GPU for c.tokens tokens, 1/tp of each.
+    r.recompute_flops_per_step += r.tokens_per_step * c.module_recompute_fwd_flops * L * d(l.tp) / c.tokens;
+  }
   if (selective && s.selective == SelectiveRecompute::every_other_matmul)
     r.recompute_flops_per_step = r.tokens_per_step * (pc.active - pc.embedding - pc.lm_head);
   const double cluster = d(l.gpus()) * s.peak_flops_per_s * r.step_time_s;

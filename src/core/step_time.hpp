@@ -129,6 +129,7 @@ struct StepSetup {
   bool zero3_prefetch = true;     // ZeRO-3 gathers the next layer's weights during this layer's compute
   bool zero3_copies = false;      // FSDP2's copies out of the gather and into the reduce-scatter buffers
   SelectiveRecompute selective = SelectiveRecompute::attention_core;
+  RecomputeModules recompute_modules;  // Megatron-Core's list, under SelectiveRecompute::attention_core
   long long kernels_per_layer = 0;  // forward kernels a layer launches; 0: no launch floor
   long long moe_kernels_per_layer = 0;  // the same for a MoE layer; 0: kernels_per_layer
   double loss_bytes_per_logit = 30;  // the cross entropy's HBM bytes a logit, forward + backward (Framework)
@@ -211,6 +212,9 @@ struct LayerCost {
   // flash kernels: the fraction of the attention peak each direction reached (flash_attention_s)
   double attention_fwd_efficiency = 0, attention_bwd_efficiency = 0;
   double tokens = 0;                              // b · s / cp on this GPU
+  // Selective recomputation of Megatron-Core's modules beyond the attention core
+  // (StepSetup::recompute_modules): their forward again, per layer, and its products' FLOPs.
+  double module_recompute_fwd_s = 0, module_recompute_fwd_flops = 0;
 };
 
 LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s);

@@ -347,7 +347,13 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
   kv.add("matrix products", secs(t.matmul_s));
   kv.add("attention", secs(t.attention_s));
   kv.add("memory-bound", secs(t.memory_bound_s), t.grad_accumulation_s > 0 ? "incl. unfused gradient accumulation " + secs(t.grad_accumulation_s) : "");
-  if (t.recompute_s > 0) kv.add("recomputation", secs(t.recompute_s), std::string(recompute_name(l.recompute)) + ": the forward again");
+  if (t.recompute_s > 0) {
+    // Megatron-Core's module list replays only the modules it names (core/activations.hpp).
+    const bool modules = l.recompute == Recompute::selective && s.selective == SelectiveRecompute::attention_core && !s.recompute_modules.only_core_attn();
+    kv.add("recomputation", secs(t.recompute_s),
+           modules ? "selective: the forward of " + recompute_modules_names(s.recompute_modules) + " again"
+                   : std::string(recompute_name(l.recompute)) + ": the forward again");
+  }
   // The value is what the micro-batch pays (after overlap), so the lines add up to its sum.
   auto comm = [&](const char* name, const CommTerm& ct, double paid_s) {
     if (ct.calls <= 0) return;
