@@ -600,3 +600,24 @@ TEST_CASE("plan says how a GPU count that is not whole scale-up domains is place
     CHECK(w.out.find("not whole") == std::string::npos);
   }
 }
+
+TEST_CASE("--pipeline-layout: Megatron-Core's string priced as given; --mtp-layers one more layer and head") {
+  // 80 layers over pp 4 in 20 chunks of 4, written out: the same layout as --interleave 5.
+  const std::string even = llama70 + " --tp 8 --pp 4 --cp 1 --micro-batch 1 --sequence-parallel --recompute none --zero 1";
+  const std::string layout = " --pipeline-layout 'E(tttt|)*19ttttL'";
+  const auto rule = json_of(even + " --interleave 5"), given = json_of(even + layout);
+  REQUIRE(given["plans"].size() == 1);
+  CHECK(given["plans"][0]["interleave"] == 5);
+  CHECK(given["plans"][0]["pipeline_layout"] == "E(tttt|)*19ttttL");
+  CHECK(given["plans"][0]["mtp_layers"] == 0);
+  CHECK(given["plans"][0]["step_time_s"].get<double>() == doctest::Approx(rule["plans"][0]["step_time_s"].get<double>()));
+  // An MTP layer on the last stage: the last stage runs 21 layers and two passes of the head.
+  const auto mtp = json_of(even + " --pipeline-layout 'E(tttt|)*19ttttmL'");
+  CHECK(mtp["plans"][0]["mtp_layers"] == 1);
+  CHECK(mtp["plans"][0]["step_time_s"].get<double>() > given["plans"][0]["step_time_s"].get<double>());
+  check_bad(llama70 + layout, "--pipeline-layout needs --pp");
+  check_bad(even + layout + " --interleave 4", "that is --interleave 5, not 4");
+  check_bad(even + layout + " --mtp-layers 2", "--mtp-layers 2 but --pipeline-layout places 0 MTP layers");
+  check_bad(even + " --pipeline-layout 'E(tttt|)*19tttL'", "places 79 transformer layers");
+  check_bad(even + " --pipeline-layout 'E(tttt|)*19ttttX'", "unknown symbol 'X'");
+}

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "core/error.hpp"
@@ -294,4 +295,60 @@ TEST_CASE("uneven interleaving: accepted while every chunk has a layer; chunks o
   CHECK(u2->long_stages == 4);
   CHECK(u2->stage_layers == 20);
   CHECK(stage_layers(llama3_70b(), even, 3).layers == 20);  // chunks 3, 7, 11 = 7+7+6
+}
+
+TEST_CASE("a pipeline layout given in full, as Megatron-Core reads it") {
+  // Megatron-Bridge's DeepSeek-V3 layout over pp 8: "Et|(tt|)*30mL" is 32 chunks (v 4): chunk 0 the
+  // embedding and layer 0, chunks 1-30 two layers each, chunk 31 the MTP layer and the loss.
+  const PipelineLayout p = parse_pipeline_layout("Et|(tt|)*30mL", 8);
+  CHECK(p.chunks() == 32);
+  CHECK(p.chunk_layers.front() == 1);
+  CHECK(p.chunk_layers[1] == 2);
+  CHECK(p.chunk_layers[30] == 2);
+  CHECK(p.chunk_layers.back() == 0);
+  CHECK(p.layers() == 61);
+  CHECK(p.mtp_layers == 1);
+  // Commas are cosmetic; x*n repeats a symbol: "E,t*3|t*4|t*4|t*3,L" is 4 chunks of 3, 4, 4, 3.
+  CHECK(parse_pipeline_layout("E,t*3|t*4|t*4|t*3,L", 2).chunk_layers == std::vector<long long>{3, 4, 4, 3});
+
+  Layout l;
+  l.pp = 8, l.interleave = 4, l.dp = 64, l.ep = 64, l.tp = 2;
+  l.pipeline_layout = std::make_shared<const PipelineLayout>(p);
+  l.mtp_layers = 1;
+  CHECK_FALSE(layout_problem(deepseek_v3(), l));
+  // Stage i holds chunks i, i+8, i+16, i+24. Stage 0: 1 + 2 + 2 + 2 = 7 layers, layer 0 dense;
+  // stage 1: chunk 1 is layers 1-2 (dense): 8 layers, 6 MoE; stage 7: 2 + 2 + 2 + 0 and the MTP
+  // layer (a MoE block): 7, all MoE.
+  CHECK(stage_layers(deepseek_v3(), l, 0).layers == 7);
+  CHECK(stage_layers(deepseek_v3(), l, 0).moe_layers == 6);
+  CHECK(stage_layers(deepseek_v3(), l, 1).layers == 8);
+  CHECK(stage_layers(deepseek_v3(), l, 1).moe_layers == 6);
+  const StageLayers last = stage_layers(deepseek_v3(), l, 7);
+  CHECK(last.layers == 7);
+  CHECK(last.moe_layers == 7);
+  CHECK(last.mtp_layers == 1);
+  CHECK(stage_layers(deepseek_v3(), l, 3).layers == 8);
+  CHECK_FALSE(uneven_split(deepseek_v3(), l));  // given in full: the reports print the string
+
+  // The layout must place the model's layers over pp · v chunks.
+  l.pipeline_layout = std::make_shared<const PipelineLayout>(parse_pipeline_layout("Et|(tt|)*29t|mL", 8));
+  CHECK(layout_problem(deepseek_v3(), l).value_or("").find("places 60 transformer layers") != std::string::npos);
+  l.pipeline_layout = std::make_shared<const PipelineLayout>(p);
+  l.interleave = 2;
+  CHECK(layout_problem(deepseek_v3(), l).value_or("").find("32 model chunks") != std::string::npos);
+
+  // What Megatron-Core refuses, one line each naming the flag.
+  const auto refuses = [](const char* text, long long pp, const char* why) {
+    CHECK_THROWS_WITH_AS(parse_pipeline_layout(text, pp), doctest::Contains(why), Error);
+  };
+  refuses("Et|tt", 2, "the loss (L) must be given once, last");
+  refuses("tE|tL", 2, "the embedding (E) must be the first symbol");
+  refuses("Et|(tt|*3L", 2, "'(' without its ')'");
+  refuses("Et|tX|L", 3, "unknown symbol 'X'");
+  refuses("Et|mt|L", 3, "transformer layers (t) must come before the MTP layers (m)");
+  refuses("Et|tt|m|L", 4, "must all be in the last model chunk");
+  refuses("Et|tL", 3, "2 model chunks do not divide over --pp 3");
+  refuses("Et|tL|L", 3, "the loss (L) must be the last symbol");
+  refuses("Et|(tt)*99999999|L", 3, "a repeat count above 999999");
+  refuses("", 2, "empty");
 }

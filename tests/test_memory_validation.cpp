@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -168,6 +169,10 @@ TEST_CASE("layouts their authors ran that napkin once refused now fit") {
     s.runtime_reserve = true;
     CHECK_FALSE(memory_per_gpu(reg.model("deepseek-v3"), l, s).fits);
     s.recompute_modules = recompute_modules_from_names("mla_up_proj,mlp");
+    CHECK(memory_per_gpu(reg.model("deepseek-v3"), l, s).fits);
+    // As the recipe lays it out, "Et|(tt|)*30mL" with its MTP layer on the last stage: it fits too.
+    l.pipeline_layout = std::make_shared<const PipelineLayout>(parse_pipeline_layout("Et|(tt|)*30mL", 8));
+    l.mtp_layers = 1;
     CHECK(memory_per_gpu(reg.model("deepseek-v3"), l, s).fits);
   }
   // Qwen3 30B-A3B on 8 H100 80GB under NeMo Automodel (performance-summary.md at 89e3a9fdd: FSDP2 8,

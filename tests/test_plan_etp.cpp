@@ -305,3 +305,25 @@ TEST_CASE("group-limited routing: the ranks and nodes a token reaches, by hand")
   CHECK_THROWS_WITH(parse_model(base + "routing_groups = 3\ngroups_per_token = 1\n", "g.toml", "g"), doctest::Contains("must divide experts"));
   CHECK_THROWS_WITH(parse_model(base + "routing_groups = 4\ngroups_per_token = 5\n", "g.toml", "g"), doctest::Contains("exceeds routing_groups"));
 }
+
+TEST_CASE("the slowest stage of a MoE pipeline counts its MoE layers' dispatch, not only its layers") {
+  // DeepSeek-V3, 61 layers (the first 3 dense) over pp 16 as NeMo 25.04 ran it (tp 2, ep 64):
+  // stages 0-12 hold 4 layers, 13-15 hold 3 (61 = 16·3 + 13). Stage 0 is 3 dense + 1 MoE, stages
+  // 1-12 are 4 MoE, the last 3 MoE + the LM head. Counting layers alone against the head, the last
+  // stage looked slowest (3 layers + a head longer than a layer's products); with four token
+  // dispatches against three, a stage of 4 MoE layers is.
+  const Model ds = SpecRegistry::builtin_only().model("deepseek-v3");
+  Layout l = layout(2, 16, 32, 64, 1);
+  l.sequence_parallel = true, l.zero = 1;
+  CHECK(stage_layers(ds, l, 0).moe_layers == 1);
+  CHECK(stage_layers(ds, l, 5).moe_layers == 4);
+  CHECK(stage_layers(ds, l, 15).layers == 3);
+  StepSetup s = test::setup();
+  s.global_batch = 8192, s.seq = 4096;
+  s.peak_flops_per_s = s.gemm.peak_flops_per_s = 989.5e12, s.memory_bandwidth_bytes_per_s = s.gemm.memory_bandwidth_bytes_per_s = 3.35e12;
+  s.net.scale_up_bytes_per_s = 450e9, s.net.scale_out_bytes_per_s = 50e9;
+  const StepTime t = step_time(ds, l, s);
+  CHECK(t.stage_layers == 4);
+  CHECK_FALSE(t.head_on_slowest);
+  CHECK(test::term(t, "ep_comm_s") > 0);
+}

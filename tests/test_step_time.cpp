@@ -89,6 +89,22 @@ TEST_CASE("Megatron-Core's recompute modules: the named modules' forward again, 
   CHECK(term(step_time(toy(), l, s), "recompute_s") == 0);
 }
 
+TEST_CASE("an MTP layer: one more layer, its input projection and another pass of the head") {
+  Layout l;
+  l.micro_batch = 2;
+  const StepTime base = step_time(toy(), l, setup());
+  l.mtp_layers = 1;
+  const StepTime t = step_time(toy(), l, setup());
+  // Per micro-batch, on the toy's curve (0.5 × 100 TFLOP/s): the MTP block, a layer's products
+  // 3 · 6,291,456 FLOPs; the head again, 3,145,728; the projection 2h → h, 2·64·128·64 = 1,048,576
+  // forward and twice that backward, 3,145,728. 25,165,824 / 5e13 × 2 micro-batches = 1.00663296e-6 s.
+  CHECK(term(t, "matmul_s") - term(base, "matmul_s") == near(1.00663296e-6).epsilon(1e-6));
+  // Memory-bound: a layer's 3 · 147,456 bytes and the head's 294,912: 737,280 / 0.83e12 × 2.
+  CHECK(term(t, "memory_bound_s") - term(base, "memory_bound_s") == near(2 * 737280.0 / 0.83e12).epsilon(1e-6));
+  CHECK(t.stage_layers == 3);
+  CHECK(t.mfu < base.mfu);  // MTP's work is not in the model FLOPs of 6·P·D
+}
+
 TEST_CASE("pipeline: the slowest stage, point-to-point sends and the bubble") {
   Layout l;
   l.pp = 2;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,12 @@ StepSetup recomputing(StepSetup s, const char* modules) {
 }
 Layout selective(Layout l) {
   l.recompute = Recompute::selective;
+  return l;
+}
+// A recipe's pipeline layout (Megatron-Core's string) and its MTP layers (the layout's m's).
+Layout laid_out(Layout l, const char* layout) {
+  l.pipeline_layout = std::make_shared<const PipelineLayout>(parse_pipeline_layout(layout, l.pp));
+  l.mtp_layers = l.pipeline_layout->mtp_layers;
   return l;
 }
 
@@ -171,7 +178,7 @@ std::vector<HeldOut> megatron_bridge_2602_2606() {
   const std::vector<std::pair<Run, double>> runs = {
       {Run{"Qwen3 30B-A3B on 16 H100, EP 16, FP8 (26.06)", q30, with_moe(dgx_h100(true), EpDispatcher::flex, false), ep16, 1024, 4096, 8826}, 0.2494},
       {Run{"Qwen3 30B-A3B on 16 H100, PP 2, EP 8, FP8 (26.02.01)", q30, dgx_h100(true), pp2, 1024, 4096, 9058}, 0.2489},
-      {Run{"Qwen3 235B-A22B on 256 H100, EP 32 (etp 1), FP8 (26.04.01)", q235, with_moe(dgx_h100(true), EpDispatcher::alltoall, true), q235l, 8192, 4096, 1712}, -0.1986},
+      {Run{"Qwen3 235B-A22B on 256 H100, EP 32 (etp 1), FP8 (26.04.01)", q235, with_moe(dgx_h100(true), EpDispatcher::alltoall, true), q235l, 8192, 4096, 1712}, -0.2007},
       {Run{"GPT-OSS 120B on 64 H100, EP 8, BF16 (26.04.01)", oss, with_moe(dgx_h100(false), EpDispatcher::alltoall, false), ossl, 1280, 4096, 5824}, 0.5006},
   };
   std::vector<HeldOut> out;
@@ -260,7 +267,8 @@ StepSetup dgx_gb200(bool fp8) {
 // NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md (main 067f987df0), the 26.06 and
 // 26.04.01 containers' pre-training tables: DGX GB200 and, beside them, DGX H100; tokens/s/GPU as
 // published, layouts as published, the rest from src/megatron/bridge/perf_recipes/{llama,deepseek,qwen}/gb200
-// at the same commit: no recomputation (DeepSeek-V3: selective, recompute_modules mla_up_proj),
+// at the same commit: no recomputation (DeepSeek-V3: selective, recompute_modules mla_up_proj, and
+// recipes/deepseek/h100/deepseek_v3.py's layout for pp 4, vp 4 with its MTP layer, "Etttt|(tttt|)*14tmL"),
 // bf16 gradient reduction, tensor-parallel overlap, the MoE runs force-balanced and dropless with
 // the flex dispatcher (HybridEP) and no EP overlap. Llama 3.1 405B runs 126 layers with the
 // embedding and the loss counted as pipeline layers (account_for_embedding/loss_in_pipeline_split):
@@ -280,7 +288,7 @@ std::vector<HeldOut> megatron_bridge_blackwell() {
       {Run{"Llama 3.1 405B on 256 GB200, FP8 (26.06)", l405, dgx_gb200(true), megatron_layout(4, 16, 1, 4, 4), 1536, 8192, 843}, 0.0284},
       {Run{"Llama 3.1 405B on 256 GB200, MXFP8 (26.06)", l405, dgx_gb200(true), megatron_layout(4, 16, 1, 8, 4), 1536, 8192, 783}, 0.1113},
       {Run{"Llama 3 70B on 64 GB200, MXFP8 (26.04.01)", l3_70, dgx_gb200(true), megatron_layout(2, 4, 1, 5, 8), 256, 8192, 3712}, 0.1423},
-      {Run{"DeepSeek-V3 on 256 GB200, EP 64, MXFP8 (26.06)", dsv3, recomputing(gb, "mla_up_proj"), selective(moe(megatron_layout(1, 4, 1, 4, 64), 64, 1)), 4096, 4096, 4969}, -0.1054},
+      {Run{"DeepSeek-V3 on 256 GB200, EP 64, MXFP8 (26.06)", dsv3, recomputing(gb, "mla_up_proj"), laid_out(selective(moe(megatron_layout(1, 4, 1, 4, 64), 64, 1)), "Etttt|(tttt|)*14tmL"), 4096, 4096, 4969}, -0.1257},
       {Run{"Qwen3 30B-A3B on 8 GB200, EP 8, MXFP8 (26.06)", q30, gb, moe(megatron_layout(1, 1, 1, 1, 8), 8, 4), 512, 4096, 40706}, -0.1556},
       {Run{"Qwen3 235B-A22B on 256 GB200, EP 32, MXFP8 (26.06)", q235, gb, moe(megatron_layout(1, 8, 1, 3, 32), 32, 1), 8192, 4096, 7376}, -0.2110},
   };
@@ -300,12 +308,13 @@ std::vector<HeldOut> megatron_bridge_blackwell() {
 // 1024 GPUs, TP 2, PP 16, EP 64, ETP 1, BF16, the alltoall dispatcher with capacity factor 1.0
 // padded: each expert computes its even share, as napkin prices); Megatron-Bridge
 // docs/performance-summary.md at fa0315ae2 (25.09: DeepSeek-V3 FP8 on 1024 at TP 2, PP 8, VP 4,
-// EP 64, DeepEP with the EP overlap and a one-layer MTP head napkin does not price; Qwen3-30B-A3B
+// EP 64, DeepEP with the EP overlap and a one-layer MTP head; Qwen3-30B-A3B
 // FP8 on 16 at PP 2, VP 24, EP 8, MBS 2 and Qwen3-235B-A22B FP8 on 256 at TP 2, PP 8, VP 4, EP 32,
 // both alltoall with token drop at capacity 1.0, padded) and the 25.11 archive rows
 // (Qwen3-235B-A22B FP8, the same layout, dropless, alltoall with the EP overlap). Global batch
 // 8192 (DeepSeek), 512 and 2048 (Qwen3); micro-batch 1 unless said. DeepSeek-V3 at 25.09 recomputes
-// its MLA up-projections and the dense layers' MLPs (run_script.py: recompute_modules).
+// its MLA up-projections and the dense layers' MLPs (run_script.py: recompute_modules) and runs the
+// layout "Et|(tt|)*30mL" with one MTP layer (run_script.py; recipes/deepseek/deepseek_v3.py).
 std::vector<HeldOut> nemo_h100_moe() {
   const char* dgxc = "dgxc-benchmarking v25.05 deepseek_v3 README (NeMo 25.04.01), DGX H100";
   const char* b2509 = "Megatron-Bridge performance-summary.md (fa0315ae2, 25.09; 25.11 archive), DGX H100";
@@ -320,12 +329,12 @@ std::vector<HeldOut> nemo_h100_moe() {
   q235l.ep = 32, q235l.etp = 1;
   const StepSetup a2a = with_moe(dgx_h100(true), EpDispatcher::alltoall, false);
   std::vector<HeldOut> out;
-  out.push_back({priced(Run{"DeepSeek-V3 on 1024 H100, EP 64, BF16, alltoall (NeMo 25.04)", dsv3, with_moe(dgx_h100(false), EpDispatcher::alltoall, false), ds1, 8192, 4096, 8192.0 * 4096 / 52.04 / 1024}, dgxc, "h100", "nemo"), 0.2951});
+  out.push_back({priced(Run{"DeepSeek-V3 on 1024 H100, EP 64, BF16, alltoall (NeMo 25.04)", dsv3, with_moe(dgx_h100(false), EpDispatcher::alltoall, false), ds1, 8192, 4096, 8192.0 * 4096 / 52.04 / 1024}, dgxc, "h100", "nemo"), 0.1291});
   const std::vector<std::pair<Run, double>> runs = {
-      {Run{"DeepSeek-V3 on 1024 H100, EP 64, FP8, DeepEP + EP overlap (25.09)", dsv3, recomputing(with_moe(dgx_h100(true), EpDispatcher::flex, true), "mla_up_proj,mlp"), selective(ds3), 8192, 4096, 1297}, 0.2014},
+      {Run{"DeepSeek-V3 on 1024 H100, EP 64, FP8, DeepEP + EP overlap (25.09)", dsv3, recomputing(with_moe(dgx_h100(true), EpDispatcher::flex, true), "mla_up_proj,mlp"), laid_out(selective(ds3), "Et|(tt|)*30mL"), 8192, 4096, 1297}, 0.0620},
       {Run{"Qwen3 30B-A3B on 16 H100, PP 2, EP 8, FP8, token drop (25.09)", q30, a2a, q30l, 512, 4096, 10494}, 0.1518},
-      {Run{"Qwen3 235B-A22B on 256 H100, EP 32, FP8, token drop (25.09)", q235, a2a, q235l, 2048, 4096, 1204}, -0.0910},
-      {Run{"Qwen3 235B-A22B on 256 H100, EP 32, FP8, EP overlap (25.11)", q235, with_moe(dgx_h100(true), EpDispatcher::alltoall, true), q235l, 2048, 4096, 1575}, -0.1505},
+      {Run{"Qwen3 235B-A22B on 256 H100, EP 32, FP8, token drop (25.09)", q235, a2a, q235l, 2048, 4096, 1204}, -0.1077},
+      {Run{"Qwen3 235B-A22B on 256 H100, EP 32, FP8, EP overlap (25.11)", q235, with_moe(dgx_h100(true), EpDispatcher::alltoall, true), q235l, 2048, 4096, 1575}, -0.1529},
   };
   for (const auto& [run, e] : runs) out.push_back({priced(run, b2509, "h100", "nemo"), e});
   return out;
@@ -354,7 +363,7 @@ std::vector<HeldOut> automodel() {
   Layout q = layout(1, 8, 4, 3, Recompute::full);
   q.ep = 8;
   const std::vector<std::pair<Run, double>> runs = {
-      {Run{"DeepSeek-V3 on 1024 H100, FSDP2 + EP 64, PP 4", dsv3, s, ds, 8192, 4096, 865}, 0.0583},
+      {Run{"DeepSeek-V3 on 1024 H100, FSDP2 + EP 64, PP 4", dsv3, s, ds, 8192, 4096, 865}, 0.0512},
       {Run{"DeepSeek-V3 on 256 H100, FSDP2 + EP 64, PP 4", dsv3, s, ds256, 512, 4096, 1002}, 0.0653},
       {Run{"Qwen3 30B-A3B on 8 H100, FSDP2 + EP 8", q30, s, q, 512, 4096, 12040}, -0.0854},
   };

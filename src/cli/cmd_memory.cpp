@@ -18,7 +18,7 @@ namespace {
 struct MemoryOptions {
   std::string hardware = "h100-sxm", gpus, optimizer = "adamw", precision = "bf16-mixed", model, params;
   std::string zero, tp, pp, cp, ep, etp, interleave, micro_batch, seq, recompute = "none", reserve, offload = "none", node_gpus,
-      memory_basis = "datasheet", selective = "attention-core", cross_entropy = "fused", recompute_modules;
+      memory_basis = "datasheet", selective = "attention-core", cross_entropy = "fused", recompute_modules, pipeline_layout, mtp_layers;
   bool sequence_parallel = false, flash_attention = true, dropout = false, json = false, explain = false, table = false;
   LoraOptions lora;
 };
@@ -78,6 +78,12 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   l.tp = degree(o.tp, "--tp"), l.pp = degree(o.pp, "--pp"), l.cp = degree(o.cp, "--cp"), l.ep = degree(o.ep, "--ep");
   l.etp = given("--etp") ? degree(o.etp, "--etp") : 0;
   l.interleave = degree(o.interleave, "--interleave");
+  {
+    const PipelineFlags pf = pipeline_flags(o.pipeline_layout, given("--pp") ? std::optional<long long>(l.pp) : std::nullopt,
+                                            given("--interleave") ? std::optional<long long>(l.interleave) : std::nullopt, o.mtp_layers);
+    if (pf.layout) l.interleave = pf.interleave;
+    l.pipeline_layout = pf.layout, l.mtp_layers = pf.mtp_layers;
+  }
   l.micro_batch = degree(o.micro_batch, "--micro-batch");
   l.sequence_parallel = o.sequence_parallel;
   l.recompute = recompute_from_name(o.recompute);
@@ -182,6 +188,11 @@ void setup_memory(CLI::App& app, Context& ctx) {
   sub->add_option("--seq", o->seq, "Sequence length in tokens (needs --model; giving it or --micro-batch counts activations; default the model's pre-training seq_len, else its context)")->type_name("s");
   sub->add_option("--recompute", o->recompute, "Activation recomputation: none, selective or full (default none)")
       ->type_name("none|selective|full");
+  sub->add_option("--pipeline-layout", o->pipeline_layout,
+                  "Megatron-Core's pipeline layout, chunks split by '|': E embedding, t layer, m MTP layer, L loss, (..)*n repeats (needs --pp)")
+      ->type_name("LAYOUT");
+  sub->add_option("--mtp-layers", o->mtp_layers, "Multi-token-prediction layers trained on the last stage (Megatron-Core's mtp_num_layers; default 0)")
+      ->type_name("N");
   sub->add_option("--recompute-modules", o->recompute_modules,
                   "Megatron-Core's modules --recompute selective replays: core_attn, mla_up_proj, mlp, moe_act, shared_experts, layernorm (default core_attn)")
       ->type_name("LIST");

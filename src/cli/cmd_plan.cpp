@@ -134,6 +134,11 @@ void setup_plan(CLI::App& app, Context& ctx) {
   sub->add_flag("--sequence-parallel", f.sequence_parallel, "Split norms and dropout over the tensor-parallel ranks [searched]");
   sub->add_flag("--no-sequence-parallel", f.no_sequence_parallel, "Do not use sequence parallelism")->excludes("--sequence-parallel");
   sub->add_option("--recompute", f.recompute, "Activation recomputation: none, selective or full [searched]")->type_name("none|selective|full");
+  sub->add_option("--pipeline-layout", f.pipeline_layout,
+                  "Megatron-Core's pipeline layout, chunks split by '|': E embedding, t layer, m MTP layer, L loss, (..)*n repeats (needs --pp)")
+      ->type_name("LAYOUT");
+  sub->add_option("--mtp-layers", f.mtp_layers, "Multi-token-prediction layers trained on the last stage (Megatron-Core's mtp_num_layers) [0]")
+      ->type_name("N");
   sub->add_option("--recompute-modules", f.recompute_modules,
                   "Megatron-Core's modules --recompute selective replays: core_attn, mla_up_proj, mlp, moe_act, shared_experts, layernorm [core_attn]")
       ->type_name("LIST");

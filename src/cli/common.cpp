@@ -82,6 +82,24 @@ long long whole_count(const std::string& text, const char* flag, long long min, 
   return static_cast<long long>(v);
 }
 
+PipelineFlags pipeline_flags(const std::string& layout_text, std::optional<long long> pp, std::optional<long long> interleave,
+                             const std::string& mtp_text) {
+  PipelineFlags f;
+  if (!mtp_text.empty()) f.mtp_layers = whole_count(mtp_text, "--mtp-layers", 0, 64);
+  if (layout_text.empty()) return f;
+  if (!pp) throw Error("--pipeline-layout needs --pp: its model chunks are dealt out over the stages");
+  auto layout = std::make_shared<const PipelineLayout>(parse_pipeline_layout(layout_text, *pp));
+  f.interleave = layout->chunks() / *pp;
+  if (interleave && *interleave != f.interleave)
+    throw Error(fmt::format("--pipeline-layout has {} model chunks: over --pp {} that is --interleave {}, not {}", layout->chunks(), *pp,
+                            f.interleave, *interleave));
+  if (!mtp_text.empty() && f.mtp_layers != layout->mtp_layers)
+    throw Error(fmt::format("--mtp-layers {} but --pipeline-layout places {} MTP layers (m)", f.mtp_layers, layout->mtp_layers));
+  f.mtp_layers = layout->mtp_layers;
+  f.layout = std::move(layout);
+  return f;
+}
+
 // "4GiB", "2GB" are bytes; "10%" is a share of the GPU's memory. A bare number is refused: "2"
 // used to mean 2 bytes in one command and "0.5" half the memory in another.
 double reserve_flag(const std::string& text, double memory_bytes, std::string_view device) {

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "core/memory.hpp"
+#include "core/pipeline_layout.hpp"
 #include "spec/registry.hpp"
 
 namespace napkin::cli {
@@ -38,6 +40,15 @@ std::optional<double> count_flag(const std::string& text, const char* flag);
 std::optional<double> bytes_flag(const std::string& text, const char* flag);
 // A whole number from 1 to `max` (GPUs, micro-batch, sequence length).
 long long whole_flag(const std::string& text, const char* flag, double max = 1e15);
+// --pipeline-layout (Megatron-Core's string, over --pp stages: it sets the interleave) and
+// --mtp-layers (or the layout's m's); empty texts: none. Throws Error naming the flag.
+struct PipelineFlags {
+  std::shared_ptr<const PipelineLayout> layout;
+  long long interleave = 0;  // chunks / pp, when a layout is given
+  long long mtp_layers = 0;
+};
+PipelineFlags pipeline_flags(const std::string& layout_text, std::optional<long long> pp, std::optional<long long> interleave,
+                             const std::string& mtp_text);
 // A count that must be whole (--tokens): 1.5 tokens is refused, naming the flag; counts past 2^53
 // are whole whatever they print as.
 double whole_count(double v, const std::string& text, const char* flag);

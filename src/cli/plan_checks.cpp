@@ -107,6 +107,7 @@ PlanSearch run_plan_search(const Model& m, const PlanSetup& s) {
     Layout l;
     l.pp = *q.pp;
     if (q.interleave) l.interleave = *q.interleave;
+    l.pipeline_layout = q.pipeline_layout, l.mtp_layers = q.mtp_layers;  // a layout given in full: its own checks
     check_alone(l);
   }
   const std::vector<Split> all = splits(m, q);

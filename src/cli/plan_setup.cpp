@@ -190,6 +190,9 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   q.etp = whole(f.etp, "--etp");
   q.micro_batch = whole(f.micro_batch, "--micro-batch");
   q.interleave = whole(f.interleave, "--interleave");
+  const PipelineFlags pf = pipeline_flags(f.pipeline_layout, q.pp, q.interleave, f.mtp_layers);
+  if (pf.layout) q.interleave = pf.interleave;
+  q.pipeline_layout = pf.layout, q.mtp_layers = pf.mtp_layers;
   if (f.sequence_parallel && f.no_sequence_parallel) throw Error("--sequence-parallel and --no-sequence-parallel both given");
   if (f.sequence_parallel) q.sequence_parallel = true;
   if (f.no_sequence_parallel) q.sequence_parallel = false;

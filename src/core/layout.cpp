@@ -37,8 +37,19 @@ std::optional<std::string> layout_problem(const Model& m, const Layout& l) {
   if (m.moe && m.moe->d_ff_expert % l.expert_tp() != 0)
     return (l.etp > 0 ? "--etp " : "--tp ") + n(l.expert_tp()) + " does not divide d_ff_expert = " + n(m.moe->d_ff_expert) + " of " + who();
 
+  if (l.pipeline_layout) {
+    // Megatron-Core's validate_layer_layout: the t's are the model's layers; the chunks pp·v.
+    const PipelineLayout& p = *l.pipeline_layout;
+    if (p.layers() != m.layers)
+      return "--pipeline-layout places " + n(p.layers()) + " transformer layers (t); " + who() + " has " + n(m.layers);
+    if (p.chunks() != l.pp * l.interleave)
+      return "--pipeline-layout has " + n(p.chunks()) + " model chunks; --pp " + n(l.pp) + " × --interleave " + n(l.interleave) + " is " +
+             n(l.pp * l.interleave);
+  }
+  if (l.mtp_layers < 0) return "--mtp-layers must not be negative, found " + n(l.mtp_layers);
   if (l.pp > m.layers) return "--pp " + n(l.pp) + " is more pipeline stages than the " + n(m.layers) + " layers of " + who();
-  if (l.interleave > 1) {
+  if (l.interleave > 1 && l.pipeline_layout && l.pp == 1) return "--pipeline-layout with several chunks needs --pp > 1";
+  if (l.interleave > 1 && !l.pipeline_layout) {
     if (l.pp == 1) return "--interleave " + n(l.interleave) + " needs --pp > 1 (virtual stages interleave a pipeline)";
     // Each of the pp·v model chunks needs at least one layer, or (where the embedding and the loss
     // take a layer's place, pipeline_split) one of them: Llama 3's first chunk held only the
@@ -101,9 +112,43 @@ PipelineSplit pipeline_split(long long layers, long long chunks) {
   return PipelineSplit::first_longer;
 }
 
+namespace {
+StageLayers transformer_layers(const Model& m, const Layout& l, long long stage);
+}
+
+// The transformer layers, then the MTP layers on the last stage: each of the model's last layer's
+// kind (DeepSeek-V3's MTP block is a MoE layer), in the last chunk.
 StageLayers stage_layers(const Model& m, const Layout& l, long long stage) {
+  StageLayers s = transformer_layers(m, l, stage);
+  if (stage == l.pp - 1 && l.mtp_layers > 0) {
+    // The last chunk's transformer layers: given, or (pipeline_split's rules) about a v-th of the stage's.
+    const long long v = std::max(1LL, l.interleave);
+    const long long last_chunk = l.pipeline_layout ? l.pipeline_layout->chunk_layers.back() : s.layers / v;
+    s.mtp_layers = l.mtp_layers;
+    s.layers += l.mtp_layers;
+    if (m.moe && m.moe->dense_layers < m.layers) s.moe_layers += l.mtp_layers;
+    s.largest_chunk = std::max(s.largest_chunk, last_chunk + l.mtp_layers);
+  }
+  return s;
+}
+
+namespace {
+StageLayers transformer_layers(const Model& m, const Layout& l, long long stage) {
   StageLayers s;
   const long long dense = m.moe ? std::clamp(m.moe->dense_layers, 0LL, m.layers) : m.layers;
+  if (l.pipeline_layout) {
+    // Given in full: chunk k (its layers after those of chunks 0..k−1) runs on stage k mod pp.
+    long long start = 0, k = 0;
+    for (long long size : l.pipeline_layout->chunk_layers) {
+      if (k++ % l.pp == stage) {
+        s.layers += size;
+        s.moe_layers += size - std::clamp(dense - start, 0LL, size);
+        s.largest_chunk = std::max(s.largest_chunk, size);
+      }
+      start += size;
+    }
+    return s;
+  }
   const long long v = l.interleave > 1 ? l.interleave : 1, chunks = l.pp * v;
   const PipelineSplit split = pipeline_split(m.layers, chunks);
   if (split == PipelineSplit::embedding_and_loss || split == PipelineSplit::loss) {
@@ -141,7 +186,10 @@ StageLayers stage_layers(const Model& m, const Layout& l, long long stage) {
   return s;
 }
 
+}  // namespace
+
 std::optional<UnevenSplit> uneven_split(const Model& m, const Layout& l) {
+  if (l.pipeline_layout) return std::nullopt;  // given in full: the reports print it
   const long long chunks = l.pp * std::max(1LL, l.interleave);
   const PipelineSplit split = pipeline_split(m.layers, chunks);
   if (split == PipelineSplit::even) return std::nullopt;

@@ -9,11 +9,13 @@
 //   context- and data-parallel ranks together (MoE parallel folding, Liu et al. 2025,
 //   arXiv:2504.14960; core/parallel_state.py, initialize_model_parallel: the expert groups are
 //   carved out of world / pp as etp × ep × expert-dp), so ep · etp divides tp · cp · dp.
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "core/activations.hpp"
 #include "core/model.hpp"
+#include "core/pipeline_layout.hpp"
 
 namespace napkin {
 
@@ -34,6 +36,15 @@ struct Layout {
   // transformer/attention.py, Attention.__init__: divide(num_query_groups, tp); torchtitan's
   // column-wise wk/wv). Off: a training layout.
   bool replicate_kv_heads = false;
+  // A pipeline layout given in full (--pipeline-layout, Megatron-Core's string): the layers of each
+  // of the pp·interleave model chunks. Null: pipeline_split's rule places them. Shared, not copied,
+  // as layouts are copied by the search.
+  std::shared_ptr<const PipelineLayout> pipeline_layout;
+  // Multi-token prediction (DeepSeek-V3 §2.2; Megatron-Core --mtp-num-layers,
+  // transformer/multi_token_prediction.py): each MTP layer is one more transformer layer of the
+  // model's (last) kind, on the last stage, with its input projection and another pass of the
+  // shared LM head and loss.
+  long long mtp_layers = 0;
 
   long long gpus() const { return tp * cp * pp * dp; }
   // Ranks that hold the same dense parameters and shard them under ZeRO: Megatron-core's
@@ -80,6 +91,7 @@ struct StageLayers {
   long long layers = 0;         // transformer layers on this stage
   long long moe_layers = 0;     // of which MoE layers (an MoE model's leading dense layers are not)
   long long largest_chunk = 0;  // layers in this stage's longest model chunk (= layers when v = 1)
+  long long mtp_layers = 0;     // of `layers`, the MTP layers (Layout::mtp_layers, on the last stage)
   long long dense_layers() const { return layers - moe_layers; }
 };
 StageLayers stage_layers(const Model& m, const Layout& l, long long stage);

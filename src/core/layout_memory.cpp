@@ -206,6 +206,13 @@ StageMemory stage_memory(const Model& m, const Layout& l, const MemorySetup& s, 
   if (g.lm_head && (!m.tied_embeddings || l.pp > 1)) g.dense_params += vocab_rows * d;
   if (g.lm_head && m.lm_head_bias) g.dense_params += static_cast<double>(m.vocab);  // GPT-J
   if (g.lm_head) g.dense_params += mp.final_norm;
+  // MTP layers (their blocks are in g.layers): each its input projection 2h → h (column parallel)
+  // and three norms (enorm, hnorm, its final norm); the last stage also builds the embedding for
+  // them when it is not the first (Megatron-Core GPTModel: pre_process or mtp_process).
+  if (g.lm_head && l.mtp_layers > 0) {
+    g.dense_params += static_cast<double>(l.mtp_layers) * (2 * d * d / t + 3 * d);
+    if (l.pp > 1) g.dense_params += vocab_rows * d;
+  }
 
   const double P = g.dense_params, X = g.expert_params;
   g.weights_bytes = P * dense_b.gpu.weights + X * expert_b.gpu.weights;
@@ -235,7 +242,9 @@ StageMemory stage_memory(const Model& m, const Layout& l, const MemorySetup& s, 
                                            g.layers.moe_layers > 0 ? moe_act.recompute_working_bytes : 0.0);
     if (g.embedding) g.embedding_bytes = edge.embedding_bytes * g.in_flight;
     // The head's chunk runs each micro-batch's backward right after its forward: one in flight.
-    if (g.lm_head) g.output_bytes = edge.output_bytes, g.logits_bytes = edge.logits_bytes;
+    // Each MTP layer keeps its own loss's logits and head input too.
+    const double heads = 1 + static_cast<double>(l.mtp_layers);
+    if (g.lm_head) g.output_bytes = heads * edge.output_bytes, g.logits_bytes = heads * edge.logits_bytes;
     // With LoRA the library's entry says what its loss keeps of the logits (lora_memory), so the
     // loss copies are not counted twice.
     if (g.lm_head && s.runtime_reserve && !s.lora)
@@ -385,16 +394,28 @@ LayoutMemory memory_per_gpu(const Model& m, const Layout& l, const MemorySetup& 
   // a layer more with one micro-batch fewer in flight (two under interleaving, spread over its
   // chunks) and may be the fuller: `first` is then the second stage.
   bool second_fuller = false;
+  long long first_stage = 0;
   if (l.pp > 2 && stage_layers(m, l, 1).layers > r.first.layers.layers) {
     StageMemory second = stage_memory(m, l, s, mp, dense_b, expert_b, 1, dense_act, moe_act, edge);
-    if (second.total_bytes + second.reserve_bytes > r.first.total_bytes + r.first.reserve_bytes) r.first = std::move(second), second_fuller = true;
+    if (second.total_bytes + second.reserve_bytes > r.first.total_bytes + r.first.reserve_bytes)
+      r.first = std::move(second), second_fuller = true, first_stage = 1;
   }
+  // A layout given in full may load any stage most: weigh them all.
+  if (l.pipeline_layout)
+    for (long long i = 1; i + 1 < l.pp; ++i) {
+      if (i == first_stage) continue;
+      StageMemory g = stage_memory(m, l, s, mp, dense_b, expert_b, i, dense_act, moe_act, edge);
+      if (g.total_bytes + g.reserve_bytes > r.first.total_bytes + r.first.reserve_bytes) r.first = std::move(g), first_stage = i;
+    }
   if (l.pp == 1) {
     r.most_loaded_stage = 0;
     r.most_loaded_reason = "one stage: every layer, the embedding and the LM head";
   } else if (r.last.total_bytes + r.last.reserve_bytes > r.first.total_bytes + r.first.reserve_bytes) {
     r.most_loaded_stage = l.pp - 1;
     r.most_loaded_reason = "last stage: the LM head, the final norm and the fp32 logits";
+  } else if (l.pipeline_layout && first_stage > 0) {
+    r.most_loaded_stage = first_stage;
+    r.most_loaded_reason = "the fullest stage of the given pipeline layout: its layers and micro-batches in flight";
   } else if (second_fuller) {
     r.most_loaded_stage = 1;
     r.most_loaded_reason = "second stage: a layer more than the first, whose embedding takes a layer's place, and nearly as many micro-batches in flight";

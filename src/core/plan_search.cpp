@@ -265,6 +265,7 @@ PlanSearch search_plans(const Model& m, const PlanQuery& q) {
           Layout rep = lt;
           rep.cp = cp, rep.pp = pp, rep.dp = dp, rep.micro_batch = b;
           rep.interleave = q.interleave.value_or(1), rep.ep = q.ep.value_or(1), rep.zero = q.zero.value_or(0);
+          rep.pipeline_layout = q.pipeline_layout, rep.mtp_layers = q.mtp_layers;
           out.candidates += group;
           if (tp_problem) {
             tp_refused += group;

@@ -23,6 +23,8 @@ struct PlanQuery {
   std::optional<Recompute> recompute;
   std::optional<int> zero;
   bool allow_cross_node_tp = false;  // tp·cp may exceed the scale-up domain
+  std::shared_ptr<const PipelineLayout> pipeline_layout;  // --pipeline-layout (pp and interleave fixed with it)
+  long long mtp_layers = 0;                               // --mtp-layers (or the layout's m's)
   // The ZeRO stages searched when --zero is not given: those the framework runs
   // (Framework::zero_stages). With one data-parallel rank the stage changes nothing: 0 is tried.
   std::vector<int> zero_stages = {0, 1, 2, 3};

@@ -351,6 +351,14 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   const double vocab_local = std::ceil(d(m.vocab) / d(tp));
   const double norm_bytes = 2 * B * h_tokens * h;
   c.head_memory_s = ((1 + memory_bound_backward_over_forward) * norm_bytes + s.loss_bytes_per_logit * T * vocab_local) / bw;
+  if (l.mtp_layers > 0) {
+    // An MTP layer's input projection (Megatron-Core MultiTokenPredictionLayer.eh_proj, column
+    // parallel, 2h → h) forward, input gradient and weight gradient; its block is one more layer
+    // (stage_layers) and its loss another pass of the head (mtp_heads below).
+    const auto hl = static_cast<long long>(m.d_model / tp), h2 = 2 * m.d_model, rows = static_cast<long long>(T);
+    c.mtp_proj_fwd_s = gemm.time_s(rows, hl, h2);
+    c.mtp_proj_bwd_s = gemm.time_s(rows, h2, hl) + gemm.time_s(h2, hl, rows);
+  }
   return c;
 }
 
@@ -366,7 +374,24 @@ bool uses_measured_curve(const StepTime& t, const Network& net, const MeasuredCu
   return false;
 }
 
+namespace {
+// Which stage the step is priced on: chosen by layers and the head (auto), or forced.
+enum class SlowestStage { automatic, last, fullest };
+StepTime step_time_on(const Model& m, const Layout& l, const StepSetup& s, const LayerCost& c, SlowestStage pick);
+}  // namespace
+
+// The choice by layer counts misses what differs per MoE layer (the token dispatch): with MoE
+// layers on more than one stage, the step is priced on the last stage and on the fullest other
+// and the slower is the step.
 StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const LayerCost& c) {
+  if (!m.moe || l.pp == 1) return step_time_on(m, l, s, c, SlowestStage::automatic);
+  StepTime last = step_time_on(m, l, s, c, SlowestStage::last);
+  StepTime other = step_time_on(m, l, s, c, SlowestStage::fullest);
+  return other.step_time_s > last.step_time_s ? other : last;
+}
+
+namespace {
+StepTime step_time_on(const Model& m, const Layout& l, const StepSetup& s, const LayerCost& c, SlowestStage pick) {
   if (auto problem = batch_problem(l, s.global_batch)) throw Error(*problem);
   StepTime r;
   r.layer = c;
@@ -390,11 +415,23 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   // layer more, or the edge stages one layer fewer (the embedding's and the loss's places, then
   // stage 1 is the fullest); the last stage also runs the LM head.
   const StageLayers first = stage_layers(m, l, 0), last = stage_layers(m, l, l.pp - 1);
-  const StageLayers second = l.pp > 2 ? stage_layers(m, l, 1) : first;
-  const StageLayers& fullest = second.layers > first.layers ? second : first;
+  StageLayers second = l.pp > 2 ? stage_layers(m, l, 1) : first;
+  // Of stages with as many layers, the one with more MoE layers is slower (their token dispatch;
+  // DeepSeek-V3's MoE and dense layers compute alike). Where stages differ in that beyond the first
+  // two (leading dense layers) or a layout is given in full, every middle stage is weighed.
+  const auto heavier = [](const StageLayers& a, const StageLayers& b) {
+    return a.layers != b.layers ? a.layers > b.layers : a.moe_layers > b.moe_layers;
+  };
+  if (l.pipeline_layout || (m.moe && m.moe->dense_layers > 0))
+    for (long long i = 2; i + 1 < l.pp; ++i)
+      if (const StageLayers si = stage_layers(m, l, i); heavier(si, second)) second = si;
+  const StageLayers& fullest = heavier(second, first) ? second : first;
   const double layer_s = c.gemm_fwd_s + c.gemm_bwd_s + c.attention_fwd_s + c.attention_bwd_s + c.memory_fwd_s + c.memory_bwd_s;
-  const double head_s = c.head_fwd_s + c.head_bwd_s + c.head_memory_s;
-  const bool last_is_slowest = d(last.layers) * layer_s + head_s >= d(fullest.layers) * layer_s;
+  // The last stage runs the LM head and loss once, and once more for each MTP layer.
+  const double mtp = d(l.mtp_layers), heads = 1 + mtp;
+  const double head_s = heads * (c.head_fwd_s + c.head_bwd_s + c.head_memory_s) + mtp * (c.mtp_proj_fwd_s + c.mtp_proj_bwd_s);
+  const bool last_is_slowest = pick == SlowestStage::automatic ? d(last.layers) * layer_s + head_s >= d(fullest.layers) * layer_s
+                                                               : pick == SlowestStage::last;
   const StageLayers& slowest = last_is_slowest ? last : fullest;
   const double layers = d(slowest.layers);
   r.stage_layers = slowest.layers;
@@ -651,9 +688,10 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   }
 
   // Per micro-batch on the slowest stage.
-  r.matmul_s = layers * (c.gemm_fwd_s + c.gemm_bwd_s) + (last_is_slowest ? c.head_fwd_s + c.head_bwd_s : 0);
+  r.matmul_s = layers * (c.gemm_fwd_s + c.gemm_bwd_s) +
+               (last_is_slowest ? heads * (c.head_fwd_s + c.head_bwd_s) + mtp * (c.mtp_proj_fwd_s + c.mtp_proj_bwd_s) : 0);
   r.attention_s = layers * (c.attention_fwd_s + c.attention_bwd_s);
-  r.memory_bound_s = layers * (c.memory_fwd_s + c.memory_bwd_s) + (last_is_slowest ? c.head_memory_s : 0);
+  r.memory_bound_s = layers * (c.memory_fwd_s + c.memory_bwd_s) + (last_is_slowest ? heads * c.head_memory_s : 0);
   if (!s.fused_grad_accumulation) {
     r.grad_accumulation_s = (lora ? s.lora.adapter_params : r.params_per_gpu) * (s.activation_bytes + 2 * bpp.grads) /
                             (s.memory_bandwidth_bytes_per_s * s.mbu);
@@ -698,7 +736,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   // Eager elementwise work: forward, backward (twice the forward's bytes) and any forward the
   // backward replays (full recomputation; torchtitan's op-level policy replays the elementwise work).
   const double eager_replays = recompute_full + (selective && s.selective == SelectiveRecompute::every_other_matmul ? 1 : 0);
-  r.eager_s = layers * (1 + memory_bound_backward_over_forward + eager_replays) * c.eager_fwd_s + (last_is_slowest ? c.head_eager_s : 0);
+  r.eager_s = layers * (1 + memory_bound_backward_over_forward + eager_replays) * c.eager_fwd_s + (last_is_slowest ? heads * c.head_eager_s : 0);
   r.microbatch_s = r.matmul_s + r.attention_s + r.memory_bound_s + r.recompute_s + r.tp_exposed_s + r.cp_exposed_s +
                    r.ep_exposed_s + r.moe_tp.total_s() + r.pp_exposed_s + r.zero3_exposed_s + r.zero3_copy_s + r.launch_s + r.eager_s + r.dequant_s + r.tp_overlap_sm_s + r.ep_overlap_sm_s;
 
@@ -710,7 +748,10 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   // its layers' share of the slowest stage's micro-batch time. Even split: 1/v, the bubble
   // (p−1)/(m·v) of the ideal m micro-batches. (The longest chunk never holds more layers than
   // the slowest stage when v ≥ 2: ceil(L/(p·v)) ≤ floor(L/p) once L ≥ p·v.)
-  r.chunk_share = l.interleave > 1 ? std::min(1.0, d(std::max(first.largest_chunk, second.largest_chunk)) / layers) : 1.0;
+  long long longest_chunk = std::max(first.largest_chunk, second.largest_chunk);
+  if (l.pipeline_layout)
+    for (long long size : l.pipeline_layout->chunk_layers) longest_chunk = std::max(longest_chunk, size);
+  r.chunk_share = l.interleave > 1 ? std::min(1.0, d(longest_chunk) / layers) : 1.0;
   r.bubble_s = d(l.pp - 1) * r.chunk_share * r.microbatch_s;
   r.overlap_contention_s =
       overlapped_comm_hbm_passes * hidden_wire_bytes / (s.memory_bandwidth_bytes_per_s * s.mbu);
@@ -767,5 +808,7 @@ StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const La
   r.hfu = (r.model_flops_per_step + r.recompute_flops_per_step) / cluster;
   return r;
 }
+
+}  // namespace
 
 }  // namespace napkin

@@ -215,6 +215,7 @@ struct LayerCost {
   // Selective recomputation of Megatron-Core's modules beyond the attention core
   // (StepSetup::recompute_modules): their forward again, per layer, and its products' FLOPs.
   double module_recompute_fwd_s = 0, module_recompute_fwd_flops = 0;
+  double mtp_proj_fwd_s = 0, mtp_proj_bwd_s = 0;  // one MTP layer's input projection (Layout::mtp_layers)
 };
 
 LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s);

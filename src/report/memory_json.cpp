@@ -98,7 +98,8 @@ nlohmann::json memory_json(const MemoryReport& r) {
   j["zero"] = l.zero;
   j["layout"] = {{"tp", l.tp}, {"cp", l.cp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"etp", l.expert_tp()}, {"micro_batch", l.micro_batch},
                  {"interleave", l.interleave}, {"sequence_parallel", l.sequence_parallel}, {"recompute", recompute_name(l.recompute)},
-                 {"zero", l.zero}};
+                 {"zero", l.zero}, {"pipeline_layout", l.pipeline_layout ? nlohmann::json(l.pipeline_layout->text) : nlohmann::json(nullptr)},
+                 {"mtp_layers", l.mtp_layers}};
   j["seq_len"] = r.setup.seq > 0 ? nlohmann::json(r.setup.seq) : nlohmann::json(nullptr);
   j["flash_attention"] = r.setup.flash_attention;
   j["dropout"] = r.setup.dropout;

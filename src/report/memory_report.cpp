@@ -145,6 +145,8 @@ std::string header(const MemoryReport& r, std::size_t w) {
                                 r.setup.offload == Offload::none ? "" : fmt::format(", offload {}", offload_name(r.setup.offload))), w);
   if (!r.model) return out;
   std::string schedule = l.pp == 1 ? "no pipeline" : l.interleave > 1 ? fmt::format("interleaved 1F1B, {} virtual stages", l.interleave) : "1F1B";
+  if (l.pipeline_layout) schedule += ", pipeline layout " + l.pipeline_layout->text;
+  if (l.mtp_layers > 0) schedule += fmt::format(", {} MTP layer{} on the last stage", l.mtp_layers, l.mtp_layers > 1 ? "s" : "");
   out += para(fmt::format("layout: tp {} × cp {} × pp {} × dp {} = {}, ep {}{}, micro-batch {}, sequence parallel {}, recompute {}, {}", l.tp,
                           l.cp, l.pp, l.dp, gpus_text(l.gpus(), r), l.ep,
                           l.expert_tp() != l.tp ? fmt::format(" (etp {}, folded)", l.expert_tp()) : "", l.micro_batch,

@@ -70,6 +70,8 @@ std::string layout_line(const Layout& l) {
   if (l.ep > 1) s += fmt::format(" (ep {}{})", l.ep, l.expert_tp() != l.tp ? fmt::format(", etp {}", l.expert_tp()) : "");
   s += fmt::format(", micro-batch {}", l.micro_batch);
   if (l.interleave > 1) s += fmt::format(", interleave {}", l.interleave);
+  if (l.pipeline_layout) s += fmt::format(", pipeline layout {}", l.pipeline_layout->text);
+  if (l.mtp_layers > 0) s += fmt::format(", {} MTP layer{}", l.mtp_layers, l.mtp_layers > 1 ? "s" : "");
   s += fmt::format(", sequence parallel {}, recompute {}, ZeRO {}", yes(l.sequence_parallel), recompute_name(l.recompute), l.zero);
   return s;
 }
@@ -463,6 +465,8 @@ nlohmann::json plan_json(const Plan& p, long long gpus, const std::optional<doub
                    {"etp", l.expert_tp()},
                    {"micro_batch", l.micro_batch},
                    {"interleave", l.interleave},
+                   {"pipeline_layout", l.pipeline_layout ? nlohmann::json(l.pipeline_layout->text) : nlohmann::json(nullptr)},
+                   {"mtp_layers", l.mtp_layers},
                    {"sequence_parallel", l.sequence_parallel},
                    {"recompute", std::string(recompute_name(l.recompute))},
                    {"zero", l.zero},
