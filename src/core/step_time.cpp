@@ -378,16 +378,50 @@ namespace {
 // Which stage the step is priced on: chosen by layers and the head (auto), or forced.
 enum class SlowestStage { automatic, last, fullest };
 StepTime step_time_on(const Model& m, const Layout& l, const StepSetup& s, const LayerCost& c, SlowestStage pick);
+
+// The stages that can be the slowest: the first, the fullest other (`second`) and the last.
+struct PipelineStages {
+  StageLayers first, second, last;
+  // Of stages with as many layers, the one with more MoE layers is slower (their token dispatch;
+  // DeepSeek-V3's MoE and dense layers compute alike).
+  static bool heavier(const StageLayers& a, const StageLayers& b) {
+    return a.layers != b.layers ? a.layers > b.layers : a.moe_layers > b.moe_layers;
+  }
+  const StageLayers& fullest() const { return heavier(second, first) ? second : first; }
+};
+
+PipelineStages pipeline_stages(const Model& m, const Layout& l) {
+  PipelineStages p;
+  p.first = stage_layers(m, l, 0), p.last = stage_layers(m, l, l.pp - 1);
+  p.second = l.pp > 2 ? stage_layers(m, l, 1) : p.first;
+  // Where stages differ beyond the first two (leading dense layers) or a layout is given in full,
+  // every middle stage is weighed.
+  if (l.pipeline_layout || (m.moe && m.moe->dense_layers > 0))
+    for (long long i = 2; i + 1 < l.pp; ++i)
+      if (const StageLayers si = stage_layers(m, l, i); PipelineStages::heavier(si, p.second)) p.second = si;
+  return p;
+}
+
+// The LM head and loss, once and once more per MTP layer, with the MTP layers' input projections.
+double last_stage_head_s(const Layout& l, const LayerCost& c) {
+  const double mtp = d(l.mtp_layers);
+  return (1 + mtp) * (c.head_fwd_s + c.head_bwd_s + c.head_memory_s) + mtp * (c.mtp_proj_fwd_s + c.mtp_proj_bwd_s);
+}
+
+// By layer counts: the last stage's layers and head against the fullest other's layers.
+bool last_slowest_by_layers(const PipelineStages& p, double layer_s, double head_s) {
+  return d(p.last.layers) * layer_s + head_s >= d(p.fullest().layers) * layer_s;
+}
 }  // namespace
 
-// The choice by layer counts misses what differs per MoE layer (the token dispatch): with MoE
-// layers on more than one stage, the step is priced on the last stage and on the fullest other
-// and the slower is the step.
+// The choice by layer counts misses what differs per MoE layer (the token dispatch, the experts'
+// gathers): with MoE layers, the step is priced on the last stage and on the fullest other, and
+// the slower is the step.
 StepTime step_time(const Model& m, const Layout& l, const StepSetup& s, const LayerCost& c) {
   if (!m.moe || l.pp == 1) return step_time_on(m, l, s, c, SlowestStage::automatic);
-  StepTime last = step_time_on(m, l, s, c, SlowestStage::last);
-  StepTime other = step_time_on(m, l, s, c, SlowestStage::fullest);
-  return other.step_time_s > last.step_time_s ? other : last;
+  StepTime on_last = step_time_on(m, l, s, c, SlowestStage::last);
+  StepTime on_other = step_time_on(m, l, s, c, SlowestStage::fullest);
+  return on_other.step_time_s > on_last.step_time_s ? on_other : on_last;
 }
 
 namespace {
@@ -414,24 +448,13 @@ StepTime step_time_on(const Model& m, const Layout& l, const StepSetup& s, const
   // The slowest stage: an uneven split (stage_layers, pipeline_split) gives the first stages one
   // layer more, or the edge stages one layer fewer (the embedding's and the loss's places, then
   // stage 1 is the fullest); the last stage also runs the LM head.
-  const StageLayers first = stage_layers(m, l, 0), last = stage_layers(m, l, l.pp - 1);
-  StageLayers second = l.pp > 2 ? stage_layers(m, l, 1) : first;
-  // Of stages with as many layers, the one with more MoE layers is slower (their token dispatch;
-  // DeepSeek-V3's MoE and dense layers compute alike). Where stages differ in that beyond the first
-  // two (leading dense layers) or a layout is given in full, every middle stage is weighed.
-  const auto heavier = [](const StageLayers& a, const StageLayers& b) {
-    return a.layers != b.layers ? a.layers > b.layers : a.moe_layers > b.moe_layers;
-  };
-  if (l.pipeline_layout || (m.moe && m.moe->dense_layers > 0))
-    for (long long i = 2; i + 1 < l.pp; ++i)
-      if (const StageLayers si = stage_layers(m, l, i); heavier(si, second)) second = si;
-  const StageLayers& fullest = heavier(second, first) ? second : first;
+  const PipelineStages stages = pipeline_stages(m, l);
+  const StageLayers &first = stages.first, &second = stages.second, &last = stages.last, &fullest = stages.fullest();
   const double layer_s = c.gemm_fwd_s + c.gemm_bwd_s + c.attention_fwd_s + c.attention_bwd_s + c.memory_fwd_s + c.memory_bwd_s;
   // The last stage runs the LM head and loss once, and once more for each MTP layer.
   const double mtp = d(l.mtp_layers), heads = 1 + mtp;
-  const double head_s = heads * (c.head_fwd_s + c.head_bwd_s + c.head_memory_s) + mtp * (c.mtp_proj_fwd_s + c.mtp_proj_bwd_s);
-  const bool last_is_slowest = pick == SlowestStage::automatic ? d(last.layers) * layer_s + head_s >= d(fullest.layers) * layer_s
-                                                               : pick == SlowestStage::last;
+  const double head_s = last_stage_head_s(l, c);
+  const bool last_is_slowest = pick == SlowestStage::automatic ? last_slowest_by_layers(stages, layer_s, head_s) : pick == SlowestStage::last;
   const StageLayers& slowest = last_is_slowest ? last : fullest;
   const double layers = d(slowest.layers);
   r.stage_layers = slowest.layers;
