@@ -249,3 +249,22 @@ TEST_CASE("the largest micro-batch under the runtime reserve fits, one more does
   l.micro_batch = b + 1;
   CHECK_FALSE(memory_per_gpu(m, l, s).fits);
 }
+
+TEST_CASE("after dense leading layers, a stage of MoE layers can be the most loaded: every stage is weighed") {
+  // DeepSeek-V3 over pp 16 as NeMo 25.04 ran it (tp 2, ep 64, etp 1, sequence parallel, no
+  // recomputation, seq 4096): stage 0 holds 3 dense layers and 1 MoE layer with 16 micro-batches in
+  // flight, stage 1 four MoE layers with 15. Per token a MoE layer keeps 452,096 bytes and a dense
+  // one 336,384 (test_activations, tp 1): 4 · 452,096 · 15 = 27.1 MB against (3 · 336,384 + 452,096)
+  // · 16 = 23.4 MB, so stage 1 holds more activations, and its states are no smaller.
+  const SpecRegistry reg = SpecRegistry::builtin_only();
+  Layout l;
+  l.tp = 2, l.pp = 16, l.dp = 32, l.ep = 64, l.etp = 1, l.micro_batch = 1, l.zero = 1, l.sequence_parallel = true;
+  MemorySetup s;
+  s.seq = 4096;
+  s.micro_batches = 256;
+  s.memory_bytes = reg.hardware("h100-sxm").memory_bytes;
+  const LayoutMemory mem = memory_per_gpu(reg.model("deepseek-v3"), l, s);
+  CHECK(mem.most_loaded_stage >= 1);
+  CHECK(mem.most_loaded_stage < 15);
+  CHECK(mem.first.layers.moe_layers == 4);
+}

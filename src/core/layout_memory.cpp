@@ -400,8 +400,10 @@ LayoutMemory memory_per_gpu(const Model& m, const Layout& l, const MemorySetup& 
     if (second.total_bytes + second.reserve_bytes > r.first.total_bytes + r.first.reserve_bytes)
       r.first = std::move(second), second_fuller = true, first_stage = 1;
   }
-  // A layout given in full may load any stage most: weigh them all.
-  if (l.pipeline_layout)
+  // A layout given in full, or MoE layers after dense leading ones (a later stage all MoE layers,
+  // which keep more than dense ones, beside fewer micro-batches in flight), may load any stage
+  // most: weigh them all.
+  if (l.pipeline_layout || (m.moe && m.moe->dense_layers > 0))
     for (long long i = 1; i + 1 < l.pp; ++i) {
       if (i == first_stage) continue;
       StageMemory g = stage_memory(m, l, s, mp, dense_b, expert_b, i, dense_act, moe_act, edge);
@@ -413,9 +415,9 @@ LayoutMemory memory_per_gpu(const Model& m, const Layout& l, const MemorySetup& 
   } else if (r.last.total_bytes + r.last.reserve_bytes > r.first.total_bytes + r.first.reserve_bytes) {
     r.most_loaded_stage = l.pp - 1;
     r.most_loaded_reason = "last stage: the LM head, the final norm and the fp32 logits";
-  } else if (l.pipeline_layout && first_stage > 0) {
+  } else if (first_stage > 1 || (first_stage == 1 && !second_fuller)) {
     r.most_loaded_stage = first_stage;
-    r.most_loaded_reason = "the fullest stage of the given pipeline layout: its layers and micro-batches in flight";
+    r.most_loaded_reason = "its layers (MoE layers keep the most) and micro-batches in flight";
   } else if (second_fuller) {
     r.most_loaded_stage = 1;
     r.most_loaded_reason = "second stage: a layer more than the first, whose embedding takes a layer's place, and nearly as many micro-batches in flight";
