@@ -313,7 +313,10 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
   o += fmt::format("plan: {}\n\n", layout_line(l));
   o += fmt::format("micro-batches per step   m = B / (dp · b) = {} / ({} · {}) = {}\n", s.global_batch, l.dp, l.micro_batch, t.micro_batches);
   o += fmt::format("tokens per micro-batch   T = b · s / cp = {} · {} / {} = {}\n", l.micro_batch, s.seq, l.cp, format_sig(c.tokens, 6));
-  o += fmt::format("slowest pipeline stage   {}{}\n\n", plural(t.stage_layers, "layer"), t.head_on_slowest ? " + the LM head" : "");
+  const std::string head = !t.head_on_slowest ? ""
+                           : l.mtp_layers > 0 ? fmt::format(" (of them {}) + the LM head {} times", plural(l.mtp_layers, "MTP layer"), 1 + l.mtp_layers)
+                                              : " + the LM head";
+  o += fmt::format("slowest pipeline stage   {}{}\n\n", plural(t.stage_layers, "layer"), head);
 
   o += "one layer, one micro-batch, on one " + r.device + ":\n";
   const double gemm_eff = c.gemm_fwd_flops / (c.gemm_fwd_s * peak);
