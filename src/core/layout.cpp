@@ -113,26 +113,6 @@ PipelineSplit pipeline_split(long long layers, long long chunks) {
 }
 
 namespace {
-StageLayers transformer_layers(const Model& m, const Layout& l, long long stage);
-}
-
-// The transformer layers, then the MTP layers on the last stage: each of the model's last layer's
-// kind (DeepSeek-V3's MTP block is a MoE layer), in the last chunk.
-StageLayers stage_layers(const Model& m, const Layout& l, long long stage) {
-  StageLayers s = transformer_layers(m, l, stage);
-  if (stage == l.pp - 1 && l.mtp_layers > 0) {
-    // The last chunk's transformer layers: given, or (pipeline_split's rules) about a v-th of the stage's.
-    const long long v = std::max(1LL, l.interleave);
-    const long long last_chunk = l.pipeline_layout ? l.pipeline_layout->chunk_layers.back() : s.layers / v;
-    s.mtp_layers = l.mtp_layers;
-    s.layers += l.mtp_layers;
-    if (m.moe && m.moe->dense_layers < m.layers) s.moe_layers += l.mtp_layers;
-    s.largest_chunk = std::max(s.largest_chunk, last_chunk + l.mtp_layers);
-  }
-  return s;
-}
-
-namespace {
 StageLayers transformer_layers(const Model& m, const Layout& l, long long stage) {
   StageLayers s;
   const long long dense = m.moe ? std::clamp(m.moe->dense_layers, 0LL, m.layers) : m.layers;
@@ -188,6 +168,22 @@ StageLayers transformer_layers(const Model& m, const Layout& l, long long stage)
 
 }  // namespace
 
+// The transformer layers, then the MTP layers on the last stage: each of the model's last layer's
+// kind (DeepSeek-V3's MTP block is a MoE layer), in the last chunk.
+StageLayers stage_layers(const Model& m, const Layout& l, long long stage) {
+  StageLayers s = transformer_layers(m, l, stage);
+  if (stage == l.pp - 1 && l.mtp_layers > 0) {
+    // The last chunk's transformer layers: given, or (pipeline_split's rules) about a v-th of the stage's.
+    const long long v = std::max(1LL, l.interleave);
+    const long long last_chunk = l.pipeline_layout ? l.pipeline_layout->chunk_layers.back() : s.layers / v;
+    s.mtp_layers = l.mtp_layers;
+    s.layers += l.mtp_layers;
+    if (m.moe && m.moe->dense_layers < m.layers) s.moe_layers += l.mtp_layers;
+    s.largest_chunk = std::max(s.largest_chunk, last_chunk + l.mtp_layers);
+  }
+  return s;
+}
+
 std::optional<UnevenSplit> uneven_split(const Model& m, const Layout& l) {
   if (l.pipeline_layout) return std::nullopt;  // given in full: the reports print it
   const long long chunks = l.pp * std::max(1LL, l.interleave);
@@ -201,8 +197,8 @@ std::optional<UnevenSplit> uneven_split(const Model& m, const Layout& l) {
     u.chunk_layers = m.layers / chunks + 1;
     // Stages hold ceil or floor(layers/pp) (each holds v chunks, and the long ones are the first),
     // the longer ones first.
-    u.stage_layers = stage_layers(m, l, 0).layers;
-    while (u.long_stages < l.pp && stage_layers(m, l, u.long_stages).layers == u.stage_layers) ++u.long_stages;
+    u.stage_layers = transformer_layers(m, l, 0).layers;
+    while (u.long_stages < l.pp && transformer_layers(m, l, u.long_stages).layers == u.stage_layers) ++u.long_stages;
     return u;
   }
   // The edge chunks are one layer short: the first (embedding_and_loss) and the last; the stages
