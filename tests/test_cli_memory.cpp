@@ -341,3 +341,24 @@ TEST_CASE("memory --recompute-modules: Megatron-Core's list, its savings by hand
   CHECK(plan.exit_code == 2);
   CHECK_MESSAGE(plan.err.find("does not apply to --recompute full") != std::string::npos, plan.err);
 }
+
+TEST_CASE("memory --pipeline-layout and --mtp-layers: the same layout as --interleave, an MTP layer more, misuse one line each") {
+  // Llama 3 70B's 80 layers over pp 4 in 20 chunks of 4, written out: what --interleave 5 places.
+  const std::string base = "--model llama3-70b --hardware h100-sxm --gpus 64 --tp 8 --pp 4 --seq 8192 --zero 1 --sequence-parallel --recompute full";
+  const auto parse = [](const std::string& args) {
+    const auto r = run_napkin("memory " + args + " --json");
+    REQUIRE_MESSAGE((r.exit_code == 0 || r.exit_code == 1), r.err);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto rule = parse(base + " --interleave 5"), given = parse(base + " --pipeline-layout 'E(tttt|)*19ttttL'");
+  CHECK(given["layout"]["interleave"] == 5);
+  CHECK(given["layout"]["pipeline_layout"] == "E(tttt|)*19ttttL");
+  CHECK(given["per_gpu"]["total_bytes"].get<double>() == doctest::Approx(rule["per_gpu"]["total_bytes"].get<double>()));
+  // One MTP layer on the last stage: its layer, projection and second logits there.
+  const auto mtp = parse(base + " --interleave 5 --mtp-layers 1");
+  CHECK(mtp["layout"]["mtp_layers"] == 1);
+  CHECK(mtp["stages"].back()["total_bytes"].get<double>() > rule["stages"].back()["total_bytes"].get<double>());
+  check_bad(base + " --mtp-layers -1", "--mtp-layers");
+  check_bad("--model llama3-70b --seq 8192 --pipeline-layout 'E(tttt|)*19ttttL'", "--pipeline-layout needs --pp");
+  check_bad(base + " --pipeline-layout 'E(tttt|)*19ttttL' --mtp-layers 1", "--mtp-layers 1 but --pipeline-layout places 0 MTP layers");
+}

@@ -58,13 +58,7 @@ void run(Context& ctx, const MemoryOptions& o, const CLI::App& sub) {
   s.selective = selective_policy_from_name(o.selective);
   if (given("--selective") && o.recompute != "selective")
     throw Error("--selective says what --recompute selective replays; add --recompute selective or drop --selective");
-  if (given("--recompute-modules")) {
-    if (o.recompute != "selective")
-      throw Error("--recompute-modules lists what --recompute selective replays; add --recompute selective or drop --recompute-modules");
-    if (s.selective != SelectivePolicy::attention_core)
-      throw Error("--recompute-modules is Megatron-Core's list (--selective attention-core); torchtitan's every-other-matmul policy takes none");
-    s.recompute_modules = recompute_modules_from_names(o.recompute_modules);
-  }
+  if (given("--recompute-modules")) s.recompute_modules = recompute_modules_flag(o.recompute_modules, o.recompute, s.selective);
   if (given("--node-gpus")) s.node_gpus = whole_flag(o.node_gpus, "--node-gpus", 1e6);
   s.memory_bytes = gpu_memory_bytes(r.hardware, r.basis);
   s.device = std::string(r.hardware.device_word());

@@ -82,6 +82,16 @@ long long whole_count(const std::string& text, const char* flag, long long min, 
   return static_cast<long long>(v);
 }
 
+RecomputeModules recompute_modules_flag(const std::string& list, const std::string& recompute, SelectivePolicy policy) {
+  if (!recompute.empty() && recompute != "selective")
+    throw Error("--recompute-modules lists what --recompute selective replays; it does not apply to --recompute " + recompute +
+                ": add --recompute selective or drop --recompute-modules");
+  if (policy != SelectivePolicy::attention_core)
+    throw Error(fmt::format("--recompute-modules is Megatron-Core's list (--selective attention-core); the {} policy takes none",
+                            selective_policy_name(policy)));
+  return recompute_modules_from_names(list);
+}
+
 PipelineFlags pipeline_flags(const std::string& layout_text, std::optional<long long> pp, std::optional<long long> interleave,
                              const std::string& mtp_text) {
   PipelineFlags f;

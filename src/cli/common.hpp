@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/activations.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "core/memory.hpp"
@@ -40,6 +41,9 @@ std::optional<double> count_flag(const std::string& text, const char* flag);
 std::optional<double> bytes_flag(const std::string& text, const char* flag);
 // A whole number from 1 to `max` (GPUs, micro-batch, sequence length).
 long long whole_flag(const std::string& text, const char* flag, double max = 1e15);
+// --recompute-modules LIST, checked against what it qualifies: --recompute (empty: searched, so
+// selective may be chosen) must be selective, and the selective policy Megatron's attention-core.
+RecomputeModules recompute_modules_flag(const std::string& list, const std::string& recompute, SelectivePolicy policy);
 // --pipeline-layout (Megatron-Core's string, over --pp stages: it sets the interleave) and
 // --mtp-layers (or the layout's m's); empty texts: none. Throws Error naming the flag.
 struct PipelineFlags {

@@ -250,14 +250,7 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   // or --selective's.
   if (!f.selective.empty()) q.step.selective = selective_policy_from_name(f.selective);
   q.memory.selective = q.step.selective;
-  if (!f.recompute_modules.empty()) {
-    if (!f.recompute.empty() && f.recompute != "selective")
-      throw Error("--recompute-modules lists what --recompute selective replays; it does not apply to --recompute " + f.recompute);
-    if (q.step.selective != SelectiveRecompute::attention_core)
-      throw Error("--recompute-modules is Megatron-Core's list (--selective attention-core); the " + std::string(selective_recompute_name(q.step.selective)) +
-                  " policy takes none");
-    q.step.recompute_modules = recompute_modules_from_names(f.recompute_modules);
-  }
+  if (!f.recompute_modules.empty()) q.step.recompute_modules = recompute_modules_flag(f.recompute_modules, f.recompute, q.step.selective);
   q.memory.recompute_modules = q.step.recompute_modules;
   q.memory.memory_bytes = gpu_memory_bytes(hw, memory_basis_from_name(f.memory_basis));
   q.memory.device = std::string(hw.device_word());

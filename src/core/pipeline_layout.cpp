@@ -67,7 +67,7 @@ PipelineLayout parse_pipeline_layout(std::string_view text, long long pp) {
   s = expand(s);
   PipelineLayout p;
   p.text = std::string(text);
-  long long embeddings = 0, losses = 0, t_count = 0;
+  long long embeddings = 0, losses = 0;
   bool seen_mtp = false, loss_seen = false;
   p.chunk_layers.push_back(0);
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -81,7 +81,7 @@ PipelineLayout parse_pipeline_layout(std::string_view text, long long pp) {
         break;
       case 't':
         if (seen_mtp) bad("transformer layers (t) must come before the MTP layers (m)");
-        ++p.chunk_layers.back(), ++t_count;
+        ++p.chunk_layers.back();
         break;
       case 'm': seen_mtp = true, ++p.mtp_layers; break;
       case 'L': ++losses, loss_seen = true; break;
@@ -90,7 +90,6 @@ PipelineLayout parse_pipeline_layout(std::string_view text, long long pp) {
   }
   if (embeddings != 1) bad("the embedding (E) must be given once, first");
   if (losses != 1 || s.back() != 'L') bad("the loss (L) must be given once, last");
-  (void)t_count;
   if (p.chunks() % pp != 0)
     bad(std::to_string(p.chunks()) + " model chunks do not divide over --pp " + std::to_string(pp) + " stages (Megatron-Core needs a multiple)");
   if (p.mtp_layers > 0) {
