@@ -77,6 +77,10 @@ const Expected kTranscribed[] = {
     // DeepSeek-V3's checkpoint is fp8 with scales and holds the MTP module, so its total_size
     // gives no count; the paper's 671B main model.
     {"reconstructed/deepseek-v3", 671026419200.0, "671B (arXiv:2412.19437); napkin's shipped spec"},
+    // gpt-oss by hand (test_params.cpp "gpt-oss by hand" has the sums); the model card's Table 1:
+    // 116.83B and 20.91B total.
+    {"reconstructed/gpt-oss-120b", 116829156672.0, "hand count; gpt-oss model card Table 1: 116.83B"},
+    {"reconstructed/gpt-oss-20b", 20914757184.0, "hand count; gpt-oss model card Table 1: 20.91B"},
 };
 
 HfImport load(const std::string& dir) {
@@ -123,7 +127,7 @@ TEST_CASE("transcribed and reconstructed configs of the other families") {
   for (const auto& e : kReal) seen.insert(load(e.dir).family);
   for (const auto& e : kTranscribed) seen.insert(load(e.dir).family);
   for (const char* f : {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "phi3",
-                        "falcon", "gpt_neox", "gptj", "gpt2", "olmo", "olmo2", "deepseek_v2", "deepseek_v3", "starcoder2"}) {
+                        "falcon", "gpt_neox", "gptj", "gpt2", "olmo", "olmo2", "deepseek_v2", "deepseek_v3", "starcoder2", "gpt_oss"}) {
     CAPTURE(f);
     CHECK(seen.count(f) == 1);
   }
@@ -179,6 +183,18 @@ TEST_CASE("what the families' configs say is read as the architecture") {
   CHECK(gptj.rotary_fraction == 0.25);  // rotary_dim 64 of head_dim 256
   CHECK(gptj.lm_head_bias);
   CHECK(gptj.norms_per_layer == 1);
+  // gpt-oss: sinks, biased experts and router, every other layer windowed (layer_types), the
+  // pre-training context from initial_context_length.
+  const Model oss = load("reconstructed/gpt-oss-120b").model;
+  CHECK(oss.attention_sinks);
+  CHECK(oss.bias == BiasKind::all);
+  CHECK(oss.moe->router_bias);
+  CHECK(oss.moe->experts == 128);
+  CHECK(oss.moe->experts_per_token == 4);
+  CHECK(oss.sliding_window == 128);
+  CHECK(oss.windowed_layers == 18);
+  CHECK(oss.seq_len == 4096);
+  CHECK(oss.context == 131072);
   const Model ds = load("reconstructed/deepseek-v3").model;
   REQUIRE(ds.moe);
   CHECK(ds.moe->router_bias);

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "core/model.hpp"
 #include "spec/registry.hpp"
@@ -43,6 +44,8 @@ const Published kPublished[] = {
     {"phi3-medium", 14e9, "Abdin et al. 2024, arXiv:2404.14219, §2: phi-3-medium, 14B"},
     {"qwen3-30b-a3b", 30.5e9, "Qwen/Qwen3-30B-A3B model card: 30.5B total"},
     {"qwen3-235b-a22b", 235e9, "Qwen/Qwen3-235B-A22B model card: 235B total, 22B activated"},
+    {"gpt-oss-120b", 116.83e9, "OpenAI gpt-oss model card (2025), Table 1: 116.83B total"},
+    {"gpt-oss-20b", 20.91e9, "OpenAI gpt-oss model card (2025), Table 1: 20.91B total"},
     {"nemotron4-15b", 15.7e9, "Parmar et al. 2024, arXiv:2402.16819, §2: 3.2B embedding + 12.5B non-embedding parameters"},
 };
 
@@ -99,6 +102,27 @@ TEST_CASE("GPT-2 124M by hand") {
   CHECK(c.total == 124439808.0);
   CHECK(c.lm_head == 0);
   CHECK(c.embedding == 39383808.0);
+}
+
+TEST_CASE("gpt-oss by hand") {
+  // OpenAI, "gpt-oss-120b & gpt-oss-20b Model Card" (2025), Table 1: 116.83B total and 5.13B
+  // active (120b), 20.91B and 3.61B (20b); active counts the unembedding, not the embedding.
+  // Per layer: attention q 2880·4096 + 4096, k and v 2·(2880·512 + 512), o 4096·2880 + 2880,
+  // sinks 64: 26,550,144. One expert: gate_up 2880·5760 + 5760, down 2880·2880 + 2880:
+  // 24,891,840. Router 2880·E + E. Norms 2·2880. Embedding and head 201088·2880 = 579,133,440
+  // each; final norm 2880.
+  const SpecRegistry specs = SpecRegistry::builtin_only();
+  const double attn = 26550144, expert = 24891840, emb = 579133440, norms = 5760;
+  for (const auto& [key, layers, experts, card_total, card_active] :
+       {std::tuple{"gpt-oss-120b", 36.0, 128.0, 116.83e9, 5.13e9}, std::tuple{"gpt-oss-20b", 24.0, 32.0, 20.91e9, 3.61e9}}) {
+    CAPTURE(key);
+    const ParamCount c = count_params(specs.model(key));
+    const double router = 2880 * experts + experts;
+    CHECK(c.total == layers * (attn + experts * expert + router + norms) + 2 * emb + 2880);
+    CHECK(c.active == layers * (attn + 4 * expert + router + norms) + 2 * emb + 2880);
+    CHECK(std::fabs(c.total - card_total) < 0.005e9);
+    CHECK(std::fabs(c.active - c.embedding - card_active) < 0.005e9);
+  }
 }
 
 TEST_CASE("MoE active parameters") {

@@ -55,18 +55,10 @@ struct HeldOut {
   double recorded_error;  // napkin / measured − 1 when the row was added
 };
 
-// GPT-OSS 120B (openai/gpt-oss-120b config.json: 36 layers, 2880 wide, 64 heads of 64 and 8 KV
-// heads, a 128-token window on every other layer, 128 experts of 2880 top 4, vocabulary 201,088,
-// untied, attention biases), on Qwen3 30B-A3B's spec for the rest (RMSNorm, SwiGLU, rotary).
-Model gpt_oss_120b() {
-  Model oss = specs().model("qwen3-30b-a3b");
-  oss.key = "gpt-oss-120b";
-  oss.layers = 36, oss.d_model = 2880, oss.heads = 64, oss.kv_heads = 8, oss.head_dim = 64, oss.d_ff = 2880;
-  oss.vocab = 201088, oss.tied_embeddings = false, oss.bias = BiasKind::attention, oss.qk_norm = QkNorm::none;
-  oss.sliding_window = 128, oss.windowed_layers = 18;
-  oss.moe = MoeSpec{128, 4, 0, 2880};
-  return oss;
-}
+// GPT-OSS 120B: napkin's shipped spec (models/gpt-oss-120b.toml, from openai/gpt-oss-120b's
+// config.json: 36 layers, 2880 wide, 64 heads of 64 and 8 KV heads, a 128-token window on every
+// other layer, 128 biased experts of 2880 top 4, a biased router, attention sinks).
+Model gpt_oss_120b() { return specs().model("gpt-oss-120b"); }
 
 // NVIDIA/NeMo docs/source/performance/performance_summary.md at 8e3d65dcfe ("24.07 perf numbers",
 // 2024-09-09): NeMo 24.07 pre-training on DGX H100, FP8 for the whole table; GPUs, GBS, MBS,

@@ -46,6 +46,7 @@ double attention_params_per_layer(const Model& m) {
   // q and k with one head_dim-wide norm; OLMo-2 norms the whole q and k projections.
   if (m.qk_norm == QkNorm::per_head) p += 2 * norm_params(m, m.head_dim);
   if (m.qk_norm == QkNorm::full) p += norm_params(m, m.heads * m.head_dim) + norm_params(m, m.kv_heads * m.head_dim);
+  if (m.attention_sinks) p += h;  // one sink logit per head
   return p;
 }
 

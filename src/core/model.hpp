@@ -84,6 +84,9 @@ struct Model {
   QkNorm qk_norm = QkNorm::none;
   long long sliding_window = 0;   // tokens a windowed layer attends to; 0 = none
   long long windowed_layers = 0;  // how many layers use it (Gemma-2: every other one)
+  // Attention sinks (gpt-oss: transformers GptOssAttention.sinks, one learned logit per head and
+  // layer that joins each softmax's denominator without a value): heads parameters a layer.
+  bool attention_sinks = false;
   std::optional<MoeSpec> moe;
   std::optional<MlaSpec> mla;
 

@@ -97,6 +97,7 @@ std::string model_toml(const Model& m, const std::vector<std::pair<std::string, 
     w.line("", "sliding_window", num(m.sliding_window));
     w.line("", "sliding_window_layers", m.windowed_layers == m.layers ? quoted("all") : num(m.windowed_layers));
   }
+  if (m.attention_sinks) w.line("", "attention_sinks", "true");
   if (m.moe) {
     const MoeSpec& e = *m.moe;
     w.raw("\n[moe]\n");

@@ -147,7 +147,8 @@ std::string model_show_text(const Model& m, std::size_t max_width) {
     arch.add("heads", std::to_string(m.heads), "multi-head latent attention (below)");
   else
     arch.add("heads", fmt::format("{} (kv heads {}, head dim {})", m.heads, m.kv_heads, m.head_dim),
-             m.kv_heads == m.heads ? "multi-head" : m.kv_heads == 1 ? "multi-query" : "grouped-query");
+             std::string(m.kv_heads == m.heads ? "multi-head" : m.kv_heads == 1 ? "multi-query" : "grouped-query") +
+                 (m.attention_sinks ? ", attention sinks" : ""));
   arch.add("d_ff", std::to_string(m.d_ff), mlp_name(m.mlp));
   arch.add("vocab", std::to_string(m.vocab), m.tied_embeddings ? "tied embeddings" : "untied embeddings");
   arch.add("context", std::to_string(m.context),
@@ -231,6 +232,7 @@ nlohmann::json model_json(const Model& m) {
                       {"qk_norm", qk_norm_name(m.qk_norm)},
                       {"sliding_window", m.sliding_window > 0 ? nlohmann::json(m.sliding_window) : nlohmann::json(nullptr)},
                       {"windowed_layers", m.windowed_layers},
+                      {"attention_sinks", m.attention_sinks},
                       {"source", m.source},
                       {"spec", m.origin}};
   // Counts as JSON integers: every count is a whole number below 2^53 for any real model.

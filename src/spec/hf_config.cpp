@@ -181,6 +181,54 @@ void read_falcon(HfReader& r, Model& m, const std::string& model_type) {
   m.tied_embeddings = r.flag_or("tie_word_embeddings", true, "tied_embeddings");
 }
 
+// A layer_types list (newer transformers) says exactly which layers are windowed; it has one
+// entry per layer (transformers' layer_type_validation).
+void read_layer_types(HfReader& r, Model& m) {
+  if (const long long listed = r.list_length("layer_types"); listed >= 0 && listed != m.layers)
+    r.fail("layer_types", "lists " + std::to_string(listed) + " layers; num_hidden_layers is " + std::to_string(m.layers));
+  if (const long long windowed = r.count_in_list("layer_types", "sliding_attention"); windowed >= 0 && m.sliding_window > 0) {
+    m.windowed_layers = windowed;
+    if (windowed == 0) m.sliding_window = 0;  // a window no layer uses
+    r.derive("sliding_window_layers", "layer_types: the sliding_attention entries");
+  }
+}
+
+// gpt-oss (transformers GptOssConfig / modeling_gpt_oss.py; OpenAI, "gpt-oss-120b & gpt-oss-20b
+// Model Card", 2025, Table 1): every layer MoE; each expert a clamped SwiGLU (gate_up_proj of
+// 2 x intermediate_size, down_proj) with biases on both (GptOssExperts); a router Linear with a
+// bias (GptOssTopKRouter); q, k, v and o biased when attention_bias; one sink logit per head and
+// layer (GptOssAttention.sinks); layer_types alternate sliding (128) and full attention.
+void read_gpt_oss(HfReader& r, Model& m) {
+  read_llama_like(r, m);
+  read_gated_mlp(r, m);
+  m.bias = r.flag_or("attention_bias", true, "bias") ? BiasKind::all : BiasKind::mlp;
+  r.derive("bias", "the experts' gate_up_proj and down_proj carry biases (GptOssExperts), q/k/v/o as attention_bias says");
+  m.attention_sinks = true;
+  r.derive("attention_sinks", "GptOssAttention.sinks: one learned logit per head and layer");
+  MoeSpec e;
+  e.experts = r.count("num_local_experts", "moe.experts", "the number of experts");
+  // GptOssConfig names the top-k num_experts_per_tok (and the release's config also experts_per_token).
+  e.experts_per_token = r.has("num_experts_per_tok") ? r.count("num_experts_per_tok", "moe.experts_per_token", "the top-k")
+                                                     : r.count("experts_per_token", "moe.experts_per_token", "the top-k");
+  if (e.experts_per_token > e.experts) r.fail("num_experts_per_tok", "exceeds num_local_experts");
+  e.d_ff_expert = m.d_ff;
+  r.derive("moe.d_ff_expert", "intermediate_size (each expert; no layer is dense)");
+  e.router_bias = true;
+  r.derive("moe.router_bias", "GptOssTopKRouter is a Linear with a bias");
+  m.moe = e;
+  // GptOssConfig windows layers 0, 2, 4, ... unless layer_types says otherwise (read below).
+  if (auto w = r.opt_count("sliding_window", "sliding_window")) {
+    m.sliding_window = *w, m.windowed_layers = (m.layers + 1) / 2;
+    r.derive("sliding_window_layers", "GptOssConfig's default layer_types: every other layer windowed (0, 2, 4, ...)");
+  }
+  // The pre-training context, before YaRN stretches it to max_position_embeddings.
+  if (auto ctx = r.opt_count("initial_context_length", "seq_len")) {
+    m.seq_len = *ctx;
+    m.seq_len_source = "config.json initial_context_length (the context before YaRN's extension)";
+  }
+  m.tied_embeddings = r.flag_or("tie_word_embeddings", false, "tied_embeddings");
+}
+
 void read_family(HfReader& r, Model& m, const std::string& family, const std::string& model_type) {
   if (family == "gpt2" || family == "gptj") {
     m.layers = r.count("n_layer", "layers", "the number of layers");
@@ -232,6 +280,10 @@ void read_family(HfReader& r, Model& m, const std::string& family, const std::st
     read_deepseek(r, m, family == "deepseek_v3");
     m.tied_embeddings = r.flag_or("tie_word_embeddings", false, "tied_embeddings");
     return;
+  }
+  if (family == "gpt_oss") {
+    read_gpt_oss(r, m);
+    return read_layer_types(r, m);
   }
   if (family == "starcoder2") {
     read_llama_like(r, m);
@@ -309,15 +361,7 @@ void read_family(HfReader& r, Model& m, const std::string& family, const std::st
   } else {
     read_llama_bias(r, m);  // llama
   }
-  // A layer_types list (newer transformers) says exactly which layers are windowed; it has one
-  // entry per layer (transformers' layer_type_validation).
-  if (const long long listed = r.list_length("layer_types"); listed >= 0 && listed != m.layers)
-    r.fail("layer_types", "lists " + std::to_string(listed) + " layers; num_hidden_layers is " + std::to_string(m.layers));
-  if (const long long windowed = r.count_in_list("layer_types", "sliding_attention"); windowed >= 0 && m.sliding_window > 0) {
-    m.windowed_layers = windowed;
-    if (windowed == 0) m.sliding_window = 0;  // a window no layer uses
-    r.derive("sliding_window_layers", "layer_types: the sliding_attention entries");
-  }
+  read_layer_types(r, m);
 }
 
 const std::map<std::string, std::string>& families() {
@@ -327,7 +371,7 @@ const std::map<std::string, std::string>& families() {
       {"gemma2", "gemma2"}, {"gemma3_text", "gemma3_text"}, {"phi3", "phi3"}, {"falcon", "falcon"}, {"RefinedWeb", "falcon"},
       {"RefinedWebModel", "falcon"}, {"gpt_neox", "gpt_neox"}, {"gptj", "gptj"}, {"gpt2", "gpt2"},
       {"olmo", "olmo"}, {"olmo2", "olmo2"}, {"deepseek_v2", "deepseek_v2"}, {"deepseek_v3", "deepseek_v3"},
-      {"starcoder2", "starcoder2"}};
+      {"starcoder2", "starcoder2"}, {"gpt_oss", "gpt_oss"}};
   return f;
 }
 
@@ -340,7 +384,8 @@ const std::map<std::string, std::string>& architectures() {
       {"Phi3ForCausalLM", "phi3"}, {"FalconForCausalLM", "falcon"}, {"RWForCausalLM", "falcon"},
       {"GPTNeoXForCausalLM", "gpt_neox"}, {"GPTJForCausalLM", "gptj"}, {"GPT2LMHeadModel", "gpt2"},
       {"OlmoForCausalLM", "olmo"}, {"Olmo2ForCausalLM", "olmo2"}, {"DeepseekV2ForCausalLM", "deepseek_v2"},
-      {"DeepseekV3ForCausalLM", "deepseek_v3"}, {"Starcoder2ForCausalLM", "starcoder2"}};
+      {"DeepseekV3ForCausalLM", "deepseek_v3"}, {"Starcoder2ForCausalLM", "starcoder2"},
+      {"GptOssForCausalLM", "gpt_oss"}};
   return a;
 }
 

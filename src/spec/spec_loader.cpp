@@ -234,6 +234,7 @@ Model read_model(const toml::table& root, const std::string& path, const std::st
   m.qk_norm = choose_or<QkNorm>(r, root, "qk_norm", QkNorm::none,
                                 {{"none", QkNorm::none}, {"per_head", QkNorm::per_head}, {"full", QkNorm::full}});
   read_sliding_window(r, root, m);
+  m.attention_sinks = r.optional_bool("attention_sinks").value_or(false);
   if (const toml::table* t = r.optional_table("moe")) m.moe = read_moe(*t, path);
   if (const toml::table* t = r.optional_table("mla")) m.mla = read_mla(*t, path);
   // MLA has no KV-head groups: a kv_heads key beside [mla] says something the model ignores.
