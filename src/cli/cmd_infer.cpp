@@ -284,8 +284,8 @@ void setup_infer(CLI::App& app, Context& ctx) {
   sub->add_option("--gpus", o->gpus, "GPUs in all: replicas of tp·pp (default tp·pp, one replica)")->type_name("N");
   sub->add_option("--tp", o->tp, "Tensor-parallel ranks per replica (default 1)")->type_name("T");
   sub->add_option("--pp", o->pp, "Pipeline stages per replica (default 1)")->type_name("P");
-  sub->add_option("--weights", o->weights, "Weight format: bf16, fp16, fp8, int8 (per-channel), int4 (group-128), int4-g32 or nvfp4 (Blackwell) [bf16]")
-      ->type_name("bf16|fp16|fp8|int8|int4|int4-g32|nvfp4");
+  sub->add_option("--weights", o->weights, "Weight format: bf16, fp16, fp8, int8 (per-channel), int4 (group-128), int4-g32, nvfp4 (Blackwell) or mxfp4 (a MoE's experts, as gpt-oss ships) [bf16]")
+      ->type_name("bf16|fp16|fp8|int8|int4|int4-g32|nvfp4|mxfp4");
   sub->add_option("--kv", o->kv, "KV-cache format: bf16, fp16, fp8 or int8 [bf16]")->type_name("bf16|fp16|fp8|int8");
   sub->add_option("--input", o->input, "Prompt tokens per sequence [2048]")->type_name("I");
   sub->add_option("--output", o->output, "Generated tokens per sequence [256]")->type_name("O");

@@ -60,7 +60,7 @@ double flat_gemm_exposed_s(double compute_s, double memory_s, long long m) {
 double GemmTimeModel::curve_time_s(long long m, long long n, long long k) const {
   const double M = static_cast<double>(m), N = static_cast<double>(n), K = static_cast<double>(k);
   const double flops = 2 * M * N * K;
-  const double bytes = (M * K + K * N + M * N) * value_bytes;
+  const double bytes = (M * K + M * N) * value_bytes + K * N * (weight_value_bytes > 0 ? weight_value_bytes : value_bytes);
   const double compute = flops / (peak_flops_per_s * peak_efficiency);
   const double memory = bytes / (memory_bandwidth_bytes_per_s * mbu);
   return std::max(compute, memory) + flat_gemm_exposed_s(compute, memory, m) + gemm_launch_s;

@@ -9,7 +9,7 @@
 //              compute = FLOPs / (peak · peak_efficiency),
 //              memory  = bytes / (bandwidth · memory_bandwidth_efficiency),
 //              time = max(compute, memory) + min(compute, memory) / max(1, m / gemm_tile_m) + gemm_launch_s,
-//              bytes = (m·k + k·n + m·n) · value bytes (A and B read once, C written once).
+//              bytes = (m·k + m·n) · value bytes + k·n · weight bytes (A and B read once, C written once).
 #include <optional>
 #include <string>
 #include <string_view>
@@ -108,6 +108,10 @@ struct GemmTimeModel {
   double peak_flops_per_s = 0;            // dense, for the dtype
   double memory_bandwidth_bytes_per_s = 0;
   double value_bytes = 2;                 // operand size (bf16)
+  // The B operand's (a forward product's weight: k×n) stored size when narrower than the operands:
+  // a weight-only quantised serving kernel (W4A16, W8A16) reads the packed weight and its scales.
+  // 0: value_bytes.
+  double weight_value_bytes = 0;
   double peak_efficiency = 0.81;          // compute-bound fraction of peak (gemm_peak_efficiency)
   double mbu = memory_bandwidth_efficiency;  // memory-bound fraction of the bandwidth (plan --mbu)
   double fraction = 0;                    // Kind::fraction

@@ -24,7 +24,13 @@ double d(long long v) { return static_cast<double>(v); }
 // NVFP4: 4-bit E2M1 values with one FP8 (E4M3) scale per block of 16 and one fp32 scale per
 // tensor (ModelOpt QuantAlgo.NVFP4, hf_quant_config "group_size": 16), activations quantised the
 // same way on the fly, so the products run on the fp4 tensor cores (W4A4): 0.5 + 1/16 bytes a weight.
-constexpr std::array<StorageFormat, 7> weight_formats = {{
+// mxfp4 — the OCP Microscaling format (OCP MX v1.0, §5): 4-bit E2M1 values with one 8-bit power-of-two
+// (E8M0) scale per block of 32, 0.5 + 1/32 bytes a weight, as gpt-oss ships its routed experts
+// (config.json quantization_config: quant_method mxfp4, modules_to_not_convert self_attn, router,
+// embed_tokens, lm_head); the rest stays bf16. Priced weight-only (W4A16: the weights dequantised in
+// the kernel, the products in bf16), as vLLM's Mxfp4MoEMethod runs it on Hopper (Marlin or
+// triton_kernels' matmul_ogs); Blackwell's native MXFP4 products are not priced.
+constexpr std::array<StorageFormat, 8> weight_formats = {{
     {"bf16", 2, 0, "no scales", "the checkpoint's own format", Dtype::bf16, false},
     {"fp16", 2, 0, "no scales", "the checkpoint's own format", Dtype::fp16, false},
     {"fp8", 1, 0, "per-tensor: one fp32 scale per weight matrix (W8A8, fp8 tensor cores)",
@@ -39,6 +45,8 @@ constexpr std::array<StorageFormat, 7> weight_formats = {{
      "gpt-fast quantize.py WeightOnlyInt4QuantHandler --groupsize 32", Dtype::bf16, true},
     {"nvfp4", 0.5, 1.0 / 16, "block-16: one fp8 (E4M3) scale per 16 weights and one fp32 scale per tensor (W4A4, fp4 tensor cores)",
      "NVIDIA NVFP4: ModelOpt QuantAlgo.NVFP4 checkpoints, TensorRT-LLM and vLLM on Blackwell", Dtype::fp4, false},
+    {"mxfp4", 0.5, 1.0 / 32, "block-32: one 8-bit power-of-two (E8M0) scale per 32 weights, routed experts only (W4A16); attention, router and shared experts in bf16",
+     "OCP MX v1.0; gpt-oss's release (quantization_config mxfp4); vLLM Mxfp4MoEMethod", Dtype::bf16, true, true},
 }};
 // KV formats: fp8 — one scale per tensor (vLLM kv_cache_dtype fp8, TensorRT-LLM FP8 KV);
 // int8 — LMDeploy's online quant_policy 8: an fp16 scale and zero point per token and head
@@ -77,6 +85,12 @@ constexpr double activation_bytes = 2;
 constexpr double logits_bytes = 4;  // fp32 logits for sampling (vLLM's LogitsProcessor upcasts)
 
 }  // namespace
+
+double routed_expert_params_per_gpu(const Model& m, const Layout& l, long long stage) {
+  if (!m.moe) return 0;
+  const StageLayers st = stage_layers(m, l, stage);
+  return d(st.moe_layers) * d(m.moe->experts) * mlp_params(m, m.moe->d_ff_expert) / d(l.tp);
+}
 
 const StorageFormat& weight_format(std::string_view name) { return find_format(weight_formats, name, "--weights"); }
 const StorageFormat& kv_format(std::string_view name) { return find_format(kv_formats, name, "--kv"); }
@@ -188,22 +202,30 @@ InferMemory infer_memory(const Model& m, const InferSetup& s) {
   MemorySetup ms;
   const LayoutMemory lm = memory_per_gpu(m, l, ms);
   const double vocab_rows = std::ceil(d(m.vocab) / d(s.tp)) * d(m.d_model);
+  if (s.weights.experts_only && !m.moe)
+    throw Error("--weights " + std::string(s.weights.name) + ": the format covers a MoE model's routed experts (gpt-oss's release); " + m.key +
+                " has none: use int4 or fp8");
   struct Share {
-    double quantized = 0, embedding = 0, head = 0, bytes = 0;
+    double quantized = 0, bf16_linear = 0, embedding = 0, head = 0, bytes = 0;
   };
-  auto stage_weights = [&](const StageMemory& st) {
+  auto stage_weights = [&](const StageMemory& st, long long stage) {
     Share w;
     const bool separate_head = !m.tied_embeddings || s.pp > 1;
     if (st.embedding && (separate_head || !st.lm_head)) w.embedding = vocab_rows;
     if (st.lm_head) w.head = vocab_rows;
     const double plain = w.embedding + w.head;  // tied on one stage: one matrix, counted as the head
     w.quantized = st.params() - plain;
-    w.bytes = w.quantized * s.weights.bytes() + plain * activation_bytes;
+    if (s.weights.experts_only) {
+      w.quantized = routed_expert_params_per_gpu(m, l, stage);
+      w.bf16_linear = st.params() - plain - w.quantized;
+    }
+    w.bytes = w.quantized * s.weights.bytes() + (plain + w.bf16_linear) * activation_bytes;
     return w;
   };
-  const Share first = stage_weights(lm.first), last = stage_weights(lm.last);
+  const Share first = stage_weights(lm.first, 0), last = stage_weights(lm.last, s.pp - 1);
   const Share& heavy = first.bytes >= last.bytes ? first : last;
   r.quantized_params = heavy.quantized;
+  r.bf16_linear_params = heavy.bf16_linear;
   r.embedding_params = heavy.embedding;
   r.head_params = heavy.head;
   r.unquantized_params = heavy.embedding + heavy.head;

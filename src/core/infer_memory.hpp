@@ -12,6 +12,7 @@
 
 #include "core/dtype.hpp"
 #include "core/engine.hpp"
+#include "core/layout.hpp"
 #include "core/model.hpp"
 
 namespace napkin {
@@ -25,6 +26,7 @@ struct StorageFormat {
   std::string_view source;
   Dtype compute = Dtype::bf16;      // the products run in (weight-only formats dequantise to bf16)
   bool weight_only = false;         // dequantised in the kernel: decode reads fewer bytes, prefill computes in bf16
+  bool experts_only = false;        // covers a MoE model's routed experts only; the other linear layers stay bf16
   double bytes() const { return value_bytes + scale_bytes_per_value; }
 };
 
@@ -52,6 +54,10 @@ struct KvCache {
 
 KvCache kv_cache(const Model& m, long long tp, long long pp, const StorageFormat& kv);
 
+// The routed experts' parameters one tensor rank of pipeline stage `stage` holds (experts split
+// over the tensor ranks, as vLLM's and TensorRT-LLM's MoE layers shard them without EP).
+double routed_expert_params_per_gpu(const Model& m, const Layout& l, long long stage);
+
 struct InferSetup {
   long long tp = 1, pp = 1;
   long long gpus = 1;                   // tp·pp·replicas
@@ -69,6 +75,7 @@ struct InferMemory {
   // The most loaded GPU (the first stage holds the embedding, the last the LM head).
   double quantized_params = 0;    // linear layers, stored in the weight format
   double unquantized_params = 0;  // embedding and LM head rows, kept in bf16 (vLLM, TensorRT-LLM, AWQ)
+  double bf16_linear_params = 0;  // linear layers an experts-only format leaves in bf16 (attention, router, shared experts)
   double embedding_params = 0;    // of which the embedding's (a lookup: decode reads one row a token)
   double head_params = 0;         // of which the LM head's (a product; tied at pp = 1: the embedding itself)
   double weights_bytes = 0;

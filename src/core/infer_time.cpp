@@ -15,12 +15,10 @@ double d(long long v) { return static_cast<double>(v); }
 // Routed-expert parameters one GPU of the most loaded stage holds (every expert split over tp:
 // vLLM's and SGLang's default tensor-parallel MoE).
 double expert_params_per_gpu(const Model& m, const InferSetup& s) {
-  if (!m.moe) return 0;
   Layout l;
   l.tp = s.tp;
   l.pp = s.pp;
-  const StageLayers st = stage_layers(m, l, 0);
-  return d(st.moe_layers) * d(m.moe->experts) * mlp_params(m, m.moe->d_ff_expert) / d(s.tp);
+  return routed_expert_params_per_gpu(m, l, 0);
 }
 
 constexpr double activation_bytes = 2;
@@ -125,12 +123,16 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
                                    : !s.weights.weight_only       ? 1.0
                                    : s.weights.value_bytes >= 1   ? s.engine.int8_kernel_efficiency
                                                                   : s.engine.int4_kernel_efficiency;
-  const double weight_read = st.weight_bytes / kernel_efficiency;
+  // The quantised kernel reads the quantised weights; with an experts-only format the bf16 layers
+  // beside them (attention, router) go through the ordinary bf16 kernels.
+  const double quantized_read = (mem.quantized_params - expert_params * (1 - touched_share)) * s.weights.bytes();
+  const double weight_read = s.weights.experts_only ? quantized_read / kernel_efficiency + (st.weight_bytes - quantized_read)
+                                                    : st.weight_bytes / kernel_efficiency;
   const double bw = t.mbu * t.memory_bandwidth_bytes_per_s;
   st.memory_s = d(s.pp) * (weight_read + st.kv_bytes) / bw;
   // Products: 2 FLOPs per weight per token (the experts a token is routed to, not all), and
   // attention over the cache: Q·Kᵀ and P·V, 2·(d_qk + d_v) per key per head.
-  const double matmul_params = mem.quantized_params - expert_params * (1 - (m.moe ? moe.top_k / moe.experts : 1)) + mem.head_params;
+  const double matmul_params = mem.quantized_params + mem.bf16_linear_params - expert_params * (1 - (m.moe ? moe.top_k / moe.experts : 1)) + mem.head_params;
   const double dqk = m.mla ? d(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim) : d(m.head_dim);
   const double dv = m.mla ? d(m.mla->v_head_dim) : d(m.head_dim);
   const double keys_layers = mem.kv.bytes_per_token_per_gpu > 0 ? mem.kv.bytes_per_gpu(context) / (mem.kv.bytes_per_token_per_gpu / d(mem.kv.stage_layers)) : 0;
@@ -165,6 +167,12 @@ Prefill prefill_time(const Model& m, const InferSetup& s, const InferTimeSetup& 
   ss.attention_peak_flops_per_s = t.attention_peak_flops_per_s;
   ss.memory_bandwidth_bytes_per_s = t.memory_bandwidth_bytes_per_s;
   ss.gemm = t.gemm;
+  // A weight-only format's kernels read the packed weights (and scales), not bf16 ones: what
+  // decides a prefill whose products are flat (a MoE's experts, a short prompt).
+  if (s.weights.weight_only) {
+    if (s.weights.experts_only) ss.expert_weight_value_bytes = s.weights.bytes();
+    else ss.gemm.weight_value_bytes = s.weights.bytes();
+  }
   const LayerCost c = layer_cost(m, l, ss);
   const double L = d(m.layers);
   p.attention_s = L * c.attention_fwd_s;

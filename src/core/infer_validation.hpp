@@ -11,7 +11,7 @@ struct InferValidationFigure {
   double worst_abs_error = 0; // fraction
 };
 
-inline constexpr InferValidationFigure validated_decode_batch1{32, 0.050, 0.157};
+inline constexpr InferValidationFigure validated_decode_batch1{32, 0.049, 0.157};
 inline constexpr InferValidationFigure validated_ttft_batch1{40, 0.086, 0.231};
 inline constexpr InferValidationFigure validated_fixed_batch{57, 0.099, 0.582};
 

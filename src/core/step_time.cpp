@@ -184,6 +184,8 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
     return modules && ((rm.mla_up_proj && (name == "attn.q_up" || name == "attn.kv_up")) || (rm.mlp && starts_with(name, "mlp.")) ||
                        (rm.shared_experts && starts_with(name, "moe.shared_expert.")));
   };
+  GemmTimeModel narrow_experts = gemm;
+  narrow_experts.weight_value_bytes = s.expert_weight_value_bytes;
   for (const Gemm& g : gemms) {
     const bool backward = is_backward(g.name);
     // LoRA: a frozen matrix needs no weight gradient; its input gradient still flows.
@@ -208,9 +210,10 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
     const bool fp8_expert = expert && s.fp8_casts && bf16.peak_flops_per_s > 0;
     // The LM head stays in 16 bits under an fp8 recipe unless the framework converts it (fp8_lm_head).
     const bool bf16_head = starts_with(g.name, "lm_head") && s.fp8_casts && !s.fp8_lm_head && bf16.peak_flops_per_s > 0;
-    const double t = fp8_expert  ? fp8_expert_time_over_bf16 * bf16.grouped_time_s(gm, g.n, gk, calls, launches)
-                     : bf16_head ? bf16.grouped_time_s(gm, g.n, gk, calls, launches)
-                                 : gemm.grouped_time_s(gm, g.n, gk, calls, launches);
+    const double t = fp8_expert                 ? fp8_expert_time_over_bf16 * bf16.grouped_time_s(gm, g.n, gk, calls, launches)
+                     : bf16_head                ? bf16.grouped_time_s(gm, g.n, gk, calls, launches)
+                     : expert && !backward && s.expert_weight_value_bytes > 0 ? narrow_experts.grouped_time_s(gm, g.n, gk, calls, launches)
+                                                : gemm.grouped_time_s(gm, g.n, gk, calls, launches);
     if (starts_with(g.name, "attn.scores") || starts_with(g.name, "attn.context")) {
       (backward ? attn_bwd_gemm : attn_fwd_gemm) += t;
     } else if (starts_with(g.name, "lm_head")) {

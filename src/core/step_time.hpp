@@ -165,6 +165,10 @@ struct StepSetup {
   GemmTimeModel bf16_under_fp8;
   // Under fp8 products, whether the LM head's product is one of them (Framework::fp8_lm_head).
   bool fp8_lm_head = false;
+  // Serving with weight-only quantised routed experts (infer --weights mxfp4): the bytes a stored
+  // expert weight takes, read by the forward expert products in place of the operand width; 0: the
+  // operand width (the GemmTimeModel's own weight_value_bytes for every product).
+  double expert_weight_value_bytes = 0;
   Network net;
   StepLora lora;  // LoRA/QLoRA: on when set
 };

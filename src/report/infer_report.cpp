@@ -45,8 +45,9 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
   const InferMemory& m = r.memory;
   const InferSetup& s = r.setup;
   std::vector<std::string> out;
-  out.push_back(fmt::format("weights per {} = {} params × {} B ({}: {}) + {} embedding/head params × 2 B = {}", r.hardware.device_word(), format_count(m.quantized_params),
+  out.push_back(fmt::format("weights per {} = {} params × {} B ({}: {}){} + {} embedding/head params × 2 B = {}", r.hardware.device_word(), format_count(m.quantized_params),
                             format_sig(s.weights.bytes(), 4), s.weights.name, s.weights.scales,
+                            m.bf16_linear_params > 0 ? fmt::format(" + {} attention/router params × 2 B", format_count(m.bf16_linear_params)) : std::string(),
                             format_count(m.unquantized_params), bytes(m.weights_bytes)));
   if (r.model.mla)
     out.push_back(fmt::format("KV per token = {} layers × ({} latent + {} rope) × {} B = {}", r.model.layers, r.model.mla->kv_lora_rank,
@@ -139,8 +140,10 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
   KeyValues kv;
   kv.max_width = max_width;
   kv.add("weights", bytes(m.weights_bytes),
-         fmt::format("{} params at {} ({}) + {} embedding/LM-head params at {}", format_count(m.quantized_params), s.weights.name,
-                     s.weights.scales, format_count(m.unquantized_params), s.embedding_dtype));
+         fmt::format("{} params at {} ({}){} + {} embedding/LM-head params at {}", format_count(m.quantized_params), s.weights.name,
+                     s.weights.scales,
+                     m.bf16_linear_params > 0 ? fmt::format(" + {} attention/router params at bf16", format_count(m.bf16_linear_params)) : std::string(),
+                     format_count(m.unquantized_params), s.embedding_dtype));
   kv.add("prefill workspace", bytes(m.workspace_bytes),
          fmt::format("a chunk of {} and the logits of {}{}", plural_count(m.workspace_tokens, "token"), plural_count(m.workspace_sequences, "sequence"),
                      s.engine.static_batch ? " (static batch: the largest that fits)" : ""));
