@@ -3,12 +3,15 @@
 // round trip; and the errors for configs napkin cannot read.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
+#include "cli_helpers.hpp"
 #include "core/error.hpp"
 #include "report/model_toml.hpp"
 #include "spec/hf_config.hpp"
@@ -226,6 +229,8 @@ TEST_CASE("models import: the TOML loads back to the same model") {
     CHECK(back.sliding_window == hf.model.sliding_window);
     CHECK(back.windowed_layers == hf.model.windowed_layers);
     CHECK(back.rotary_fraction == hf.model.rotary_fraction);
+    CHECK(back.attention_sinks == hf.model.attention_sinks);
+    CHECK(back.checkpoint_weights == hf.model.checkpoint_weights);
   }
   // A derived field carries its derivation as a comment.
   const HfImport hf = load("gemma-2b");
@@ -233,6 +238,39 @@ TEST_CASE("models import: the TOML loads back to the same model") {
   CHECK(toml.find("tied_embeddings = true") != std::string::npos);
   CHECK(toml.find("tie_word_embeddings absent: true") != std::string::npos);
   CHECK(toml.find("# num_hidden_layers") != std::string::npos);
+}
+
+TEST_CASE("quantization_config: the checkpoint's weight format, infer's default") {
+  // gpt-oss: quant_method mxfp4 on a MoE model.
+  CHECK(load("reconstructed/gpt-oss-120b").model.checkpoint_weights == "mxfp4");
+  auto format_of = [](const std::string& q) {
+    return import_hf_config(std::string(kLlama) + R"(, "quantization_config": )" + q + "}", "c.json", "c").model.checkpoint_weights;
+  };
+  // DeepSeek-V3's FineGrainedFP8Config (fmt e4m3, 128 x 128 blocks): fp8.
+  CHECK(format_of(R"({"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]})") == "fp8");
+  // AutoAWQ / GPTQ at 4 bits: int4 (group 128; group 32: int4-g32); at 8 bits: int8.
+  CHECK(format_of(R"({"quant_method": "awq", "bits": 4, "group_size": 128})") == "int4");
+  CHECK(format_of(R"({"quant_method": "gptq", "bits": 4, "group_size": 32})") == "int4-g32");
+  CHECK(format_of(R"({"quant_method": "gptq", "bits": 8})") == "int8");
+  // mxfp4 covers experts: a dense model's is not read, nor is a method napkin does not price.
+  CHECK(format_of(R"({"quant_method": "mxfp4"})").empty());
+  const HfImport bnb = import_hf_config(std::string(kLlama) + R"(, "quantization_config": {"quant_method": "bitsandbytes"}})", "c.json", "c");
+  CHECK(bnb.model.checkpoint_weights.empty());
+  CHECK(std::any_of(bnb.notes.begin(), bnb.notes.end(), [](const std::string& n) { return n.find("bitsandbytes") != std::string::npos; }));
+  // The TOML key takes infer's --weights names only, refused at its line otherwise.
+  CHECK_THROWS_WITH_AS(parse_model("name = \"x\"\nsource = \"x\"\nlayers = 2\nd_model = 64\nheads = 8\nd_ff = 128\nmlp = \"swiglu\"\nvocab = 100\n"
+                                   "context = 32\ntied_embeddings = false\npositions = \"rotary\"\nbias = \"none\"\nnorm = \"rmsnorm\"\n"
+                                   "checkpoint_weights = \"mxfp5\"\n",
+                                   "m.toml", "m"),
+                       doctest::Contains("m.toml:14"), Error);
+  // infer serves a model as released unless --weights says otherwise, and says so.
+  const auto as_released = test::run_napkin("infer --model gpt-oss-120b --hardware h100-sxm --batch 1 --json");
+  CHECK(as_released.exit_code == 0);
+  CHECK(nlohmann::json::parse(as_released.out).at("weights") == "mxfp4");
+  CHECK(as_released.out.find("no --weights given: mxfp4") != std::string::npos);  // in the JSON notes
+  const auto bf16 = test::run_napkin("infer --model gpt-oss-120b --hardware h100-sxm --batch 1 --weights bf16 --json");
+  CHECK(bf16.exit_code == 1);  // 234 GB of bf16 weights do not fit an 80 GB H100
+  CHECK(nlohmann::json::parse(bf16.out).at("weights") == "bf16");
 }
 
 TEST_CASE("configs napkin cannot read: one line naming the file, the key and the need") {

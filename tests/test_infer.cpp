@@ -132,7 +132,7 @@ TEST_CASE("mxfp4: gpt-oss's experts in 4 bits with a scale per 32, the rest in b
   CHECK(r.err.find('\n') == r.err.size() - 1);
   // gpt-oss-120b in mxfp4 fits one H100, as its model card says; in bf16 it does not.
   CHECK(test::run_napkin("infer --model gpt-oss-120b --hardware h100-sxm --weights mxfp4 --batch 1").exit_code == 0);
-  CHECK(test::run_napkin("infer --model gpt-oss-120b --hardware h100-sxm --batch 1").exit_code == 1);
+  CHECK(test::run_napkin("infer --model gpt-oss-120b --hardware h100-sxm --weights bf16 --batch 1").exit_code == 1);
 }
 
 TEST_CASE("max batch of Llama 3 8B on an H100 under vLLM's defaults, by hand") {

@@ -61,12 +61,18 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
     throw Error(fmt::format("--engine {}: {} runs on {} GPUs only ({}: vendors), and {} is {}'s; give --engine vllm or another from 'napkin engines list'",
                             s.engine.key, s.engine.name, fmt::join(s.engine.vendors, ", "), s.engine.origin, r.hardware.key, r.hardware.vendor));
   s.engine = engine_on(s.engine, r.hardware);  // limits the engine sets by the GPU (vLLM's >= 70 GiB defaults)
-  s.weights = weight_format(o.weights);
+  // Without --weights, a model released quantised (gpt-oss's MXFP4 experts, an AWQ or FP8
+  // checkpoint's config.json) is served as released.
+  const std::string weights = !given("--weights") && !r.model.checkpoint_weights.empty() ? r.model.checkpoint_weights : o.weights;
+  if (weights != o.weights)
+    r.notes.push_back(fmt::format("no --weights given: {} as {} is released ({}'s checkpoint_weights); --weights bf16 prices it unquantized", weights,
+                                  r.model.key, r.model.origin));
+  s.weights = weight_format(weights);
   s.kv = kv_format(o.kv);
   // A GPU without bf16 (V100, T4) serves a bf16 checkpoint in fp16, as vLLM does when the compute
   // capability is below 8.0 (vllm/config.py, _get_and_verify_dtype): same bytes, fp16 products.
   if (!r.hardware.dense_peak(Dtype::bf16) && r.hardware.dense_peak(Dtype::fp16)) {
-    if (o.weights == "bf16") {
+    if (weights == "bf16") {
       s.weights = weight_format("fp16");
       r.notes.push_back(fmt::format("{} has no bf16: the bf16 weights are served in fp16 (as vLLM casts them below compute capability 8.0)",
                                     r.hardware.key));
@@ -284,7 +290,7 @@ void setup_infer(CLI::App& app, Context& ctx) {
   sub->add_option("--gpus", o->gpus, "GPUs in all: replicas of tp·pp (default tp·pp, one replica)")->type_name("N");
   sub->add_option("--tp", o->tp, "Tensor-parallel ranks per replica (default 1)")->type_name("T");
   sub->add_option("--pp", o->pp, "Pipeline stages per replica (default 1)")->type_name("P");
-  sub->add_option("--weights", o->weights, "Weight format: bf16, fp16, fp8, int8 (per-channel), int4 (group-128), int4-g32, nvfp4 (Blackwell) or mxfp4 (a MoE's experts, as gpt-oss ships) [bf16]")
+  sub->add_option("--weights", o->weights, "Weight format: bf16, fp16, fp8, int8 (per-channel), int4 (group-128), int4-g32, nvfp4 (Blackwell) or mxfp4 (a MoE's experts, as gpt-oss ships) [the model's released format (checkpoint_weights), else bf16]")
       ->type_name("bf16|fp16|fp8|int8|int4|int4-g32|nvfp4|mxfp4");
   sub->add_option("--kv", o->kv, "KV-cache format: bf16, fp16, fp8 or int8 [bf16]")->type_name("bf16|fp16|fp8|int8");
   sub->add_option("--input", o->input, "Prompt tokens per sequence [2048]")->type_name("I");

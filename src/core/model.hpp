@@ -87,6 +87,9 @@ struct Model {
   // Attention sinks (gpt-oss: transformers GptOssAttention.sinks, one learned logit per head and
   // layer that joins each softmax's denominator without a value): heads parameters a layer.
   bool attention_sinks = false;
+  // The released checkpoint's weight format when it is not 16-bit: a name of napkin infer's
+  // --weights ("mxfp4" for gpt-oss, "fp8", "int4"), its default for the model; empty: bf16.
+  std::string checkpoint_weights;
   std::optional<MoeSpec> moe;
   std::optional<MlaSpec> mla;
 

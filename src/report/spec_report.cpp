@@ -164,6 +164,7 @@ std::string model_show_text(const Model& m, std::size_t max_width) {
   if (m.sliding_window > 0)
     arch.add("sliding window", fmt::format("{} on {} of {}", plural(m.sliding_window, "token"), m.windowed_layers, plural(m.layers, "layer")),
              m.sliding_window >= m.context ? fmt::format("not shorter than the context ({}): it never limits a sequence", m.context) : "");
+  if (!m.checkpoint_weights.empty()) arch.add("checkpoint", m.checkpoint_weights, "weights as released: napkin infer's default --weights");
   if (m.moe) {
     const MoeSpec& e = *m.moe;
     std::string shared = fmt::format("{} shared", e.shared_experts);
@@ -233,6 +234,7 @@ nlohmann::json model_json(const Model& m) {
                       {"sliding_window", m.sliding_window > 0 ? nlohmann::json(m.sliding_window) : nlohmann::json(nullptr)},
                       {"windowed_layers", m.windowed_layers},
                       {"attention_sinks", m.attention_sinks},
+                      {"checkpoint_weights", m.checkpoint_weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.checkpoint_weights)},
                       {"source", m.source},
                       {"spec", m.origin}};
   // Counts as JSON integers: every count is a whole number below 2^53 for any real model.

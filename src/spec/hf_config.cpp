@@ -470,6 +470,32 @@ bool has_text_model_keys(const json& j) {
   return false;
 }
 
+// The checkpoint's own weight format, from config.json's quantization_config (transformers'
+// HfQuantizer configs): mxfp4 (gpt-oss: the experts, Mxfp4Config), fp8 (FineGrainedFP8Config:
+// DeepSeek-V3's e4m3 with a scale per 128 x 128 block, 1 + 4/16384 bytes a weight, priced as
+// fp8), awq and gptq at 4 bits (int4, group 128) or 8 (int8). Anything else is noted, not read:
+// infer then assumes bf16 unless --weights says otherwise.
+void read_quantization(const json& top, HfImport& out) {
+  if (!top.contains("quantization_config") || !top["quantization_config"].is_object()) return;
+  const json& q = top["quantization_config"];
+  const std::string method = q.contains("quant_method") && q["quant_method"].is_string() ? q["quant_method"].get<std::string>() : "";
+  const long long bits = q.contains("bits") && q["bits"].is_number_integer() ? q["bits"].get<long long>() : 0;
+  const long long group = q.contains("group_size") && q["group_size"].is_number_integer() ? q["group_size"].get<long long>() : 128;
+  std::string format;
+  if (method == "mxfp4" && out.model.moe) format = "mxfp4";
+  else if (method == "fp8") format = "fp8";
+  else if ((method == "awq" || method == "gptq") && bits == 4) format = group == 32 ? "int4-g32" : "int4";
+  else if ((method == "awq" || method == "gptq") && bits == 8) format = "int8";
+  if (format.empty()) {
+    out.notes.push_back("quantization_config (quant_method " + (method.empty() ? std::string("not given") : cut(method)) +
+                        ") is not a format napkin infer prices; it assumes bf16 weights unless --weights says otherwise");
+    return;
+  }
+  out.model.checkpoint_weights = format;
+  out.derivations.emplace_back("checkpoint_weights", "quantization_config.quant_method " + method + (bits > 0 ? ", bits " + std::to_string(bits) : "") +
+                                                         ((format == "int4" && group != 128) ? " (group " + std::to_string(group) + ", priced as 128)" : ""));
+}
+
 HfImport import_placed(const json& top, const std::string& display_path, const std::string& key) {
   HfImport out;
   std::string model_type = model_type_of(top, display_path, "");
@@ -507,6 +533,7 @@ HfImport import_placed(const json& top, const std::string& display_path, const s
                : key;
   if (!out.notes.empty()) m.notes = "Only the language model (text_config) is counted; the vision tower and the multimodal projector are not included.";
   read_family(r, m, out.family, model_type);
+  read_quantization(top, out);
   // Whatever the config does not state is fixed by the family's modeling code.
   for (const char* k : {"mlp", "positions", "bias", "norm", "block", "norms_per_layer", "moe.dense_layers", "moe.shared_experts"}) {
     const bool said = std::any_of(out.derivations.begin(), out.derivations.end(), [&](const auto& d) { return d.first == k; });

@@ -1,8 +1,11 @@
 #include "spec/spec_loader.hpp"
 
+#include "core/infer_memory.hpp"
+
 #include <cstdio>
 
 #include "core/error.hpp"
+#include "core/infer_memory.hpp"
 #include "core/interconnect.hpp"
 #include "core/model_checks.hpp"
 #include "spec/toml_reader.hpp"
@@ -235,6 +238,7 @@ Model read_model(const toml::table& root, const std::string& path, const std::st
                                 {{"none", QkNorm::none}, {"per_head", QkNorm::per_head}, {"full", QkNorm::full}});
   read_sliding_window(r, root, m);
   m.attention_sinks = r.optional_bool("attention_sinks").value_or(false);
+  m.checkpoint_weights = r.optional_choice("checkpoint_weights", weight_format_names()).value_or("");
   if (const toml::table* t = r.optional_table("moe")) m.moe = read_moe(*t, path);
   if (const toml::table* t = r.optional_table("mla")) m.mla = read_mla(*t, path);
   // MLA has no KV-head groups: a kv_heads key beside [mla] says something the model ignores.
