@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -85,6 +86,17 @@ const Expected kTranscribed[] = {
     {"reconstructed/gpt-oss-120b", 116829156672.0, "hand count; gpt-oss model card Table 1: 116.83B"},
     {"reconstructed/gpt-oss-20b", 20914757184.0, "hand count; gpt-oss model card Table 1: 20.91B"},
 };
+// Published figures only (no checkpoint total at hand): within 0.5%.
+struct Published {
+  const char* dir;
+  double total, active;
+  const char* source;
+};
+const Published kPublishedOnly[] = {
+    // Moonshot AI, Kimi K2 model card: "1 trillion total parameters", "32 billion activated";
+    // the Hugging Face page's safetensors size reads 1.03T.
+    {"reconstructed/kimi-k2-instruct", 1.03e12, 32e9, "moonshotai/Kimi-K2-Instruct model card"},
+};
 
 HfImport load(const std::string& dir) {
   const std::string path = kData + dir + "/config.json";
@@ -125,6 +137,15 @@ TEST_CASE("transcribed and reconstructed configs of the other families") {
     CAPTURE(e.arithmetic);
     CHECK(count_params(load(e.dir).model).total == e.total);
   }
+  for (const auto& p : kPublishedOnly) {
+    CAPTURE(p.dir);
+    CAPTURE(p.source);
+    const ParamCount c = count_params(load(p.dir).model);
+    CHECK(std::fabs(c.total - p.total) / p.total < 0.005);
+    CHECK(std::fabs(c.active - c.embedding - p.active) / p.active < 0.02);  // activated, without the input embedding (31.69B: "32B" rounded)
+  }
+  CHECK(load("reconstructed/kimi-k2-instruct").family == "deepseek_v3");
+  CHECK(load("reconstructed/kimi-k2-instruct").model.checkpoint_weights == "fp8");
   // Every family napkin maps is exercised by one file or another.
   std::set<std::string> seen;
   for (const auto& e : kReal) seen.insert(load(e.dir).family);
@@ -218,6 +239,7 @@ TEST_CASE("models import: the TOML loads back to the same model") {
   std::vector<std::string> dirs;
   for (const auto& e : kReal) dirs.push_back(e.dir);
   for (const auto& e : kTranscribed) dirs.push_back(e.dir);
+  for (const auto& p : kPublishedOnly) dirs.push_back(p.dir);
   for (const auto& dir : dirs) {
     CAPTURE(dir);
     const HfImport hf = load(dir);

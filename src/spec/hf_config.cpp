@@ -144,7 +144,8 @@ void read_deepseek(HfReader& r, Model& m, bool v3) {
     e.routing_groups = groups, e.groups_per_token = per_token;
   }
   m.moe = e;
-  if (v3 && r.opt_count("num_nextn_predict_layers"))
+  // 0 is valid: a checkpoint without the module (Moonshot's Kimi K2).
+  if (const auto mtp = v3 ? r.opt_count("num_nextn_predict_layers", {}, /*min=*/0) : std::nullopt; mtp && *mtp > 0)
     r.note("num_nextn_predict_layers: the multi-token-prediction module the checkpoint also stores is not counted (transformers does not load it)");
 }
 
@@ -371,7 +372,10 @@ const std::map<std::string, std::string>& families() {
       {"gemma2", "gemma2"}, {"gemma3_text", "gemma3_text"}, {"phi3", "phi3"}, {"falcon", "falcon"}, {"RefinedWeb", "falcon"},
       {"RefinedWebModel", "falcon"}, {"gpt_neox", "gpt_neox"}, {"gptj", "gptj"}, {"gpt2", "gpt2"},
       {"olmo", "olmo"}, {"olmo2", "olmo2"}, {"deepseek_v2", "deepseek_v2"}, {"deepseek_v3", "deepseek_v3"},
-      {"starcoder2", "starcoder2"}, {"gpt_oss", "gpt_oss"}};
+      {"starcoder2", "starcoder2"}, {"gpt_oss", "gpt_oss"},
+      // Moonshot's Kimi K2 is DeepSeek-V3's architecture (DeepseekV3ForCausalLM) under its own
+      // model_type, "so engines can tell it apart" (moonshotai/Kimi-K2-Instruct docs/deploy_guidance.md).
+      {"kimi_k2", "deepseek_v3"}};
   return f;
 }
 
