@@ -150,6 +150,19 @@ Priced price_oss20(const SpecRegistry& specs, const OssColumn& c, long long inpu
   return {steady_state(m, s, infer_memory(m, s), t, oss_requests(input, output)), lim};
 }
 
+// The later table's Llama 3.3 70B columns on Hopper (TP2, "(FP8)": nvidia/Llama-3.3-70B-Instruct-FP8,
+// the KV cache in the checkpoint's FP8 as in the v1.0 rows): per GPU there, × 2 for the deployment
+// napkin prices. The blanks of the page are left out.
+struct LaterRow {
+  const char* gpu;
+  long long input, output;
+  double tokens_per_s_per_gpu;
+};
+constexpr LaterRow later_llama70b_tp2[] = {
+    {"h200-sxm", 1000, 1000, 2587}, {"h200-sxm", 1024, 1024, 2582}, {"h200-sxm", 1024, 8192, 2009}, {"h200-sxm", 8192, 1024, 537},
+    {"h200-sxm", 32768, 1024, 120},  {"h100-sxm", 1000, 1000, 2209}, {"h100-sxm", 8192, 1024, 398},
+};
+
 TEST_CASE("trtllm-bench's limits as its tuning.py derives them, by hand") {
   // Llama 3.1 8B on one H100 (NVML: 81559 MiB = 79.647 GiB), 8,030,261,248 parameters at a byte:
   // 7.479 GiB; 72.168 GiB × 0.95 = 68.56 GiB; an FP8 token 2·32·8·128 bytes = 6.104e-5 GiB, 256
@@ -233,4 +246,36 @@ TEST_CASE("gpt-oss-20b in MXFP4 at maximum load against TensorRT-LLM's later tab
   CHECK(signed_sum / n == doctest::Approx(validated_max_load_mxfp4.mean_error).epsilon(0.03).scale(0));
   CHECK(worst == doctest::Approx(validated_max_load_mxfp4.worst_abs_error).epsilon(0.03).scale(0));
   CHECK(fast >= 9);
+}
+
+TEST_CASE("Llama 3.3 70B at maximum load against TensorRT-LLM's later table (out of sample)") {
+  // The same pricing as the v1.0 rows (FP8 weights and cache, trtllm-bench's limits, the KV fraction
+  // 0.95), on rows published a year later by the same harness; the request counts of that page.
+  const SpecRegistry specs = SpecRegistry::builtin_only();
+  const char* v = std::getenv("NAPKIN_VALIDATION_TABLE");
+  const bool table = v && std::strcmp(v, "1") == 0;
+  double sum = 0, worst = 0;
+  int n = 0;
+  for (const LaterRow& r : later_llama70b_tp2) {
+    const Model m = model(specs, "llama3.3-70b");
+    const Hardware hw = specs.hardware(r.gpu);
+    InferSetup s = test::serving_setup(specs, hw, "tensorrt-llm", "fp8", "fp8", r.input, r.output);
+    s.tp = s.gpus = 2;
+    const double gib_per_gpu = hw.usable_memory_bytes.value_or(hw.memory_bytes) / (1024.0 * 1024 * 1024);
+    const BenchLimits lim = bench_limits(gib_per_gpu, count_params(m).total, 1.0, m.kv_heads, m.layers, m.head_dim, 2, r.input, r.output);
+    s.engine.memory_fraction = 0.95;
+    s.engine.max_num_seqs = lim.max_batch;
+    s.engine.prefill_chunk_tokens = lim.max_tokens;
+    const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu);
+    const SteadyState st = steady_state(m, s, infer_memory(m, s), t, oss_requests(r.input, r.output));
+    const double measured = 2 * r.tokens_per_s_per_gpu;
+    const double e = st.output_tokens_per_s / measured - 1;
+    if (table)
+      std::printf("| llama3.3-70b | %s | 2 | %lld/%lld | %lld | %lld / %lld | %lld | %.0f | %.0f | %+.1f%% |\n", r.gpu, r.input, r.output,
+                  oss_requests(r.input, r.output), lim.max_batch, lim.max_tokens, st.running, measured, st.output_tokens_per_s, 100 * e);
+    sum += std::fabs(e), worst = std::max(worst, std::fabs(e)), ++n;
+  }
+  if (table) std::printf("\nLlama 3.3 70B, later table: rows %d, mean |error| %.1f%%, worst %.1f%%\n", n, 100 * sum / n, 100 * worst);
+  CHECK(n == 7);
+  CHECK(sum / n < 0.15);
 }
