@@ -145,6 +145,8 @@ TEST_CASE("transcribed and reconstructed configs of the other families") {
     CHECK(std::fabs(c.active - c.embedding - p.active) / p.active < 0.02);  // activated, without the input embedding (31.69B: "32B" rounded)
   }
   CHECK(load("reconstructed/kimi-k2-instruct").family == "deepseek_v3");
+  // The shipped spec is the same model.
+  CHECK(count_params(load("reconstructed/kimi-k2-instruct").model).total == count_params(SpecRegistry::builtin_only().model("kimi-k2")).total);
   CHECK(load("reconstructed/kimi-k2-instruct").model.checkpoint_weights == "fp8");
   // Every family napkin maps is exercised by one file or another.
   std::set<std::string> seen;

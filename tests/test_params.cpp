@@ -44,6 +44,7 @@ const Published kPublished[] = {
     {"phi3-medium", 14e9, "Abdin et al. 2024, arXiv:2404.14219, §2: phi-3-medium, 14B"},
     {"qwen3-30b-a3b", 30.5e9, "Qwen/Qwen3-30B-A3B model card: 30.5B total"},
     {"qwen3-235b-a22b", 235e9, "Qwen/Qwen3-235B-A22B model card: 235B total, 22B activated"},
+    {"kimi-k2", 1.03e12, "Moonshot AI, Kimi K2 model card: 1T total (HF safetensors size 1.03T)"},
     {"gpt-oss-120b", 116.83e9, "OpenAI gpt-oss model card (2025), Table 1: 116.83B total"},
     {"gpt-oss-20b", 20.91e9, "OpenAI gpt-oss model card (2025), Table 1: 20.91B total"},
     {"nemotron4-15b", 15.7e9, "Parmar et al. 2024, arXiv:2402.16819, §2: 3.2B embedding + 12.5B non-embedding parameters"},
