@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "core/infer_serving.hpp"
 #include "core/infer_validation.hpp"
@@ -130,7 +131,7 @@ constexpr OssColumn oss20_columns[] = {
 };
 
 long long oss_requests(long long input, long long output) {
-  if (input == 32768) return 1000;
+  if (input == 32768 || output == 32768) return 1000;
   if (input == 8192 || output == 8192) return 1500;
   return 3000;
 }
@@ -150,18 +151,44 @@ Priced price_oss20(const SpecRegistry& specs, const OssColumn& c, long long inpu
   return {steady_state(m, s, infer_memory(m, s), t, oss_requests(input, output)), lim};
 }
 
-// The later table's Llama 3.3 70B columns on Hopper (TP2, "(FP8)": nvidia/Llama-3.3-70B-Instruct-FP8,
-// the KV cache in the checkpoint's FP8 as in the v1.0 rows): per GPU there, × 2 for the deployment
-// napkin prices. The blanks of the page are left out.
+// The later table's columns of one GPU replica that napkin prices as the v1.0 rows (per GPU there,
+// × tp for the deployment napkin prices; the page's blanks left out): Llama 3.3 70B in FP8 at TP2
+// on H200 and H100 (nvidia/Llama-3.3-70B-Instruct-FP8), and in NVFP4 at TP1 on B200 and GB200
+// (nvidia/Llama-3.3-70B-Instruct-FP4), and Qwen3 30B-A3B in NVFP4 at TP1 on B200 and GB200
+// (nvidia/Qwen3-30B-A3B-FP4), the KV cache in the checkpoints' FP8 throughout.
 struct LaterRow {
+  const char* model;
   const char* gpu;
+  long long tp;
+  const char* weights;
   long long input, output;
   double tokens_per_s_per_gpu;
 };
-constexpr LaterRow later_llama70b_tp2[] = {
-    {"h200-sxm", 1000, 1000, 2587}, {"h200-sxm", 1024, 1024, 2582}, {"h200-sxm", 1024, 8192, 2009}, {"h200-sxm", 8192, 1024, 537},
-    {"h200-sxm", 32768, 1024, 120},  {"h100-sxm", 1000, 1000, 2209}, {"h100-sxm", 8192, 1024, 398},
+constexpr LaterRow later_rows[] = {
+    {"llama3.3-70b", "h200-sxm", 2, "fp8", 1000, 1000, 2587},   {"llama3.3-70b", "h200-sxm", 2, "fp8", 1024, 1024, 2582},
+    {"llama3.3-70b", "h200-sxm", 2, "fp8", 1024, 8192, 2009},   {"llama3.3-70b", "h200-sxm", 2, "fp8", 8192, 1024, 537},
+    {"llama3.3-70b", "h200-sxm", 2, "fp8", 32768, 1024, 120},   {"llama3.3-70b", "h100-sxm", 2, "fp8", 1000, 1000, 2209},
+    {"llama3.3-70b", "h100-sxm", 2, "fp8", 8192, 1024, 398},
+    {"llama3.3-70b", "b200", 1, "nvfp4", 1000, 1000, 6920},     {"llama3.3-70b", "b200", 1, "nvfp4", 1024, 1024, 6842},
+    {"llama3.3-70b", "b200", 1, "nvfp4", 1024, 8192, 3242},     {"llama3.3-70b", "b200", 1, "nvfp4", 8192, 1024, 1362},
+    {"llama3.3-70b", "b200", 1, "nvfp4", 32768, 1024, 274},     {"llama3.3-70b", "gb200", 1, "nvfp4", 1000, 1000, 7769},
+    {"llama3.3-70b", "gb200", 1, "nvfp4", 1024, 1024, 7751},    {"llama3.3-70b", "gb200", 1, "nvfp4", 1024, 8192, 3805},
+    {"llama3.3-70b", "gb200", 1, "nvfp4", 8192, 1024, 1491},    {"llama3.3-70b", "gb200", 1, "nvfp4", 32768, 1024, 302},
+    {"qwen3-30b-a3b", "b200", 1, "nvfp4", 1000, 1000, 26971},   {"qwen3-30b-a3b", "b200", 1, "nvfp4", 1024, 1024, 26611},
+    {"qwen3-30b-a3b", "b200", 1, "nvfp4", 1024, 8192, 13497},   {"qwen3-30b-a3b", "b200", 1, "nvfp4", 1024, 32768, 4494},
+    {"qwen3-30b-a3b", "b200", 1, "nvfp4", 8192, 1024, 5735},    {"qwen3-30b-a3b", "b200", 1, "nvfp4", 32768, 1024, 1265},
+    {"qwen3-30b-a3b", "gb200", 1, "nvfp4", 1000, 1000, 22856},  {"qwen3-30b-a3b", "gb200", 1, "nvfp4", 1024, 1024, 22201},
+    {"qwen3-30b-a3b", "gb200", 1, "nvfp4", 1024, 8192, 14272},  {"qwen3-30b-a3b", "gb200", 1, "nvfp4", 1024, 32768, 4925},
+    {"qwen3-30b-a3b", "gb200", 1, "nvfp4", 8192, 1024, 6201},   {"qwen3-30b-a3b", "gb200", 1, "nvfp4", 32768, 1024, 1380},
 };
+
+// gpt-oss-20b's ten errors (napkin / measured − 1), in the order of oss20_columns and oss_lengths.
+std::vector<double> moe_max_load_errors(const SpecRegistry& specs) {
+  std::vector<double> out;
+  for (const OssColumn& c : oss20_columns)
+    for (int i = 0; i < 5; ++i) out.push_back(price_oss20(specs, c, oss_lengths[i][0], oss_lengths[i][1]).state.output_tokens_per_s / c.tokens_per_s[i] - 1);
+  return out;
+}
 
 TEST_CASE("trtllm-bench's limits as its tuning.py derives them, by hand") {
   // Llama 3.1 8B on one H100 (NVML: 81559 MiB = 79.647 GiB), 8,030,261,248 parameters at a byte:
@@ -248,34 +275,54 @@ TEST_CASE("gpt-oss-20b in MXFP4 at maximum load against TensorRT-LLM's later tab
   CHECK(fast >= 9);
 }
 
-TEST_CASE("Llama 3.3 70B at maximum load against TensorRT-LLM's later table (out of sample)") {
-  // The same pricing as the v1.0 rows (FP8 weights and cache, trtllm-bench's limits, the KV fraction
-  // 0.95), on rows published a year later by the same harness; the request counts of that page.
+TEST_CASE("TensorRT-LLM's later table at maximum load: Hopper FP8 and Blackwell NVFP4 (out of sample)") {
+  // The same pricing as the v1.0 rows (the checkpoint's weights, an FP8 cache, trtllm-bench's limits,
+  // the KV fraction 0.95), on rows published a year later by the same harness; the request counts
+  // of that page (oss_requests).
   const SpecRegistry specs = SpecRegistry::builtin_only();
   const char* v = std::getenv("NAPKIN_VALIDATION_TABLE");
   const bool table = v && std::strcmp(v, "1") == 0;
-  double sum = 0, worst = 0;
-  int n = 0;
-  for (const LaterRow& r : later_llama70b_tp2) {
-    const Model m = model(specs, "llama3.3-70b");
+  struct Tally {
+    double sum = 0, signed_sum = 0, worst = 0;
+    int n = 0;
+  } hopper, blackwell;
+  std::vector<double> moe_rows = moe_max_load_errors(specs);  // gpt-oss-20b's ten, then Qwen3 30B-A3B's
+  for (const LaterRow& r : later_rows) {
+    const Model m = model(specs, r.model);
     const Hardware hw = specs.hardware(r.gpu);
-    InferSetup s = test::serving_setup(specs, hw, "tensorrt-llm", "fp8", "fp8", r.input, r.output);
-    s.tp = s.gpus = 2;
+    const bool fp4 = std::strcmp(r.weights, "nvfp4") == 0;
+    InferSetup s = test::serving_setup(specs, hw, "tensorrt-llm", r.weights, "fp8", r.input, r.output);
+    s.tp = s.gpus = r.tp;
     const double gib_per_gpu = hw.usable_memory_bytes.value_or(hw.memory_bytes) / (1024.0 * 1024 * 1024);
-    const BenchLimits lim = bench_limits(gib_per_gpu, count_params(m).total, 1.0, m.kv_heads, m.layers, m.head_dim, 2, r.input, r.output);
+    const BenchLimits lim = bench_limits(gib_per_gpu, count_params(m).total, fp4 ? 0.5 : 1.0, m.kv_heads, m.layers, m.head_dim, r.tp, r.input, r.output);
     s.engine.memory_fraction = 0.95;
     s.engine.max_num_seqs = lim.max_batch;
     s.engine.prefill_chunk_tokens = lim.max_tokens;
     const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu);
     const SteadyState st = steady_state(m, s, infer_memory(m, s), t, oss_requests(r.input, r.output));
-    const double measured = 2 * r.tokens_per_s_per_gpu;
+    const double measured = static_cast<double>(r.tp) * r.tokens_per_s_per_gpu;
     const double e = st.output_tokens_per_s / measured - 1;
     if (table)
-      std::printf("| llama3.3-70b | %s | 2 | %lld/%lld | %lld | %lld / %lld | %lld | %.0f | %.0f | %+.1f%% |\n", r.gpu, r.input, r.output,
-                  oss_requests(r.input, r.output), lim.max_batch, lim.max_tokens, st.running, measured, st.output_tokens_per_s, 100 * e);
-    sum += std::fabs(e), worst = std::max(worst, std::fabs(e)), ++n;
+      std::printf("| %s | %s | %lld | %s | %lld/%lld | %lld | %lld / %lld | %lld | %.0f | %.0f | %+.1f%% |\n", r.model, r.gpu, r.tp, r.weights, r.input,
+                  r.output, oss_requests(r.input, r.output), lim.max_batch, lim.max_tokens, st.running, measured, st.output_tokens_per_s, 100 * e);
+    Tally& tl = fp4 ? blackwell : hopper;
+    tl.sum += std::fabs(e), tl.signed_sum += e, tl.worst = std::max(tl.worst, std::fabs(e)), ++tl.n;
+    if (m.moe) moe_rows.push_back(e);
   }
-  if (table) std::printf("\nLlama 3.3 70B, later table: rows %d, mean |error| %.1f%%, worst %.1f%%\n", n, 100 * sum / n, 100 * worst);
-  CHECK(n == 7);
-  CHECK(sum / n < 0.15);
+  if (table)
+    for (const auto& [name, tl] : {std::pair{"Hopper, FP8", hopper}, std::pair{"Blackwell, NVFP4", blackwell}})
+      std::printf("\nlater table, %s: rows %d, mean |error| %.1f%% (mean %+.1f%%), worst %.1f%%\n", name, tl.n, 100 * tl.sum / tl.n,
+                  100 * tl.signed_sum / tl.n, 100 * tl.worst);
+  CHECK(hopper.n == 7);
+  CHECK(hopper.sum / hopper.n < 0.15);
+  CHECK(blackwell.n == 22);
+  // The MoE rows of the later table, every MoE answer's caveat (core/infer_validation.hpp).
+  double moe_signed = 0, moe_worst = 0;
+  for (double e : moe_rows) moe_signed += e, moe_worst = std::max(moe_worst, std::fabs(e));
+  if (table)
+    std::printf("later table, MoE (gpt-oss-20b MXFP4 on Hopper, Qwen3 30B-A3B NVFP4 on Blackwell): rows %zu, mean %+.1f%%, worst %.1f%%\n",
+                moe_rows.size(), 100 * moe_signed / static_cast<double>(moe_rows.size()), 100 * moe_worst);
+  CHECK(static_cast<int>(moe_rows.size()) == validated_max_load_moe.rows);
+  CHECK(moe_signed / static_cast<double>(moe_rows.size()) == doctest::Approx(validated_max_load_moe.mean_error).epsilon(0.03).scale(0));
+  CHECK(moe_worst == doctest::Approx(validated_max_load_moe.worst_abs_error).epsilon(0.03).scale(0));
 }

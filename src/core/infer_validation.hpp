@@ -39,6 +39,10 @@ inline constexpr SignedFigure validated_max_load_blackwell{40, 0.266, 0.665};
 // (MXFP4 experts) on one H100 and one H200, 10 rows, gathered after --weights mxfp4 was priced and
 // none used to set a constant: napkin optimistic on 9 of them. Quoted with every mxfp4 answer.
 inline constexpr SignedFigure validated_max_load_mxfp4{10, 0.598, 1.078};
+// MoE models at maximum load in that later table: gpt-oss-20b's 10 rows and Qwen3 30B-A3B's 12 in
+// NVFP4 on one B200 and one GB200. napkin is right where trtllm-bench keeps ~100 sequences running
+// and up to 2.5 times the measured at 400-1700: quoted with every MoE answer.
+inline constexpr SignedFigure validated_max_load_moe{22, 0.580, 1.551};
 
 // --rate (core/infer_serving open_loop_state) against 11 published request-rate runs
 // (tests/test_infer_rate.cpp recomputes them): in how many napkin and the run agree on whether
