@@ -94,20 +94,38 @@ struct Priced {
   BenchLimits limits;
 };
 
-Priced price(const SpecRegistry& specs, const Column& c, long long input, long long output) {
-  const Model m = model(specs, c.model);
-  const Hardware hw = specs.hardware(c.gpu);
-  InferSetup s = test::serving_setup(specs, hw, "tensorrt-llm", c.weights, "fp8", input, output);
-  s.tp = s.gpus = c.tp;
+// One run of trtllm-bench throughput as napkin prices it: the checkpoint's weights and cache,
+// trtllm-bench's own limits (its tuning.py sizes the weights at `limit_bytes_per_param` and the
+// cache at `limit_kv_bytes` a value), and the KV fraction the page names: "In many cases, we also
+// use a higher KV cache percentage by setting --kv_cache_free_gpu_mem_fraction 0.95".
+struct Run {
+  const char* model;
+  const char* gpu;
+  long long tp;
+  const char* weights;
+  const char* kv;
+  double limit_bytes_per_param, limit_kv_bytes;
+  long long input, output, requests;
+};
+Priced price_run(const SpecRegistry& specs, const Run& r) {
+  const Model m = model(specs, r.model);
+  const Hardware hw = specs.hardware(r.gpu);
+  InferSetup s = test::serving_setup(specs, hw, "tensorrt-llm", r.weights, r.kv, r.input, r.output);
+  s.tp = s.gpus = r.tp;
   const double gib_per_gpu = hw.usable_memory_bytes.value_or(hw.memory_bytes) / (1024.0 * 1024 * 1024);
-  const BenchLimits lim = bench_limits(gib_per_gpu, count_params(m).total, std::strcmp(c.weights, "nvfp4") == 0 ? 0.5 : 1.0, m.kv_heads, m.layers, m.head_dim, c.tp, input, output);
-  // The page: "In many cases, we also use a higher KV cache percentage by setting
-  // --kv_cache_free_gpu_mem_fraction 0.95"; trtllm-bench's limits for the rest.
+  // bench_limits counts a byte a cached value; a 2-byte cache is the same as twice the layers.
+  const long long kv_layers = static_cast<long long>(std::llround(static_cast<double>(m.layers) * r.limit_kv_bytes));
+  const BenchLimits lim = bench_limits(gib_per_gpu, count_params(m).total, r.limit_bytes_per_param, m.kv_heads, kv_layers, m.head_dim, r.tp, r.input, r.output);
   s.engine.memory_fraction = 0.95;
   s.engine.max_num_seqs = lim.max_batch;
   s.engine.prefill_chunk_tokens = lim.max_tokens;
   const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu);
-  return {steady_state(m, s, infer_memory(m, s), t, requests(input, output)), lim};
+  return {steady_state(m, s, infer_memory(m, s), t, r.requests), lim};
+}
+
+Priced price(const SpecRegistry& specs, const Column& c, long long input, long long output) {
+  const double bytes = std::strcmp(c.weights, "nvfp4") == 0 ? 0.5 : 1.0;
+  return price_run(specs, {c.model, c.gpu, c.tp, c.weights, "fp8", bytes, 1.0, input, output, requests(input, output)});
 }
 
 }  // namespace
@@ -137,18 +155,7 @@ long long oss_requests(long long input, long long output) {
 }
 
 Priced price_oss20(const SpecRegistry& specs, const OssColumn& c, long long input, long long output) {
-  const Model m = specs.model("gpt-oss-20b");
-  const Hardware hw = specs.hardware(c.gpu);
-  InferSetup s = test::serving_setup(specs, hw, "tensorrt-llm", "mxfp4", "bf16", input, output);
-  const double gib_per_gpu = hw.usable_memory_bytes.value_or(hw.memory_bytes) / (1024.0 * 1024 * 1024);
-  // bench_limits counts an FP8 cache (a byte a value); the bf16 cache's 2 bytes are the same as
-  // twice the layers.
-  const BenchLimits lim = bench_limits(gib_per_gpu, count_params(m).total, 2.0, m.kv_heads, 2 * m.layers, m.head_dim, 1, input, output);
-  s.engine.memory_fraction = 0.95;
-  s.engine.max_num_seqs = lim.max_batch;
-  s.engine.prefill_chunk_tokens = lim.max_tokens;
-  const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu);
-  return {steady_state(m, s, infer_memory(m, s), t, oss_requests(input, output)), lim};
+  return price_run(specs, {"gpt-oss-20b", c.gpu, 1, "mxfp4", "bf16", 2.0, 2.0, input, output, oss_requests(input, output)});
 }
 
 // The later table's columns of one GPU replica that napkin prices as the v1.0 rows (per GPU there,
@@ -288,26 +295,19 @@ TEST_CASE("TensorRT-LLM's later table at maximum load: Hopper FP8 and Blackwell 
   } hopper, blackwell;
   std::vector<double> moe_rows = moe_max_load_errors(specs);  // gpt-oss-20b's ten, then Qwen3 30B-A3B's
   for (const LaterRow& r : later_rows) {
-    const Model m = model(specs, r.model);
-    const Hardware hw = specs.hardware(r.gpu);
     const bool fp4 = std::strcmp(r.weights, "nvfp4") == 0;
-    InferSetup s = test::serving_setup(specs, hw, "tensorrt-llm", r.weights, "fp8", r.input, r.output);
-    s.tp = s.gpus = r.tp;
-    const double gib_per_gpu = hw.usable_memory_bytes.value_or(hw.memory_bytes) / (1024.0 * 1024 * 1024);
-    const BenchLimits lim = bench_limits(gib_per_gpu, count_params(m).total, fp4 ? 0.5 : 1.0, m.kv_heads, m.layers, m.head_dim, r.tp, r.input, r.output);
-    s.engine.memory_fraction = 0.95;
-    s.engine.max_num_seqs = lim.max_batch;
-    s.engine.prefill_chunk_tokens = lim.max_tokens;
-    const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu);
-    const SteadyState st = steady_state(m, s, infer_memory(m, s), t, oss_requests(r.input, r.output));
+    const long long req = oss_requests(r.input, r.output);
+    const Priced p = price_run(specs, {r.model, r.gpu, r.tp, r.weights, "fp8", fp4 ? 0.5 : 1.0, 1.0, r.input, r.output, req});
+    const SteadyState& st = p.state;
+    const BenchLimits& lim = p.limits;
     const double measured = static_cast<double>(r.tp) * r.tokens_per_s_per_gpu;
     const double e = st.output_tokens_per_s / measured - 1;
     if (table)
       std::printf("| %s | %s | %lld | %s | %lld/%lld | %lld | %lld / %lld | %lld | %.0f | %.0f | %+.1f%% |\n", r.model, r.gpu, r.tp, r.weights, r.input,
-                  r.output, oss_requests(r.input, r.output), lim.max_batch, lim.max_tokens, st.running, measured, st.output_tokens_per_s, 100 * e);
+                  r.output, req, lim.max_batch, lim.max_tokens, st.running, measured, st.output_tokens_per_s, 100 * e);
     Tally& tl = fp4 ? blackwell : hopper;
     tl.sum += std::fabs(e), tl.signed_sum += e, tl.worst = std::max(tl.worst, std::fabs(e)), ++tl.n;
-    if (m.moe) moe_rows.push_back(e);
+    if (model(specs, r.model).moe) moe_rows.push_back(e);
   }
   if (table)
     for (const auto& [name, tl] : {std::pair{"Hopper, FP8", hopper}, std::pair{"Blackwell, NVFP4", blackwell}})
