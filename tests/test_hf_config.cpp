@@ -85,14 +85,23 @@ const Expected kTranscribed[] = {
     // 116.83B and 20.91B total.
     {"reconstructed/gpt-oss-120b", 116829156672.0, "hand count; gpt-oss model card Table 1: 116.83B"},
     {"reconstructed/gpt-oss-20b", 20914757184.0, "hand count; gpt-oss model card Table 1: 20.91B"},
+    // Llama 4 Scout's language model by hand: attention 5120·(40 + 2·8 + 40)·128 = 62,914,560 and
+    // norms 2·5120 per layer; 16 experts and one shared of 3·5120·8192 = 125,829,120 and a
+    // 5120 × 16 router: 2,139,176,960 per MoE layer, all 48; embedding and head 2·202,048·5120;
+    // final norm 5120. 107,769,861,120 (Meta's "109B total" counts the vision encoder too).
+    {"reconstructed/llama-4-scout-17b-16e", 48 * (62914560.0 + 10240 + 2139176960.0) + 2 * 202048.0 * 5120 + 5120, "hand count"},
 };
 // Published figures only (no checkpoint total at hand): within 0.5%.
 struct Published {
   const char* dir;
   double total, active;
   const char* source;
+  bool active_counts_embedding = false;  // whether the vendor's activated figure includes the input embedding
 };
 const Published kPublishedOnly[] = {
+    // Meta, Llama 4 model card: Maverick "17B active, 400B total" (the language model; its
+    // checkpoint interleaves 24 dense layers of intermediate_size_mlp 16384 with 24 MoE ones).
+    {"reconstructed/llama-4-maverick-17b-128e", 400e9, 17e9, "meta-llama/Llama-4-Maverick-17B-128E model card", true},
     // Moonshot AI, Kimi K2 model card: "1 trillion total parameters", "32 billion activated";
     // the Hugging Face page's safetensors size reads 1.03T.
     {"reconstructed/kimi-k2-instruct", 1.03e12, 32e9, "moonshotai/Kimi-K2-Instruct model card"},
@@ -142,8 +151,28 @@ TEST_CASE("transcribed and reconstructed configs of the other families") {
     CAPTURE(p.source);
     const ParamCount c = count_params(load(p.dir).model);
     CHECK(std::fabs(c.total - p.total) / p.total < 0.005);
-    CHECK(std::fabs(c.active - c.embedding - p.active) / p.active < 0.02);  // activated, without the input embedding (31.69B: "32B" rounded)
+    // Activated, rounded by the vendor (Kimi K2's 31.69B without the input embedding is "32B";
+    // Maverick's 17.18B with it is "17B").
+    CHECK(std::fabs(c.active - (p.active_counts_embedding ? 0 : c.embedding) - p.active) / p.active < 0.02);
   }
+  // Llama 4: chunked attention on the rotary layers (three of four) as a window of the chunk, the
+  // MoE layers from interleave_moe_layer_step, top-1 with a shared expert.
+  const Model scout = load("reconstructed/llama-4-scout-17b-16e").model;
+  CHECK(scout.sliding_window == 8192);
+  CHECK(scout.windowed_layers == 36);
+  CHECK(scout.moe->dense_layers == 0);
+  CHECK(scout.moe->shared_experts == 1);
+  CHECK(std::fabs(count_params(scout).active - 17e9) / 17e9 < 0.02);  // Meta: 17B active
+  CHECK(load("reconstructed/llama-4-maverick-17b-128e").model.moe->dense_layers == 24);
+  const std::string l4 = R"({"model_type": "llama4_text", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 8,
+    "num_key_value_heads": 2, "head_dim": 8, "intermediate_size": 32, "intermediate_size_mlp": 64, "vocab_size": 100,
+    "max_position_embeddings": 256, "num_local_experts": 4, "num_experts_per_tok": 1)";
+  // An explicit moe_layers list decides, and its mistakes are refused at the key.
+  CHECK(import_hf_config(l4 + R"(, "moe_layers": [1, 3]})", "c.json", "c").model.moe->dense_layers == 2);
+  CHECK_THROWS_WITH_AS(import_hf_config(l4 + R"(, "moe_layers": [1, 1]})", "c.json", "c"), doctest::Contains("moe_layers: lists layer 1 twice"), Error);
+  CHECK_THROWS_WITH_AS(import_hf_config(l4 + R"(, "moe_layers": [7]})", "c.json", "c"), doctest::Contains("moe_layers: lists layer 7 of 4"), Error);
+  CHECK_THROWS_WITH_AS(import_hf_config(l4 + R"(, "no_rope_layers": [1, 2, 1, 0]})", "c.json", "c"), doctest::Contains("no_rope_layers"), Error);
+  CHECK(import_hf_config(l4 + R"(, "no_rope_layers": [1, 1, 0, 0]})", "c.json", "c").model.windowed_layers == 2);
   CHECK(load("reconstructed/kimi-k2-instruct").family == "deepseek_v3");
   // The shipped spec is the same model.
   CHECK(count_params(load("reconstructed/kimi-k2-instruct").model).total == count_params(SpecRegistry::builtin_only().model("kimi-k2")).total);
@@ -153,7 +182,7 @@ TEST_CASE("transcribed and reconstructed configs of the other families") {
   for (const auto& e : kReal) seen.insert(load(e.dir).family);
   for (const auto& e : kTranscribed) seen.insert(load(e.dir).family);
   for (const char* f : {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "phi3",
-                        "falcon", "gpt_neox", "gptj", "gpt2", "olmo", "olmo2", "deepseek_v2", "deepseek_v3", "starcoder2", "gpt_oss"}) {
+                        "falcon", "gpt_neox", "gptj", "gpt2", "olmo", "olmo2", "deepseek_v2", "deepseek_v3", "starcoder2", "gpt_oss", "llama4_text"}) {
     CAPTURE(f);
     CHECK(seen.count(f) == 1);
   }
@@ -493,9 +522,9 @@ TEST_CASE("multimodal configs: the language model under text_config, counted alo
   std::string llava = std::string(R"({"model_type": "llava", "vision_config": {"hidden_size": 1024}, "text_config": )") + kLlama + "}}";
   CHECK(import_hf_config(llava, "c/config.json", "c").family == "llama");
   // A text model napkin does not map: said, with the types it reads.
-  const std::string llama4 = error_of(R"({"model_type": "llama4", "text_config": {"hidden_size": 5120}})");
-  CHECK(llama4.rfind("c/config.json: text_config.model_type: 'llama4_text' is not one napkin maps", 0) == 0);
-  CHECK(llama4.find("napkin reads RefinedWeb, ") != std::string::npos);
+  const std::string qwen_vl = error_of(R"({"model_type": "qwen2_vl", "text_config": {"hidden_size": 5120}})");
+  CHECK(qwen_vl.rfind("c/config.json: text_config.model_type: 'qwen2_vl_text' is not one napkin maps", 0) == 0);
+  CHECK(qwen_vl.find("napkin reads RefinedWeb, ") != std::string::npos);
   CHECK(error_of(R"({"model_type": "llava", "text_config": null})") ==
         "c/config.json:1:25: text_config: expected an object holding the language model's keys (hidden_size, ...), found null");
   // The inner keys are named where they sit.

@@ -194,6 +194,67 @@ void read_layer_types(HfReader& r, Model& m) {
   }
 }
 
+// Llama 4's language model (transformers Llama4TextConfig / modeling_llama4.py): the layers in
+// moe_layers (default every interleave_moe_layer_step-th) are MoE, each with num_local_experts
+// experts of intermediate_size top num_experts_per_tok, one shared expert of the same width
+// (Llama4TextMoe.shared_expert) and a router without a bias; the others a dense MLP of
+// intermediate_size_mlp. The rotary layers attend in chunks of attention_chunk_size
+// (no_rope_layers: 1 = rotary and chunked, default every layer but each fourth); the QK norm is
+// an L2 norm without parameters.
+void read_llama4(HfReader& r, Model& m) {
+  read_llama_like(r, m, 128);
+  read_llama_bias(r, m);
+  MoeSpec e;
+  e.experts = r.count("num_local_experts", "moe.experts", "the number of experts");
+  e.experts_per_token = r.count("num_experts_per_tok", "moe.experts_per_token", "the top-k");
+  if (e.experts_per_token > e.experts) r.fail("num_experts_per_tok", "exceeds num_local_experts");
+  read_gated_mlp(r, m);
+  e.d_ff_expert = m.d_ff;
+  r.derive("moe.d_ff_expert", "intermediate_size (each routed expert and the shared one)");
+  e.shared_experts = 1;
+  r.derive("moe.shared_experts", "Llama4TextMoe has one shared expert of intermediate_size");
+  m.d_ff = r.count_or("intermediate_size_mlp", "d_ff", 16384, "absent: Llama4TextConfig's default 16384 (the dense layers' MLP)");
+  long long moe = 0;
+  const std::vector<long long> listed = r.int_list("moe_layers");
+  if (!listed.empty()) {
+    std::vector<long long> sorted = listed;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+      if (sorted[i] < 0 || sorted[i] >= m.layers) r.fail("moe_layers", "lists layer " + std::to_string(sorted[i]) + " of " + std::to_string(m.layers));
+      if (i > 0 && sorted[i] == sorted[i - 1]) r.fail("moe_layers", "lists layer " + std::to_string(sorted[i]) + " twice");
+    }
+    moe = static_cast<long long>(sorted.size());
+  } else {
+    const long long step = r.count_or("interleave_moe_layer_step", "moe.dense_layers", 1, "absent: every layer MoE");
+    moe = m.layers / step;
+  }
+  if (moe < 1) r.fail("moe_layers", "names no MoE layer");
+  e.dense_layers = m.layers - moe;
+  if (e.dense_layers > 0)
+    r.note("the checkpoint interleaves its " + std::to_string(e.dense_layers) + " dense layers with the MoE ones; napkin places them first "
+           "(the same counts; a pipeline stage's share of each kind differs)");
+  m.moe = e;
+  // Chunked attention on the rotary layers: like a window, a layer keeps at most a chunk of keys.
+  const long long chunk = r.count_or("attention_chunk_size", "sliding_window", 8192, "absent: Llama4TextConfig's default 8192");
+  long long rotary = 0;
+  const std::vector<long long> rope = r.int_list("no_rope_layers");
+  if (!rope.empty()) {
+    if (static_cast<long long>(rope.size()) != m.layers)
+      r.fail("no_rope_layers", "lists " + std::to_string(rope.size()) + " layers; num_hidden_layers is " + std::to_string(m.layers));
+    if (std::any_of(rope.begin(), rope.end(), [](long long v) { return v != 0 && v != 1; }))
+      r.fail("no_rope_layers", "takes 1 (rotary, chunked) or 0 (no positions, global) for each layer");
+    rotary = std::count(rope.begin(), rope.end(), 1LL);
+  } else {
+    rotary = m.layers - m.layers / 4;  // Llama4TextConfig: (i + 1) % 4 != 0 uses rotary
+  }
+  if (rotary > 0) {
+    m.sliding_window = chunk, m.windowed_layers = rotary;
+    r.derive("sliding_window_layers", "the rotary layers (no_rope_layers), which attend within chunks of attention_chunk_size");
+    r.note("chunked attention (attention_chunk_size) is counted as a window of that size: the same cache bound, about twice the attention FLOPs of a chunk on long sequences");
+  }
+  m.tied_embeddings = r.flag_or("tie_word_embeddings", false, "tied_embeddings");
+}
+
 // gpt-oss (transformers GptOssConfig / modeling_gpt_oss.py; OpenAI, "gpt-oss-120b & gpt-oss-20b
 // Model Card", 2025, Table 1): every layer MoE; each expert a clamped SwiGLU (gate_up_proj of
 // 2 x intermediate_size, down_proj) with biases on both (GptOssExperts); a router Linear with a
@@ -282,6 +343,7 @@ void read_family(HfReader& r, Model& m, const std::string& family, const std::st
     m.tied_embeddings = r.flag_or("tie_word_embeddings", false, "tied_embeddings");
     return;
   }
+  if (family == "llama4_text") return read_llama4(r, m);
   if (family == "gpt_oss") {
     read_gpt_oss(r, m);
     return read_layer_types(r, m);
@@ -372,7 +434,7 @@ const std::map<std::string, std::string>& families() {
       {"gemma2", "gemma2"}, {"gemma3_text", "gemma3_text"}, {"phi3", "phi3"}, {"falcon", "falcon"}, {"RefinedWeb", "falcon"},
       {"RefinedWebModel", "falcon"}, {"gpt_neox", "gpt_neox"}, {"gptj", "gptj"}, {"gpt2", "gpt2"},
       {"olmo", "olmo"}, {"olmo2", "olmo2"}, {"deepseek_v2", "deepseek_v2"}, {"deepseek_v3", "deepseek_v3"},
-      {"starcoder2", "starcoder2"}, {"gpt_oss", "gpt_oss"},
+      {"starcoder2", "starcoder2"}, {"gpt_oss", "gpt_oss"}, {"llama4_text", "llama4_text"},
       // Moonshot's Kimi K2 is DeepSeek-V3's architecture (DeepseekV3ForCausalLM) under its own
       // model_type, "so engines can tell it apart" (moonshotai/Kimi-K2-Instruct docs/deploy_guidance.md).
       {"kimi_k2", "deepseek_v3"}};
