@@ -144,3 +144,20 @@ TEST_CASE("calibrate's JSON read back by plan --gemm-efficiency: a depth bomb is
   check_refused(run_bounded("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 64 --gemm-efficiency " + f), "cal.json",
                 "nested deeper than 64");
 }
+
+TEST_CASE("config.json: bytes after a NUL, where the JSON parser stops, are never read as names") {
+  // Found by tests/fuzz/fuzz_hf_config: a valid object, a NUL, then an escaped name holding a byte
+  // that is not UTF-8. The parser ends at the NUL; the duplicate-key scan read on, decoded that name
+  // and threw an exception nothing caught (terminate, SIGABRT). Now a one-line answer, never a signal.
+  TempDir dir("napkin-nul-json");
+  const std::string path = (dir.path / "config.json").string();
+  {
+    std::ofstream f(path, std::ios::binary);
+    const std::string body = std::string(R"({"model_type": "llama"})") + std::string(3, '\0') + "{\"b\\u0041\xff\": 1, \"b\\u0041\xff\": 2}";
+    f.write(body.data(), static_cast<std::streamsize>(body.size()));
+  }
+  const CliResult r = run_bounded("models show " + path);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("num_hidden_layers: missing") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}

@@ -35,6 +35,10 @@ void guard_json_depth(std::string_view text, const std::string& display_path) {
 }
 
 void guard_duplicate_keys(std::string_view text, const std::string& display_path) {
+  // nlohmann's lexer ends the input at a NUL byte, so what follows one was never parsed: scanning
+  // it found names the parser never saw (tests/fuzz/fuzz_hf_config: a NUL, then an escaped name
+  // with a byte that is not UTF-8, whose own parse threw past every handler).
+  text = text.substr(0, text.find('\0'));
   // One entry per open bracket: an object's names so far (name -> line), or nullopt for a list.
   std::vector<std::optional<std::map<std::string, std::size_t>>> open;
   std::size_t line = 1, line_start = 0;
@@ -54,7 +58,11 @@ void guard_duplicate_keys(std::string_view text, const std::string& display_path
     if (next >= text.size() || text[next] != ':' || open.empty() || !open.back()) continue;  // a value, not a name
     const std::string_view raw = text.substr(start, i - start + 1);
     std::string name(raw.substr(1, raw.size() - 2));
-    if (raw.find('\\') != std::string_view::npos) name = nlohmann::json::parse(raw).get<std::string>();  // "hidden\u005fsize" is hidden_size
+    if (raw.find('\\') != std::string_view::npos) {  // "hidden\u005fsize" is hidden_size
+      const nlohmann::json decoded = nlohmann::json::parse(raw, nullptr, /*allow_exceptions=*/false);
+      if (!decoded.is_string()) continue;  // not a name the parser accepted: it has said so already
+      name = decoded.get<std::string>();
+    }
     const auto [it, fresh] = open.back()->emplace(name, line);
     if (!fresh)
       throw Error(display_path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": " + name.substr(0, 40) +
