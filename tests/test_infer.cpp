@@ -125,6 +125,21 @@ TEST_CASE("mxfp4: gpt-oss's experts in 4 bits with a scale per 32, the rest in b
   t.mbu = 0.83;
   const DecodeStep st = decode_step(m, s, mem, t, 1, 2048);
   CHECK(st.weight_bytes == doctest::Approx(experts * 0.53125 * 4 / 128 + bf16_linear * 2 + vocab));
+  // At batch 4096 the math decides, and the routed experts' products (4 of 128 a token) run at a
+  // W4A16 MoE kernel's 0.38 of the bf16 rate (Marlin's 254 TFLOP/s in an SGLang server on H100):
+  // (2·b·(bf16 layers + head) + 2·b·experts·4/128 / 0.38) at 989.5 TFLOP/s × 0.75, and attention
+  // (the rest of the step's FLOPs) at the flash rate, 0.6 of the same peak.
+  const double b = 4096, head = vocab / 2;
+  const DecodeStep big = decode_step(m, s, mem, t, 4096, 2048);
+  const double dense_flops = 2 * b * (bf16_linear + head), expert_flops = 2 * b * experts * 4 / 128;
+  const double attention_flops = big.flops - dense_flops - expert_flops;
+  CHECK(attention_flops > 0);
+  CHECK(big.compute_s == doctest::Approx((dense_flops + expert_flops / 0.38) / (989.5e12 * 0.75) + attention_flops / (989.5e12 * 0.6)));
+  // bf16 experts keep the curve's rate.
+  InferSetup bf = s;
+  bf.weights = weight_format("bf16");
+  const InferMemory bf_mem = infer_memory(m, bf);
+  CHECK(decode_step(m, bf, bf_mem, t, 4096, 2048).compute_s == doctest::Approx((dense_flops + expert_flops) / (989.5e12 * 0.75) + attention_flops / (989.5e12 * 0.6)));
   // A dense model has no experts for the format to cover: refused, naming the flag.
   CHECK_THROWS_WITH_AS(infer_memory(specs().model("llama3-8b"), s), doctest::Contains("--weights mxfp4"), Error);
   const auto r = test::run_napkin("infer --model llama3-8b --weights mxfp4 --batch 1");

@@ -277,9 +277,12 @@ TEST_CASE("gpt-oss-20b in MXFP4 at maximum load against TensorRT-LLM's later tab
     std::printf("\ngpt-oss-20b, MXFP4: rows %d, mean |error| %.1f%% (mean %+.1f%%), worst %.1f%%\n", n, 100 * sum / n, 100 * signed_sum / n, 100 * worst);
   // A known miss, quoted with every mxfp4 answer (core/infer_validation.hpp): a change that moves it fails here.
   CHECK(n == validated_max_load_mxfp4.rows);
+  CHECK(sum / n == doctest::Approx(validated_max_load_mxfp4.mean_abs_error).epsilon(0.03).scale(0));
   CHECK(signed_sum / n == doctest::Approx(validated_max_load_mxfp4.mean_error).epsilon(0.03).scale(0));
   CHECK(worst == doctest::Approx(validated_max_load_mxfp4.worst_abs_error).epsilon(0.03).scale(0));
-  CHECK(fast >= 9);
+  // Both ways now: optimistic where 512-1280 sequences run, pessimistic on long prompts.
+  CHECK(fast >= 3);
+  CHECK(fast <= 7);
 }
 
 TEST_CASE("TensorRT-LLM's later table at maximum load: Hopper FP8 and Blackwell NVFP4 (out of sample)") {
@@ -316,13 +319,15 @@ TEST_CASE("TensorRT-LLM's later table at maximum load: Hopper FP8 and Blackwell 
   CHECK(hopper.n == 7);
   CHECK(hopper.sum / hopper.n < 0.15);
   CHECK(blackwell.n == 22);
-  // The MoE rows of the later table, every MoE answer's caveat (core/infer_validation.hpp).
+  // Qwen3 30B-A3B's NVFP4 rows of the later table, every non-W4A16 MoE answer's caveat
+  // (core/infer_validation.hpp); gpt-oss-20b's ten come first in moe_rows and have their own test.
   double moe_signed = 0, moe_worst = 0;
-  for (double e : moe_rows) moe_signed += e, moe_worst = std::max(moe_worst, std::fabs(e));
+  const std::vector<double> qwen(moe_rows.begin() + validated_max_load_mxfp4.rows, moe_rows.end());
+  for (double e : qwen) moe_signed += e, moe_worst = std::max(moe_worst, std::fabs(e));
   if (table)
-    std::printf("later table, MoE (gpt-oss-20b MXFP4 on Hopper, Qwen3 30B-A3B NVFP4 on Blackwell): rows %zu, mean %+.1f%%, worst %.1f%%\n",
-                moe_rows.size(), 100 * moe_signed / static_cast<double>(moe_rows.size()), 100 * moe_worst);
-  CHECK(static_cast<int>(moe_rows.size()) == validated_max_load_moe.rows);
-  CHECK(moe_signed / static_cast<double>(moe_rows.size()) == doctest::Approx(validated_max_load_moe.mean_error).epsilon(0.03).scale(0));
-  CHECK(moe_worst == doctest::Approx(validated_max_load_moe.worst_abs_error).epsilon(0.03).scale(0));
+    std::printf("later table, Qwen3 30B-A3B NVFP4 on Blackwell: rows %zu, mean %+.1f%%, worst %.1f%%\n", qwen.size(),
+                100 * moe_signed / static_cast<double>(qwen.size()), 100 * moe_worst);
+  CHECK(static_cast<int>(qwen.size()) == validated_max_load_moe_nvfp4.rows);
+  CHECK(moe_signed / static_cast<double>(qwen.size()) == doctest::Approx(validated_max_load_moe_nvfp4.mean_error).epsilon(0.03).scale(0));
+  CHECK(moe_worst == doctest::Approx(validated_max_load_moe_nvfp4.worst_abs_error).epsilon(0.03).scale(0));
 }

@@ -108,6 +108,8 @@ MoeRegime moe_regime(const Model& m, long long batch) {
   return r;
 }
 
+bool w4a16_products(const StorageFormat& weights) { return weights.weight_only && weights.value_bytes < 1; }
+
 DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, long long batch, double context) {
   DecodeStep st;
   st.context = context;
@@ -139,7 +141,10 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
   const double gemm_flops = 2 * b * matmul_params;
   const double attention_flops = 2 * b * keys_layers * (d(m.heads) / d(s.tp)) * (dqk + dv);
   st.flops = gemm_flops + attention_flops;
-  const double gemm_compute_s = gemm_flops / (t.peak_flops_per_s * t.gemm.peak_efficiency);
+  // The routed experts' products run at a W4A16 MoE kernel's rate (w4a16_moe_compute_over_bf16).
+  const double expert_flops = m.moe ? 2 * b * expert_params * moe.top_k / moe.experts : 0;
+  const double expert_rate = w4a16_products(s.weights) ? w4a16_moe_compute_over_bf16 : 1;
+  const double gemm_compute_s = (gemm_flops - expert_flops + expert_flops / expert_rate) / (t.peak_flops_per_s * t.gemm.peak_efficiency);
   const double attention_rate = (t.attention_peak_flops_per_s > 0 ? t.attention_peak_flops_per_s : t.peak_flops_per_s) * flash_attention_efficiency;
   const double attention_compute_s = attention_flops / attention_rate;
   st.compute_s = d(s.pp) * (gemm_compute_s + attention_compute_s);
@@ -169,9 +174,11 @@ Prefill prefill_time(const Model& m, const InferSetup& s, const InferTimeSetup& 
   ss.gemm = t.gemm;
   // A weight-only format's kernels read the packed weights (and scales), not bf16 ones: what
   // decides a prefill whose products are flat (a MoE's experts, a short prompt).
+  // A W4A16 MoE kernel's math runs at w4a16_moe_compute_over_bf16 of the bf16 curve's.
   if (s.weights.weight_only) {
-    if (s.weights.experts_only) ss.expert_weight_value_bytes = s.weights.bytes();
-    else ss.gemm.weight_value_bytes = s.weights.bytes();
+    if (!s.weights.experts_only) ss.gemm.weight_value_bytes = s.weights.bytes();
+    ss.expert_weight_value_bytes = s.weights.bytes();
+    if (w4a16_products(s.weights)) ss.expert_compute_efficiency = w4a16_moe_compute_over_bf16;
   }
   const LayerCost c = layer_cost(m, l, ss);
   const double L = d(m.layers);

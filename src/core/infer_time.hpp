@@ -38,6 +38,18 @@ inline constexpr double eager_launch_s = 5e-6;
 // 5-6 TB/s (flashinfer-ai/flashinfer#1732, M = 1, N = K = 8192), and CUTLASS's memory-bound NVFP4
 // grouped GEMM reaches ~3-4 TB/s against MXFP8's "much closer to 6" (NVIDIA/cutlass#2266): 3.2 / 5.5.
 inline constexpr double nvfp4_read_efficiency = 0.58;
+// A MoE layer's routed experts in a 4-bit weight-only format (W4A16: MXFP4 on Hopper, int4 AWQ/GPTQ)
+// run far below bf16 products once their math, not their reads, decides (a large decode batch, a
+// prefill): every 16-bit tensor-core instruction waits on the unpacking, scaling and packing of
+// its 4-bit operand. In a live SGLang server on H100 (sgl-project/sglang#38884, nsys of
+// 16,384-token chunked prefills at 128 concurrent requests) the Marlin W4A16 MoE products ran
+// 1.237 TFLOP per layer in 4.863 ms: 254 TFLOP/s, 25.7% of the bf16 peak, reading 176 GB/s (64 of
+// the 220 instructions of their inner loop were HMMA). Over napkin's sustained H100 bf16 curve
+// (989.5 × 0.671 = 664 TFLOP/s, core/gemm_time.hpp): 0.38. Dense W4A16 products keep the curve:
+// no measurement of them here. Decode's reads keep the engine's int4_kernel_efficiency.
+inline constexpr double w4a16_moe_compute_over_bf16 = 0.38;
+// Whether a weight format's products are W4A16 (4-bit values dequantised to bf16 in the kernel).
+bool w4a16_products(const StorageFormat& weights);
 
 struct InferTimeSetup {
   GemmTimeModel gemm;                   // the curve at the products' dtype

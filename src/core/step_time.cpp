@@ -186,6 +186,7 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   };
   GemmTimeModel narrow_experts = gemm;
   narrow_experts.weight_value_bytes = s.expert_weight_value_bytes;
+  narrow_experts.peak_efficiency *= s.expert_compute_efficiency;
   for (const Gemm& g : gemms) {
     const bool backward = is_backward(g.name);
     // LoRA: a frozen matrix needs no weight gradient; its input gradient still flows.
