@@ -1,5 +1,8 @@
 #pragma once
 // Shared by the infer tests: a serving setup on one replica of one GPU, as a user's flags make it.
+#include <algorithm>
+#include <cmath>
+
 #include "core/infer_memory.hpp"
 #include "core/infer_time.hpp"
 #include "spec/registry.hpp"
@@ -34,5 +37,28 @@ struct ServingCase {
         t(infer_time_setup(hw, s.weights, default_decode_mbu)),
         mem(infer_memory(m, s)) {}
 };
+
+// trtllm-bench's own engine limits, which it derives before the run (tensorrt_llm/bench/build/
+// tuning.py, calc_engine_setting and finetune_setting): requests whose whole I + O cache fits in
+// 0.95 of (the GPUs' memory − the weights at a byte a parameter), capped at 4096; max batch that
+// count rounded up (to 32 under 256, 128 under 1024, else 256; at least 64); max tokens a pass
+// that count × (1 + I/O), capped at 32768, rounded up (to 256 under 4096, 512 under 8192, else
+// 1024; at least 2048). Memory in GiB as NVML reports it (get_device_memory).
+struct BenchLimits {
+  long long max_batch, max_tokens;
+};
+inline BenchLimits bench_limits(double gib_per_gpu, double params, double bytes_per_param, long long kv_heads, long long layers, long long head_dim, long long tp,
+                         long long input, long long output) {
+  const double gib = 1024.0 * 1024 * 1024;
+  const double kv_gib_per_token = 2.0 * static_cast<double>(layers * std::max(tp, kv_heads) * head_dim) * 1 / gib;  // FP8 cache
+  const double available = gib_per_gpu * static_cast<double>(tp) - params * bytes_per_param / gib;
+  const double kv_requests = available * 0.95 / (kv_gib_per_token * static_cast<double>(input + output));
+  const double raw_bs = std::min(kv_requests, 4096.0);
+  const double raw_tokens = std::min(raw_bs * (1 + static_cast<double>(input) / static_cast<double>(output)), 32768.0);
+  const auto up = [](double x, double step) { return static_cast<long long>(step * std::ceil(x / step)); };
+  const long long bs = raw_bs < 256 ? std::max(64LL, up(raw_bs, 32)) : raw_bs < 1024 ? up(raw_bs, 128) : up(raw_bs, 256);
+  const long long tokens = raw_tokens < 4096 ? std::max(2048LL, up(raw_tokens, 256)) : raw_tokens < 8192 ? up(raw_tokens, 512) : up(raw_tokens, 1024);
+  return {bs, tokens};
+}
 
 }  // namespace napkin::test

@@ -86,10 +86,23 @@ constexpr double logits_bytes = 4;  // fp32 logits for sampling (vLLM's LogitsPr
 
 }  // namespace
 
+void validate_expert_parallel(const Model& m, const InferSetup& s) {
+  if (s.ep == 1) return;
+  const std::string ep = "--ep " + std::to_string(s.ep);
+  if (s.ep < 1) throw Error("--ep must be at least 1");
+  if (!m.moe) throw Error(ep + ": " + m.key + " has no routed experts to split; expert parallelism needs a MoE model");
+  if (s.tp != 1 || s.pp != 1)
+    throw Error(ep + " runs attention data-parallel on whole weights (tp 1): napkin prices it with --tp 1 --pp 1 (found --tp " +
+                std::to_string(s.tp) + " --pp " + std::to_string(s.pp) + ")");
+  if (m.moe->experts % s.ep != 0)
+    throw Error(ep + " does not divide " + m.key + "'s " + std::to_string(m.moe->experts) + " routed experts");
+  if (s.gpus % s.ep != 0) throw Error(ep + " does not divide the " + std::to_string(s.gpus) + " GPUs (--gpus)");
+}
+
 double routed_expert_params_per_gpu(const Model& m, const Layout& l, long long stage) {
   if (!m.moe) return 0;
   const StageLayers st = stage_layers(m, l, stage);
-  return d(st.moe_layers) * d(m.moe->experts) * mlp_params(m, m.moe->d_ff_expert) / d(l.tp);
+  return d(st.moe_layers) * d(m.moe->experts) * mlp_params(m, m.moe->d_ff_expert) / (d(l.expert_tp()) * d(std::max(1LL, l.ep)));
 }
 
 const StorageFormat& weight_format(std::string_view name) { return find_format(weight_formats, name, "--weights"); }
@@ -195,6 +208,9 @@ InferMemory infer_memory(const Model& m, const InferSetup& s) {
   l.tp = s.tp;
   l.pp = s.pp;
   l.replicate_kv_heads = true;  // as vLLM and TensorRT-LLM do when tp exceeds the KV heads
+  validate_expert_parallel(m, s);
+  l.ep = s.ep;
+  l.dp = s.ep;  // the attention data-parallel ranks the experts are split over
   validate_layout(m, l);
   InferMemory r;
   // The weights: napkin's layout accounting (core/layout_memory) gives each stage's parameters

@@ -54,12 +54,18 @@ struct KvCache {
 
 KvCache kv_cache(const Model& m, long long tp, long long pp, const StorageFormat& kv);
 
-// The routed experts' parameters one tensor rank of pipeline stage `stage` holds (experts split
-// over the tensor ranks, as vLLM's and TensorRT-LLM's MoE layers shard them without EP).
+// The routed experts' parameters one GPU of pipeline stage `stage` holds: each expert split over
+// the expert tensor ranks (vLLM's and TensorRT-LLM's MoE layers without EP), the experts over ep.
 double routed_expert_params_per_gpu(const Model& m, const Layout& l, long long stage);
 
 struct InferSetup {
   long long tp = 1, pp = 1;
+  // Expert parallelism with attention data parallel (TensorRT-LLM's enable_attention_dp with
+  // ep_size, SGLang's --enable-dp-attention --ep-size, vLLM's --data-parallel-size with
+  // --enable-expert-parallel): each of ep GPUs runs its own sequences through attention and the
+  // dense layers on whole weights (tp 1), and the routed experts are split over the ep GPUs, which
+  // trade every MoE layer's tokens. 1: experts split over tp, as vLLM's default.
+  long long ep = 1;
   long long gpus = 1;                   // tp·pp·replicas
   StorageFormat weights = weight_format("bf16");
   StorageFormat kv = kv_format("bf16");
@@ -98,6 +104,9 @@ struct InferMemory {
 // Throws Error when tp does not split the heads (or the KV heads: neither divides nor is a
 // multiple of them), pp exceeds the layers, or a count is not positive.
 InferMemory infer_memory(const Model& m, const InferSetup& s);
+// Throws Error, naming --ep, when ep > 1 and the model has no routed experts, tp or pp is not 1,
+// or ep divides neither the experts nor the GPUs.
+void validate_expert_parallel(const Model& m, const InferSetup& s);
 
 // What would make a bigger batch fit: one change at a time, and the max_batch it gives.
 // `device` names one part in the change's words ("GPU", "chip": Hardware::device_word).

@@ -13,11 +13,12 @@ namespace {
 double d(long long v) { return static_cast<double>(v); }
 
 // Routed-expert parameters one GPU of the most loaded stage holds (every expert split over tp:
-// vLLM's and SGLang's default tensor-parallel MoE).
+// vLLM's and SGLang's default tensor-parallel MoE; or the experts split over ep).
 double expert_params_per_gpu(const Model& m, const InferSetup& s) {
   Layout l;
   l.tp = s.tp;
   l.pp = s.pp;
+  l.ep = s.ep;
   return routed_expert_params_per_gpu(m, l, 0);
 }
 
@@ -43,6 +44,22 @@ double tp_all_reduces_s(const InferSetup& s, const InferTimeSetup& t, double cal
   if (!s.engine.allreduce_latency_s) return calls * ring;
   const double ring_latency = collective_time_s(Collective::all_reduce, 1e-300, g, t.net);
   return calls * (*s.engine.allreduce_latency_s + std::max(0.0, ring - ring_latency));
+}
+
+// Expert parallelism over ep GPUs with attention data parallel: each MoE layer gathers the ep
+// GPUs' tokens to every GPU, which runs its own experts on the ones routed to them, and
+// reduce-scatters the outputs back (TensorRT-LLM's AllGatherReduceScatter, the MoE communication
+// that always applies: tensorrt_llm/_torch/modules/fused_moe/communication/allgather_reducescatter.py,
+// dispatch after quantising, combine in bf16). `tokens`: one GPU's. The dispatch carries the
+// products' input dtype: fp8 (W8A8), fp4 with its block-16 scales (NVFP4), else bf16.
+double ep_exchanges_s(const InferSetup& s, const InferTimeSetup& t, double tokens, const Model& m) {
+  if (s.ep <= 1 || !m.moe) return 0;
+  const GroupPlacement g = place_group(1, s.ep, std::max(1LL, t.net.domain_gpus));
+  const double dispatch_bytes = s.weights.weight_only ? activation_bytes : s.weights.compute == Dtype::fp8 ? 1 : s.weights.compute == Dtype::fp4 ? 0.5 + 1.0 / 16
+                                                                                                                                   : activation_bytes;
+  const double gathered = d(s.ep) * tokens * d(m.d_model);
+  return d(m.moe_layers()) * (collective_time_s(Collective::all_gather, gathered * dispatch_bytes, g, t.net) +
+                              collective_time_s(Collective::reduce_scatter, gathered * activation_bytes, g, t.net));
 }
 
 double pp_sends_s(const InferSetup& s, const InferTimeSetup& t, double tokens, const Model& m) {
@@ -116,7 +133,8 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
   const double b = d(batch);
   const double expert_params = expert_params_per_gpu(m, s);
   const double expert_bytes = expert_params * s.weights.bytes();
-  const MoeRegime moe = moe_regime(m, batch);
+  // Under expert parallelism a GPU's experts see the tokens of all ep GPUs.
+  const MoeRegime moe = moe_regime(m, batch * s.ep);
   const double touched_share = m.moe ? moe.touched / moe.experts : 1;
   // The embedding is a lookup: one row per token, not its matrix.
   st.weight_bytes = mem.weights_bytes - expert_bytes * (1 - touched_share) - mem.embedding_params * activation_bytes;
@@ -134,15 +152,23 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
   st.memory_s = d(s.pp) * (weight_read + st.kv_bytes) / bw;
   // Products: 2 FLOPs per weight per token (the experts a token is routed to, not all), and
   // attention over the cache: Q·Kᵀ and P·V, 2·(d_qk + d_v) per key per head.
-  const double matmul_params = mem.quantized_params + mem.bf16_linear_params - expert_params * (1 - (m.moe ? moe.top_k / moe.experts : 1)) + mem.head_params;
-  const double dqk = m.mla ? d(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim) : d(m.head_dim);
-  const double dv = m.mla ? d(m.mla->v_head_dim) : d(m.head_dim);
+  // Under expert parallelism a GPU's experts take ep GPUs' tokens: ep·k/E of its experts a token.
+  const double expert_share = m.moe ? d(s.ep) * moe.top_k / moe.experts : 1;
+  const double matmul_params = mem.quantized_params + mem.bf16_linear_params - expert_params * (1 - expert_share) + mem.head_params;
+  // MLA decodes in the absorbed form: each head's query is taken into the latent (W_UK folded into
+  // W_Q, W_UV into W_O: DeepSeek-V2, arXiv 2405.04434 §2.1.3), and attention runs over the cached
+  // latent and rope key, kv_lora_rank + qk_rope values a key, its values the latent's kv_lora_rank
+  // (FlashMLA's decode kernel: head_dim_k 576, head_dim_v 512 for DeepSeek-V3; vLLM's MLA backends
+  // and TensorRT-LLM's generation MLA alike). The absorbed products cost what kv_up does a token,
+  // already among the step's products.
+  const double dqk = m.mla ? d(m.mla->kv_lora_rank + m.mla->qk_rope_head_dim) : d(m.head_dim);
+  const double dv = m.mla ? d(m.mla->kv_lora_rank) : d(m.head_dim);
   const double keys_layers = mem.kv.bytes_per_token_per_gpu > 0 ? mem.kv.bytes_per_gpu(context) / (mem.kv.bytes_per_token_per_gpu / d(mem.kv.stage_layers)) : 0;
   const double gemm_flops = 2 * b * matmul_params;
   const double attention_flops = 2 * b * keys_layers * (d(m.heads) / d(s.tp)) * (dqk + dv);
   st.flops = gemm_flops + attention_flops;
   // The routed experts' products run at a W4A16 MoE kernel's rate (w4a16_moe_compute_over_bf16).
-  const double expert_flops = m.moe ? 2 * b * expert_params * moe.top_k / moe.experts : 0;
+  const double expert_flops = m.moe ? 2 * b * expert_params * expert_share : 0;
   const double expert_rate = w4a16_products(s.weights) ? w4a16_moe_compute_over_bf16 : 1;
   const double gemm_compute_s = (gemm_flops - expert_flops + expert_flops / expert_rate) / (t.peak_flops_per_s * t.gemm.peak_efficiency);
   const double attention_rate = (t.attention_peak_flops_per_s > 0 ? t.attention_peak_flops_per_s : t.peak_flops_per_s) * flash_attention_efficiency;
@@ -154,10 +180,11 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
   st.attention_s = d(s.pp) * std::max(st.kv_bytes / bw, attention_compute_s);
   st.tp_comm_s = tp_all_reduces_s(s, t, 2 * d(m.layers), b, m);
   st.pp_comm_s = pp_sends_s(s, t, b, m);
+  st.ep_comm_s = ep_exchanges_s(s, t, b, m);
   st.kernels = decode_kernels(m, s.engine);
   st.kernels_s = st.kernels * (s.engine.cuda_graphs ? kernel_floor_s : std::max(kernel_floor_s, eager_launch_s));
   st.overhead_s = s.engine.step_overhead_s;
-  st.step_s = st.gemm_s + st.attention_s + st.kernels_s + st.tp_comm_s + st.pp_comm_s + st.overhead_s;
+  st.step_s = st.gemm_s + st.attention_s + st.kernels_s + st.tp_comm_s + st.pp_comm_s + st.ep_comm_s + st.overhead_s;
   return st;
 }
 
@@ -165,6 +192,8 @@ Prefill prefill_time(const Model& m, const InferSetup& s, const InferTimeSetup& 
   Prefill p;
   Layout l;
   l.tp = s.tp;
+  l.ep = s.ep;
+  l.dp = s.ep;
   l.micro_batch = batch;
   StepSetup ss;
   ss.seq = s.input_tokens;
@@ -198,6 +227,7 @@ Prefill prefill_time(const Model& m, const InferSetup& s, const InferTimeSetup& 
     p.gemm_s = L * c.gemm_fwd_s;
     p.tp_comm_s = tp_all_reduces_s(s, t, 2 * L, tokens, m);
     p.pp_comm_s = pp_sends_s(s, t, tokens, m);
+    p.ep_comm_s = ep_exchanges_s(s, t, tokens, m);
   } else {
     // `count` passes of `pass_tokens` tokens each.
     auto add_passes = [&](double pass_tokens, double count) {
@@ -208,6 +238,7 @@ Prefill prefill_time(const Model& m, const InferSetup& s, const InferTimeSetup& 
       p.gemm_s += count * L * layer_cost(m, one, pass).gemm_fwd_s;
       p.tp_comm_s += count * tp_all_reduces_s(s, t, 2 * L, pass_tokens, m);
       p.pp_comm_s += count * pp_sends_s(s, t, pass_tokens, m);
+      p.ep_comm_s += count * ep_exchanges_s(s, t, pass_tokens, m);
     };
     const double full = std::floor(tokens / chunk);
     const double rest = tokens - full * chunk;
@@ -216,7 +247,7 @@ Prefill prefill_time(const Model& m, const InferSetup& s, const InferTimeSetup& 
     p.passes = full + (rest > 0 ? 1 : 0);
   }
   p.overhead_s = p.passes * s.engine.step_overhead_s;
-  p.total_s = p.gemm_s + p.attention_s + p.memory_bound_s + p.head_s + p.tp_comm_s + p.pp_comm_s + p.overhead_s;
+  p.total_s = p.gemm_s + p.attention_s + p.memory_bound_s + p.head_s + p.tp_comm_s + p.pp_comm_s + p.ep_comm_s + p.overhead_s;
   return p;
 }
 
@@ -225,7 +256,7 @@ InferTime infer_time(const Model& m, const InferSetup& s, const InferMemory& mem
   InferTime r;
   r.batch = batch;
   r.replicas = s.replicas();
-  r.moe = moe_regime(m, batch);
+  r.moe = moe_regime(m, batch * s.ep);
   const double I = d(s.input_tokens), steps = d(s.output_tokens - 1);
   if (s.engine.prefill_skips_last_token) {
     // The prompt's first I − 1 tokens in the prefill, its last through a decode step against

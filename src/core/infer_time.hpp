@@ -80,6 +80,7 @@ struct DecodeStep {
   double gemm_s = 0, attention_s = 0;
   double tp_comm_s = 0;      // 2 all-reduces a layer of batch × d_model activations
   double pp_comm_s = 0;      // (pp − 1) sends between stages
+  double ep_comm_s = 0;      // --ep: each MoE layer's all-gather of the ep GPUs' tokens and reduce-scatter of the outputs
   double kernels = 0;        // GPU kernels the step launches (Engine::decode_kernels_*)
   double kernels_s = 0;      // kernels × kernel_floor_s (eager_launch_s without CUDA graphs)
   double overhead_s = 0;     // the engine's per-step host floor
@@ -89,6 +90,7 @@ struct DecodeStep {
 
 struct Prefill {
   double gemm_s = 0, attention_s = 0, memory_bound_s = 0, head_s = 0, tp_comm_s = 0, pp_comm_s = 0;
+  double ep_comm_s = 0;   // --ep: the MoE layers' token exchanges
   double overhead_s = 0;  // the engine's host time, a step a pass
   double passes = 1;      // steps of at most Engine::prefill_chunk_tokens tokens
   double flops = 0;  // per GPU

@@ -47,6 +47,11 @@ inline constexpr SignedFigure validated_max_load_mxfp4{10, 0.074, 0.324, 0.173};
 // Quoted with every other MoE answer: the one measurement of MoE serving at large batch outside
 // W4A16, and a miss whose cause is not found.
 inline constexpr SignedFigure validated_max_load_moe_nvfp4{12, 0.564, 1.551};
+// --ep (experts over the GPUs, attention data parallel) at maximum load, the same later table's Hopper
+// DEP columns (tests/test_infer_dep.cpp): DeepSeek-R1-0528 in FP8 on 8 H200s, gpt-oss-120b on 4
+// H100s, Qwen3-235B-A22B in FP8 on 4 H200s and 8 H100s, 17 rows gathered after --ep was priced.
+// napkin is optimistic on every row: quoted with every --ep answer.
+inline constexpr SignedFigure validated_max_load_dep{17, 0.699, 1.268, 0.699};
 
 // --rate (core/infer_serving open_loop_state) against 11 published request-rate runs
 // (tests/test_infer_rate.cpp recomputes them): in how many napkin and the run agree on whether

@@ -10,6 +10,9 @@
 
 namespace napkin {
 namespace {
+// The collectives a step pays: tensor-parallel all-reduces, or under --ep the MoE layers' exchanges.
+std::string comm_word(const InferSetup& s) { return s.ep > 1 ? "ep all-gather/reduce-scatter" : "tp all-reduce"; }
+
 
 std::string bytes(double b) { return format_si(b, "B", 3); }
 std::string ms(double s) { return format_latency(s); }
@@ -102,14 +105,14 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
   const InferTime& t = headline(r);
   const double bw = r.time_setup.mbu * r.time_setup.memory_bandwidth_bytes_per_s;
   if (t.last_prompt_token_s > 0)
-    out.push_back(fmt::format("batch {}: TTFT = prefill of the first {} = products {} + attention {} + elementwise {} + LM head {} + tp all-reduce {}, "
+    out.push_back(fmt::format("batch {}: TTFT = prefill of the first {} = products {} + attention {} + elementwise {} + LM head {} + {} {}, "
                               "then the last prompt token's decode step {} (the engine's prefill stops one token short) = {}",
                               t.batch, plural(s.input_tokens - 1, "token"), ms(t.prefill.gemm_s), ms(t.prefill.attention_s), ms(t.prefill.memory_bound_s),
-                              ms(t.prefill.head_s), ms(t.prefill.tp_comm_s + t.prefill.pp_comm_s), ms(t.last_prompt_token_s), ms(t.ttft_s)));
+                              ms(t.prefill.head_s), comm_word(s), ms(t.prefill.tp_comm_s + t.prefill.pp_comm_s + t.prefill.ep_comm_s), ms(t.last_prompt_token_s), ms(t.ttft_s)));
   else
-    out.push_back(fmt::format("batch {}: TTFT = prefill = products {} + attention {} + elementwise {} + LM head {} + tp all-reduce {} = {}", t.batch,
-                              ms(t.prefill.gemm_s), ms(t.prefill.attention_s), ms(t.prefill.memory_bound_s), ms(t.prefill.head_s),
-                              ms(t.prefill.tp_comm_s + t.prefill.pp_comm_s), ms(t.ttft_s)));
+    out.push_back(fmt::format("batch {}: TTFT = prefill = products {} + attention {} + elementwise {} + LM head {} + {} {} = {}", t.batch,
+                              ms(t.prefill.gemm_s), ms(t.prefill.attention_s), ms(t.prefill.memory_bound_s), ms(t.prefill.head_s), comm_word(s),
+                              ms(t.prefill.tp_comm_s + t.prefill.pp_comm_s + t.prefill.ep_comm_s), ms(t.ttft_s)));
   // The decode steps that run: none with --output 1 (the prefill makes the one token; it printed
   // two steps never taken and "TPOT = mean of the 0 steps = 0 ms"), one with --output 2.
   std::vector<const DecodeStep*> steps;
@@ -117,10 +120,10 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
   if (s.output_tokens > 2) steps.push_back(&t.last);
   for (const DecodeStep* st : steps)
     out.push_back(fmt::format("decode step at context {}: products {} (max of {} weights at {} and their FLOPs, plus the lesser over max(1, batch/{}): "
-                              "a flat product) + attention {} (max of {} KV read and its FLOPs) + kernels {} ({} × {} µs) + tp {} + host floor {} = {}",
+                              "a flat product) + attention {} (max of {} KV read and its FLOPs) + kernels {} ({} × {} µs) + {} {} + host floor {} = {}",
                               format_sig(st->context, 6), ms(st->gemm_s), bytes(st->weight_bytes), format_si(bw, "B/s", 3), gemm_tile_m,
                               ms(st->attention_s), bytes(st->kv_bytes), ms(st->kernels_s), format_sig(st->kernels, 4),
-                              format_sig(st->kernels > 0 ? st->kernels_s / st->kernels * 1e6 : 0, 3), ms(st->tp_comm_s + st->pp_comm_s), ms(st->overhead_s),
+                              format_sig(st->kernels > 0 ? st->kernels_s / st->kernels * 1e6 : 0, 3), s.ep > 1 ? "ep" : "tp", ms(st->tp_comm_s + st->pp_comm_s + st->ep_comm_s), ms(st->overhead_s),
                               ms(st->step_s)));
   const std::string tpot = s.output_tokens > 1 ? fmt::format("TPOT = mean of the {} = {}", plural(s.output_tokens - 1, "step"), ms(t.tpot_s))
                            : t.last_prompt_token_s > 0 ? std::string("no decode step after the first token (--output 1), so no TPOT")
@@ -134,7 +137,10 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
   const InferMemory& m = r.memory;
   const InferSetup& s = r.setup;
   std::string out = fmt::format("{} on {} × {} (tp {}, pp {}{}), weights {}, KV {}, {} in / {} out\n", r.model.name, s.gpus, r.hardware.name, s.tp, s.pp,
-                                s.replicas() > 1 ? fmt::format(", {} replicas", s.replicas()) : "", s.weights.name, s.kv.name,
+                                s.ep > 1 ? fmt::format(", ep {}: experts over {} GPUs, attention data-parallel on each", s.ep, s.ep)
+                                : s.replicas() > 1 ? fmt::format(", {} replicas", s.replicas())
+                                                   : "",
+                                s.weights.name, s.kv.name,
                                 s.input_tokens, s.output_tokens);
   out += "engine: " + engine_line(s.engine, r.hardware) + "\n\nMemory per " + std::string(r.hardware.device_word()) + "\n";
   KeyValues kv;
@@ -200,9 +206,9 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
       KeyValues tk;
       tk.max_width = max_width;
       const long long prefill_tokens = t.last_prompt_token_s > 0 ? s.input_tokens - 1 : s.input_tokens;
-      std::string ttft = fmt::format("prefill of {} × {}{}: products {}, attention {}, tp all-reduce {}", t.batch, plural(prefill_tokens, "token"),
+      std::string ttft = fmt::format("prefill of {} × {}{}: products {}, attention {}, {} {}", t.batch, plural(prefill_tokens, "token"),
                                      t.prefill.passes > 1 ? fmt::format(" in {} passes", t.prefill.passes) : std::string(), ms(t.prefill.gemm_s),
-                                     ms(t.prefill.attention_s), ms(t.prefill.tp_comm_s));
+                                     ms(t.prefill.attention_s), comm_word(s), ms(t.prefill.tp_comm_s + t.prefill.ep_comm_s));
       if (t.last_prompt_token_s > 0)
         ttft = (prefill_tokens > 0 ? ttft + ", then " : std::string()) +
                fmt::format("the last prompt token's decode step {} (the engine's prefill stops one token short)", ms(t.last_prompt_token_s));
@@ -214,9 +220,9 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
         tk.add("TPOT", "—", t.last_prompt_token_s > 0 ? "no decode step after the first token (--output 1)"
                                                        : "no decode step: the one output token comes with the prefill (--output 1)");
       tk.add("decode step", ms(t.last.step_s),
-             fmt::format("memory {} (weights {} + KV {}), products {}, {} kernels {}, tp all-reduce {}, host floor {}", ms(t.last.memory_s),
+             fmt::format("memory {} (weights {} + KV {}), products {}, {} kernels {}, {} {}, host floor {}", ms(t.last.memory_s),
                          bytes(t.last.weight_bytes), bytes(t.last.kv_bytes), ms(t.last.compute_s), format_sig(t.last.kernels, 4), ms(t.last.kernels_s),
-                         ms(t.last.tp_comm_s), ms(t.last.overhead_s)));
+                         comm_word(s), ms(t.last.tp_comm_s + t.last.ep_comm_s), ms(t.last.overhead_s)));
       tk.add("output", per_s(t.output_tokens_per_s), fmt::format("whole deployment ({} replica{}); end to end {}", t.replicas, t.replicas == 1 ? "" : "s", ms(t.e2e_s)));
       if (r.model.moe) tk.add("MoE", format_sig(t.moe.touched, 3) + " experts", fmt::format("of {} touched per layer per step: {}", format_sig(t.moe.experts, 4), t.moe.regime));
       out += tk.render();
@@ -262,6 +268,7 @@ nlohmann::json infer_json(const InferReport& r) {
   j["gpus"] = s.gpus;
   j["tp"] = s.tp;
   j["pp"] = s.pp;
+  j["ep"] = s.ep;
   j["weights"] = s.weights.name;
   j["weights_scales"] = s.weights.scales;
   j["kv"] = s.kv.name;
