@@ -135,6 +135,20 @@ TEST_CASE("mxfp4: gpt-oss's experts in 4 bits with a scale per 32, the rest in b
   const double attention_flops = big.flops - dense_flops - expert_flops;
   CHECK(attention_flops > 0);
   CHECK(big.compute_s == doctest::Approx((dense_flops + expert_flops / 0.38) / (989.5e12 * 0.75) + attention_flops / (989.5e12 * 0.6)));
+  // The step's products are two rooflines: the dense ones as one flat product of m = 4096, the
+  // routed experts as their own, each touched expert getting 4096·4/128 = 128 tokens (all 128
+  // touched at this batch) — flat_gemm_exposed_s at m = 128 exposes the smaller of their reads and
+  // math whole.
+  {
+    const double bw = 0.83 * 3.35e12, rate = 989.5e12 * 0.75;
+    const double touched = 1 - std::pow(1 - 4.0 / 128, 4096);
+    const double expert_read = experts * 0.53125 * touched / s.engine.int4_kernel_efficiency;
+    const double dense_read = big.weight_bytes - experts * 0.53125 * touched + 0;  // bf16 layers and head, at full speed
+    const double ec = expert_flops / 0.38 / rate, dc = dense_flops / rate;
+    const double dense = std::max(dense_read / bw, dc) + std::min(dense_read / bw, dc) / (4096.0 / 128);
+    const double expert = std::max(expert_read / bw, ec) + std::min(expert_read / bw, ec);
+    CHECK(big.gemm_s == doctest::Approx(dense + expert));
+  }
   // bf16 experts keep the curve's rate.
   InferSetup bf = s;
   bf.weights = weight_format("bf16");

@@ -175,8 +175,17 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
   const double attention_compute_s = attention_flops / attention_rate;
   st.compute_s = d(s.pp) * (gemm_compute_s + attention_compute_s);
   // A decode batch is a flat product (m = batch): its weight reads and its math add up over one
-  // row of tiles (core/gemm_time.hpp, flat_gemm_exposed_s), as on the prefill's curve.
-  st.gemm_s = d(s.pp) * (std::max(weight_read / bw, gemm_compute_s) + flat_gemm_exposed_s(gemm_compute_s, weight_read / bw, batch));
+  // row of tiles (core/gemm_time.hpp, flat_gemm_exposed_s), as on the prefill's curve. A MoE's
+  // routed experts are their own kernels, each on its own roofline: their products are as flat as
+  // the tokens each touched expert gets (the prefill's grouped products are priced so too).
+  const double expert_read = m.moe ? expert_bytes * touched_share / kernel_efficiency : 0;
+  const double expert_compute_s = expert_flops / expert_rate / (t.peak_flops_per_s * t.gemm.peak_efficiency);
+  const double dense_read = weight_read - expert_read, dense_compute_s = gemm_compute_s - expert_compute_s;
+  const double tokens_per_expert = m.moe && touched_share > 0 ? b * d(s.ep) * moe.top_k / moe.experts / touched_share : 0;
+  st.gemm_s = d(s.pp) * (std::max(dense_read / bw, dense_compute_s) + flat_gemm_exposed_s(dense_compute_s, dense_read / bw, batch));
+  if (m.moe)
+    st.gemm_s += d(s.pp) * (std::max(expert_read / bw, expert_compute_s) +
+                            flat_gemm_exposed_s(expert_compute_s, expert_read / bw, static_cast<long long>(std::max(1.0, std::round(tokens_per_expert)))));
   st.attention_s = d(s.pp) * std::max(st.kv_bytes / bw, attention_compute_s);
   st.tp_comm_s = tp_all_reduces_s(s, t, 2 * d(m.layers), b, m);
   st.pp_comm_s = pp_sends_s(s, t, b, m);

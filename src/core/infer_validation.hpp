@@ -41,17 +41,17 @@ inline constexpr SignedFigure validated_max_load_blackwell{40, 0.266, 0.665};
 // none used to set a constant. Quoted with every answer whose routed experts are W4A16 (mxfp4, or
 // int4 on a MoE). Before w4a16_moe_compute_over_bf16 (core/infer_time.hpp, from an SGLang
 // server's profile, not from these rows) napkin read them +59.8% (worst +107.8%).
-inline constexpr SignedFigure validated_max_load_mxfp4{10, 0.074, 0.324, 0.173};
+inline constexpr SignedFigure validated_max_load_mxfp4{10, 0.028, 0.225, 0.151};
 // Qwen3 30B-A3B in NVFP4 on one B200 and one GB200 at maximum load, 12 rows of that later table:
 // right where trtllm-bench keeps ~100 sequences running, up to 2.5 times the measured at 1,600-1,700.
 // Quoted with every other MoE answer: the one measurement of MoE serving at large batch outside
 // W4A16, and a miss whose cause is not found.
-inline constexpr SignedFigure validated_max_load_moe_nvfp4{12, 0.564, 1.551};
+inline constexpr SignedFigure validated_max_load_moe_nvfp4{12, 0.489, 1.404};
 // --ep (experts over the GPUs, attention data parallel) at maximum load, the same later table's Hopper
 // DEP columns (tests/test_infer_dep.cpp): DeepSeek-R1-0528 in FP8 on 8 H200s, gpt-oss-120b on 4
 // H100s, Qwen3-235B-A22B in FP8 on 4 H200s and 8 H100s, 17 rows gathered after --ep was priced.
 // napkin is optimistic on every row: quoted with every --ep answer.
-inline constexpr SignedFigure validated_max_load_dep{17, 0.699, 1.268, 0.699};
+inline constexpr SignedFigure validated_max_load_dep{17, 0.622, 1.057, 0.622};
 
 // --rate (core/infer_serving open_loop_state) against 11 published request-rate runs
 // (tests/test_infer_rate.cpp recomputes them): in how many napkin and the run agree on whether
