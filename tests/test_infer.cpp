@@ -149,6 +149,21 @@ TEST_CASE("mxfp4: gpt-oss's experts in 4 bits with a scale per 32, the rest in b
     const double expert = std::max(expert_read / bw, ec) + std::min(expert_read / bw, ec);
     CHECK(big.gemm_s == doctest::Approx(dense + expert));
   }
+  // On a part with fp4 tensor cores the MXFP4 experts run natively, MXFP4 × MXFP8 (W4A8), at the fp8
+  // curve's rate over the bf16 curve's; int4 has no such units and stays W4A16 there.
+  {
+    const Hardware b200 = specs().hardware("b200"), h100 = specs().hardware("h100-sxm");
+    const InferTimeSetup tb = infer_time_setup(b200, weight_format("mxfp4"), 0.83), th = infer_time_setup(h100, weight_format("mxfp4"), 0.83);
+    const double fp8_over_bf16 = *b200.dense_peak(Dtype::fp8) * gemm_peak_efficiency("b200", Dtype::fp8) /
+                                 (*b200.dense_peak(Dtype::bf16) * gemm_peak_efficiency("b200", Dtype::bf16));
+    CHECK(fp8_over_bf16 > 1.5);
+    CHECK(tb.fp8_over_curve == doctest::Approx(fp8_over_bf16));
+    CHECK(th.fp8_over_curve == 0);
+    CHECK(expert_compute_share(weight_format("mxfp4"), tb) == doctest::Approx(fp8_over_bf16));
+    CHECK(expert_compute_share(weight_format("mxfp4"), th) == 0.38);
+    CHECK(expert_compute_share(weight_format("int4"), tb) == 0.38);
+    CHECK(expert_compute_share(weight_format("fp8"), tb) == 1);
+  }
   // bf16 experts keep the curve's rate.
   InferSetup bf = s;
   bf.weights = weight_format("bf16");

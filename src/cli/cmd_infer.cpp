@@ -255,7 +255,15 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   // MoE at maximum load (TensorRT-LLM's later table): gpt-oss-20b in MXFP4 on Hopper, priced with
   // the W4A16 MoE kernels' measured rate, is quoted where the experts are W4A16; Qwen3 30B-A3B in
   // NVFP4 on Blackwell, optimistic once hundreds of sequences run, with every other MoE answer.
-  if (r.model.moe && w4a16_products(s.weights))
+  if (r.model.moe && native_fp4_experts(s.weights, t))
+    r.assumptions.push_back(fmt::format("MoE, {} experts on {}'s fp4 tensor cores: run as MXFP4 × MXFP8 (W4A8) at the fp8 curve's rate, "
+                                        "read at the NVFP4 kernels' {:.2f} of the bandwidth (TensorRT-LLM's W4A8_MXFP4_MXFP8; Hopper runs "
+                                        "them W4A16); against TensorRT-LLM's throughput table at maximum load ({} rows: gpt-oss-20b on B200 "
+                                        "and GB200) napkin's throughput came out {} above the measured on average (worst {}), as on every "
+                                        "Blackwell row: treat these speeds as optimistic",
+                                        s.weights.name, r.hardware.key, nvfp4_read_efficiency, validated_max_load_mxfp4_blackwell.rows,
+                                        pct(validated_max_load_mxfp4_blackwell.mean_error), pct(validated_max_load_mxfp4_blackwell.worst_abs_error)));
+  else if (r.model.moe && w4a16_products(s.weights))
     r.assumptions.push_back(fmt::format("MoE, W4A16 experts: their products at {:.2f} of the bf16 curve's rate once compute decides "
                                         "(Marlin's W4A16 MoE kernels in an SGLang server on H100: 254 TFLOP/s); against TensorRT-LLM's "
                                         "throughput table at maximum load ({} rows: gpt-oss-20b in MXFP4 on H100 and H200) napkin's "
@@ -281,8 +289,8 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                         pct(validated_max_load_dep.worst_abs_error)));
   if (r.hardware.dense_peak(Dtype::fp4) || s.weights.compute == Dtype::fp4)
     r.assumptions.push_back(fmt::format("Blackwell: against TensorRT-LLM 1.0's throughput table (NVFP4 on B200 and GB200, {} rows at maximum "
-                                        "load) napkin's throughput came out {} above the measured on average (worst {}); no other Blackwell "
-                                        "run is measured: treat these speeds as optimistic",
+                                        "load) napkin's throughput came out {} above the measured on average (worst {}), and its later table's "
+                                        "Blackwell rows read the same way: treat these speeds as optimistic",
                                         validated_max_load_blackwell.rows, pct(validated_max_load_blackwell.mean_error),
                                         pct(validated_max_load_blackwell.worst_abs_error)));
   r.assumptions.push_back(fmt::format("checked against published runs (docs/validation/infer.md): decode at batch 1, {} rows, mean error {} "

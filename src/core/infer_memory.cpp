@@ -46,7 +46,7 @@ constexpr std::array<StorageFormat, 8> weight_formats = {{
     {"nvfp4", 0.5, 1.0 / 16, "block-16: one fp8 (E4M3) scale per 16 weights and one fp32 scale per tensor (W4A4, fp4 tensor cores)",
      "NVIDIA NVFP4: ModelOpt QuantAlgo.NVFP4 checkpoints, TensorRT-LLM and vLLM on Blackwell", Dtype::fp4, false},
     {"mxfp4", 0.5, 1.0 / 32, "block-32: one 8-bit power-of-two (E8M0) scale per 32 weights, routed experts only (W4A16); attention, router and shared experts in bf16",
-     "OCP MX v1.0; gpt-oss's release (quantization_config mxfp4); vLLM Mxfp4MoEMethod", Dtype::bf16, true, true},
+     "OCP MX v1.0; gpt-oss's release (quantization_config mxfp4); vLLM Mxfp4MoEMethod", Dtype::bf16, true, true, true},
 }};
 // KV formats: fp8 — one scale per tensor (vLLM kv_cache_dtype fp8, TensorRT-LLM FP8 KV);
 // int8 — LMDeploy's online quant_policy 8: an fp16 scale and zero point per token and head

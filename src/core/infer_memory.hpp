@@ -27,6 +27,7 @@ struct StorageFormat {
   Dtype compute = Dtype::bf16;      // the products run in (weight-only formats dequantise to bf16)
   bool weight_only = false;         // dequantised in the kernel: decode reads fewer bytes, prefill computes in bf16
   bool experts_only = false;        // covers a MoE model's routed experts only; the other linear layers stay bf16
+  bool fp4_values = false;          // E2M1 values (MXFP4): native on fp4-capable tensor cores, unlike int4
   double bytes() const { return value_bytes + scale_bytes_per_value; }
 };
 

@@ -105,6 +105,8 @@ InferTimeSetup infer_time_setup(const Hardware& hw, const StorageFormat& weights
   if (ic.scale_up.latency_s) t.net.scale_up_latency_s = *ic.scale_up.latency_s;
   if (ic.scale_out.latency_s) t.net.scale_out_latency_s = *ic.scale_out.latency_s;
   t.net.scale_up_mesh = ic.scale_up_mesh;
+  if (compute == Dtype::bf16 && hw.dense_peak(Dtype::fp4) && hw.dense_peak(Dtype::fp8))
+    t.fp8_over_curve = *hw.dense_peak(Dtype::fp8) * gemm_peak_efficiency(hw.key, Dtype::fp8) / (*peak * t.gemm.peak_efficiency);
   return t;
 }
 
@@ -126,6 +128,13 @@ MoeRegime moe_regime(const Model& m, long long batch) {
 }
 
 bool w4a16_products(const StorageFormat& weights) { return weights.weight_only && weights.value_bytes < 1; }
+bool native_fp4_experts(const StorageFormat& weights, const InferTimeSetup& t) {
+  return weights.fp4_values && weights.weight_only && t.fp8_over_curve > 0;
+}
+double expert_compute_share(const StorageFormat& weights, const InferTimeSetup& t) {
+  if (native_fp4_experts(weights, t)) return t.fp8_over_curve;
+  return w4a16_products(weights) ? w4a16_moe_compute_over_bf16 : 1;
+}
 
 DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, long long batch, double context) {
   DecodeStep st;
@@ -139,7 +148,7 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
   // The embedding is a lookup: one row per token, not its matrix.
   st.weight_bytes = mem.weights_bytes - expert_bytes * (1 - touched_share) - mem.embedding_params * activation_bytes;
   st.kv_bytes = b * mem.kv.bytes_per_gpu(context) * kv_reads_per_kv_head(m, s);
-  const double kernel_efficiency = s.weights.compute == Dtype::fp4 ? nvfp4_read_efficiency
+  const double kernel_efficiency = s.weights.compute == Dtype::fp4 || native_fp4_experts(s.weights, t) ? nvfp4_read_efficiency
                                    : !s.weights.weight_only       ? 1.0
                                    : s.weights.value_bytes >= 1   ? s.engine.int8_kernel_efficiency
                                                                   : s.engine.int4_kernel_efficiency;
@@ -169,7 +178,7 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
   st.flops = gemm_flops + attention_flops;
   // The routed experts' products run at a W4A16 MoE kernel's rate (w4a16_moe_compute_over_bf16).
   const double expert_flops = m.moe ? 2 * b * expert_params * expert_share : 0;
-  const double expert_rate = w4a16_products(s.weights) ? w4a16_moe_compute_over_bf16 : 1;
+  const double expert_rate = expert_compute_share(s.weights, t);
   const double gemm_compute_s = (gemm_flops - expert_flops + expert_flops / expert_rate) / (t.peak_flops_per_s * t.gemm.peak_efficiency);
   const double attention_rate = (t.attention_peak_flops_per_s > 0 ? t.attention_peak_flops_per_s : t.peak_flops_per_s) * flash_attention_efficiency;
   const double attention_compute_s = attention_flops / attention_rate;
@@ -216,7 +225,7 @@ Prefill prefill_time(const Model& m, const InferSetup& s, const InferTimeSetup& 
   if (s.weights.weight_only) {
     if (!s.weights.experts_only) ss.gemm.weight_value_bytes = s.weights.bytes();
     ss.expert_weight_value_bytes = s.weights.bytes();
-    if (w4a16_products(s.weights)) ss.expert_compute_efficiency = w4a16_moe_compute_over_bf16;
+    ss.expert_compute_efficiency = expert_compute_share(s.weights, t);
   }
   const LayerCost c = layer_cost(m, l, ss);
   const double L = d(m.layers);

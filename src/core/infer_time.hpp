@@ -59,8 +59,19 @@ struct InferTimeSetup {
   double attention_peak_flops_per_s = 0;
   double memory_bandwidth_bytes_per_s = 0;
   double mbu = default_decode_mbu;
+  // A part with fp4 tensor cores (Blackwell) runs MXFP4 experts natively, as MXFP4 × MXFP8 (W4A8):
+  // the fp8 curve's rate over the bf16 curve's, which the products' curve is at. 0: no such part.
+  double fp8_over_curve = 0;
   Network net;
 };
+
+// Whether the experts of a 4-bit format run natively, MXFP4 × MXFP8 (W4A8) on fp4-capable tensor
+// cores: TensorRT-LLM's QuantAlgo.W4A8_MXFP4_MXFP8 (its CUTLASS and TRTLLM-Gen MoE backends on
+// Blackwell, where Hopper runs W4A16_MXFP4), vLLM's and SGLang's FlashInfer MXFP4 × MXFP8 MoE.
+bool native_fp4_experts(const StorageFormat& weights, const InferTimeSetup& t);
+// The routed experts' compute rate as a share of the products' curve: W4A8 at the fp8 curve's
+// (fp8_over_curve) where native_fp4_experts, W4A16 at w4a16_moe_compute_over_bf16, else 1.
+double expert_compute_share(const StorageFormat& weights, const InferTimeSetup& t);
 
 // The time setup for a part: the products at the weight format's compute dtype (an fp8 format on a
 // part with no fp8 peak multiplies in bf16, and `note` says so), the GEMM curve's efficiency for the

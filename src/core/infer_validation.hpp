@@ -42,6 +42,10 @@ inline constexpr SignedFigure validated_max_load_blackwell{40, 0.266, 0.665};
 // int4 on a MoE). Before w4a16_moe_compute_over_bf16 (core/infer_time.hpp, from an SGLang
 // server's profile, not from these rows) napkin read them +59.8% (worst +107.8%).
 inline constexpr SignedFigure validated_max_load_mxfp4{10, 0.028, 0.225, 0.151};
+// gpt-oss-20b's Blackwell columns of that table (B200 and GB200, TP1, 12 rows), its MXFP4 experts run
+// natively as MXFP4 × MXFP8 (native_fp4_experts): napkin optimistic on every row, as on every other
+// Blackwell row. Quoted with every answer whose experts run so.
+inline constexpr SignedFigure validated_max_load_mxfp4_blackwell{12, 0.363, 0.591, 0.363};
 // Qwen3 30B-A3B in NVFP4 on one B200 and one GB200 at maximum load, 12 rows of that later table:
 // right where trtllm-bench keeps ~100 sequences running, up to 2.5 times the measured at 1,600-1,700.
 // Quoted with every other MoE answer: the one measurement of MoE serving at large batch outside

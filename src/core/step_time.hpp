@@ -169,8 +169,9 @@ struct StepSetup {
   // expert weight takes, read by the forward expert products in place of the operand width; 0: the
   // operand width (the GemmTimeModel's own weight_value_bytes for every product).
   double expert_weight_value_bytes = 0;
-  // Those forward expert products' compute rate, as a share of the curve's (infer: a W4A16 MoE
-  // kernel, w4a16_moe_compute_over_bf16 in core/infer_time.hpp); 1: the curve's.
+  // Those forward expert products' compute rate, as a share of the curve's (infer's
+  // expert_compute_share, core/infer_time.hpp: 0.38 for a W4A16 MoE kernel, above 1 for MXFP4 × MXFP8
+  // at the fp8 rate beside a bf16 curve); 1: the curve's.
   double expert_compute_efficiency = 1;
   Network net;
   StepLora lora;  // LoRA/QLoRA: on when set
