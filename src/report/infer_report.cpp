@@ -137,7 +137,7 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
   const InferMemory& m = r.memory;
   const InferSetup& s = r.setup;
   std::string out = fmt::format("{} on {} × {} (tp {}, pp {}{}), weights {}, KV {}, {} in / {} out\n", r.model.name, s.gpus, r.hardware.name, s.tp, s.pp,
-                                s.ep > 1 ? fmt::format(", ep {}: experts over {} GPUs, attention data-parallel on each", s.ep, s.ep)
+                                s.ep > 1 ? fmt::format(", ep {}: experts over {} {}s, attention data-parallel on each", s.ep, s.ep, r.hardware.device_word())
                                 : s.replicas() > 1 ? fmt::format(", {} replicas", s.replicas())
                                                    : "",
                                 s.weights.name, s.kv.name,
