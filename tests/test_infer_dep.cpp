@@ -68,6 +68,10 @@ TEST_CASE("--ep is refused where it cannot apply, naming the flag") {
     CHECK_MESSAGE(r.err.find(c.says) != std::string::npos, c.flags << ": " << r.err);
     CHECK_MESSAGE(r.err.find('\n') == r.err.size() - 1, c.flags);
   }
+  // What would make a bigger batch fit is more GPUs for the experts, not a tp the layout refuses.
+  const auto tight = test::run_napkin("infer --model deepseek-v3 --hardware h100-sxm --ep 8 --batch 1");
+  CHECK(tight.out.find("--ep 16 (the experts over twice the GPUs)") != std::string::npos);
+  CHECK(tight.out.find("--tp 2") == std::string::npos);
   // Given, it is named in the answer and in the JSON.
   const auto ok = test::run_napkin("infer --model deepseek-v3 --hardware h200-sxm --ep 8 --batch 64 --json");
   REQUIRE(ok.exit_code == 0);

@@ -305,7 +305,13 @@ std::vector<InferHint> bigger_batch_hints(const Model& m, const InferSetup& s, c
     t.weights = weight_format("int4");
     try_change("--weights int4", t);
   }
-  {
+  if (s.ep > 1) {
+    // Under expert parallelism the experts spread over twice the GPUs (tp stays 1).
+    InferSetup t = s;
+    t.ep = s.ep * 2;
+    t.gpus = s.gpus * 2;
+    try_change("--ep " + std::to_string(t.ep) + " (the experts over twice the " + std::string(device) + "s)", t);
+  } else {
     InferSetup t = s;
     t.tp = s.tp * 2;
     t.gpus = s.gpus * 2;
