@@ -176,7 +176,7 @@ TEST_CASE("transcribed and reconstructed configs of the other families") {
   CHECK(load("reconstructed/kimi-k2-instruct").family == "deepseek_v3");
   // The shipped spec is the same model.
   CHECK(count_params(load("reconstructed/kimi-k2-instruct").model).total == count_params(SpecRegistry::builtin_only().model("kimi-k2")).total);
-  CHECK(load("reconstructed/kimi-k2-instruct").model.checkpoint_weights == "fp8");
+  CHECK(load("reconstructed/kimi-k2-instruct").model.checkpoint_weights == "fp8-block");
   // Every family napkin maps is exercised by one file or another.
   std::set<std::string> seen;
   for (const auto& e : kReal) seen.insert(load(e.dir).family);
@@ -299,8 +299,9 @@ TEST_CASE("quantization_config: the checkpoint's weight format, infer's default"
   auto format_of = [](const std::string& q) {
     return import_hf_config(std::string(kLlama) + R"(, "quantization_config": )" + q + "}", "c.json", "c").model.checkpoint_weights;
   };
-  // DeepSeek-V3's FineGrainedFP8Config (fmt e4m3, 128 x 128 blocks): fp8.
-  CHECK(format_of(R"({"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]})") == "fp8");
+  // DeepSeek-V3's FineGrainedFP8Config (fmt e4m3, 128 x 128 blocks): fp8-block; without blocks, fp8.
+  CHECK(format_of(R"({"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]})") == "fp8-block");
+  CHECK(format_of(R"({"quant_method": "fp8", "activation_scheme": "static"})") == "fp8");
   // AutoAWQ / GPTQ at 4 bits: int4 (group 128; group 32: int4-g32); at 8 bits: int8.
   CHECK(format_of(R"({"quant_method": "awq", "bits": 4, "group_size": 128})") == "int4");
   CHECK(format_of(R"({"quant_method": "gptq", "bits": 4, "group_size": 32})") == "int4-g32");

@@ -106,6 +106,10 @@ TEST_CASE("mxfp4: gpt-oss's experts in 4 bits with a scale per 32, the rest in b
   s.weights = weight_format("mxfp4");
   // OCP MX v1.0: E2M1 values (0.5 B) and one E8M0 scale (1 B) per 32: 0.53125 B a weight.
   CHECK(weight_format("mxfp4").bytes() == 0.53125);
+  // DeepSeek-V3's block-FP8: one fp32 scale per 128 x 128 weights, W8A8 like per-tensor fp8.
+  CHECK(weight_format("fp8-block").bytes() == 1 + 4.0 / 16384);
+  CHECK(weight_format("fp8-block").compute == Dtype::fp8);
+  CHECK(!weight_format("fp8-block").weight_only);
   // The experts: 36 layers · 128 · 24,891,840 (gate_up 2880·5760 + 5760, down 2880·2880 + 2880) =
   // 114,701,598,720 at 0.53125 B. In bf16: attention 36 · 26,550,144, routers 36 · (2880·128 + 128),
   // norms 73 · 2880 = 969,294,272; embedding and head 2 · 201,088 · 2880 = 1,158,266,880.

@@ -82,7 +82,7 @@ TEST_CASE("--ep is refused where it cannot apply, naming the flag") {
 // TensorRT-LLM's later maximum-load table (NVIDIA/TensorRT-LLM docs/source/developer-guide/
 // perf-overview.md at 03e27c7d5f, "Output Throughput per GPU", trtllm-bench throughput, requests
 // queued at once), its Hopper DEP columns: enable_attention_dp with ep = tp = the GPUs. Checkpoints
-// as released: deepseek-ai/DeepSeek-R1-0528 (FP8 block scales, DeepSeek-V3's shapes), openai/
+// as released: deepseek-ai/DeepSeek-R1-0528 (FP8 block scales, fp8-block; DeepSeek-V3's shapes), openai/
 // gpt-oss-120b (MXFP4 experts; the Triton MoE backend and a bf16 cache on Hopper, its llm_options),
 // nvidia/Qwen3-235B-A22B-FP8; the cache in FP8 but for gpt-oss.
 // trtllm-bench's limits come from its tuning.py with tp = the GPUs (test::bench_limits), from each
@@ -102,10 +102,10 @@ struct DepRow {
   double tokens_per_s_per_gpu;
 };
 constexpr DepRow dep_rows[] = {
-    {"deepseek-v3", "h200-sxm", 8, "fp8", "fp8", 684.5e9, 1, 1, 128, 56, 61, 1000, 1000, 1627},
-    {"deepseek-v3", "h200-sxm", 8, "fp8", "fp8", 684.5e9, 1, 1, 128, 56, 61, 1024, 1024, 1620},
-    {"deepseek-v3", "h200-sxm", 8, "fp8", "fp8", 684.5e9, 1, 1, 128, 56, 61, 1024, 8192, 1218},
-    {"deepseek-v3", "h200-sxm", 8, "fp8", "fp8", 684.5e9, 1, 1, 128, 56, 61, 1024, 32768, 438},
+    {"deepseek-v3", "h200-sxm", 8, "fp8-block", "fp8", 684.5e9, 1, 1, 128, 56, 61, 1000, 1000, 1627},
+    {"deepseek-v3", "h200-sxm", 8, "fp8-block", "fp8", 684.5e9, 1, 1, 128, 56, 61, 1024, 1024, 1620},
+    {"deepseek-v3", "h200-sxm", 8, "fp8-block", "fp8", 684.5e9, 1, 1, 128, 56, 61, 1024, 8192, 1218},
+    {"deepseek-v3", "h200-sxm", 8, "fp8-block", "fp8", 684.5e9, 1, 1, 128, 56, 61, 1024, 32768, 438},
     {"gpt-oss-120b", "h100-sxm", 4, "mxfp4", "bf16", 116.8e9, 2, 2, 8, 64, 36, 1000, 1000, 4685},
     {"gpt-oss-120b", "h100-sxm", 4, "mxfp4", "bf16", 116.8e9, 2, 2, 8, 64, 36, 1024, 1024, 4715},
     {"gpt-oss-120b", "h100-sxm", 4, "mxfp4", "bf16", 116.8e9, 2, 2, 8, 64, 36, 1024, 32768, 1177},

@@ -332,8 +332,8 @@ void setup_infer(CLI::App& app, Context& ctx) {
                   "MoE: split the routed experts over E GPUs, each running its own sequences' attention (attention data parallel, "
                   "--tp 1; default 1: experts split over tp)")
       ->type_name("E");
-  sub->add_option("--weights", o->weights, "Weight format: bf16, fp16, fp8, int8 (per-channel), int4 (group-128), int4-g32, nvfp4 (Blackwell) or mxfp4 (a MoE's experts, as gpt-oss ships) [the model's released format (checkpoint_weights), else bf16]")
-      ->type_name("bf16|fp16|fp8|int8|int4|int4-g32|nvfp4|mxfp4");
+  sub->add_option("--weights", o->weights, "Weight format: bf16, fp16, fp8 (per-tensor), fp8-block (128 x 128, as DeepSeek-V3 ships), int8 (per-channel), int4 (group-128), int4-g32, nvfp4 (Blackwell) or mxfp4 (a MoE's experts, as gpt-oss ships) [the model's released format (checkpoint_weights), else bf16]")
+      ->type_name("bf16|fp16|fp8|fp8-block|int8|int4|int4-g32|nvfp4|mxfp4");
   sub->add_option("--kv", o->kv, "KV-cache format: bf16, fp16, fp8 or int8 [bf16]")->type_name("bf16|fp16|fp8|int8");
   sub->add_option("--input", o->input, "Prompt tokens per sequence [2048]")->type_name("I");
   sub->add_option("--output", o->output, "Generated tokens per sequence [256]")->type_name("O");

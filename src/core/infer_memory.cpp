@@ -29,12 +29,18 @@ double d(long long v) { return static_cast<double>(v); }
 // (config.json quantization_config: quant_method mxfp4, modules_to_not_convert self_attn, router,
 // embed_tokens, lm_head); the rest stays bf16. Priced weight-only (W4A16: the weights dequantised in
 // the kernel, the products in bf16), as vLLM's Mxfp4MoEMethod runs it on Hopper (Marlin or
-// triton_kernels' matmul_ogs); Blackwell's native MXFP4 products are not priced.
-constexpr std::array<StorageFormat, 8> weight_formats = {{
+// triton_kernels' matmul_ogs); on a part with fp4 tensor cores as MXFP4 × MXFP8 (infer_time's
+// native_fp4_experts). fp8-block — DeepSeek-V3's release (FineGrainedFP8: e4m3 with one fp32 scale
+// per 128 × 128 block of weights, 4/16384 bytes a weight; activations scaled per token and 128
+// channels on the fly): W8A8 on the fp8 tensor cores like fp8 (vLLM's and SGLang's block-FP8
+// kernels, DeepGEMM; TensorRT-LLM QuantAlgo.FP8_BLOCK_SCALES).
+constexpr std::array<StorageFormat, 9> weight_formats = {{
     {"bf16", 2, 0, "no scales", "the checkpoint's own format", Dtype::bf16, false},
     {"fp16", 2, 0, "no scales", "the checkpoint's own format", Dtype::fp16, false},
     {"fp8", 1, 0, "per-tensor: one fp32 scale per weight matrix (W8A8, fp8 tensor cores)",
      "vLLM Fp8LinearMethod; TensorRT-LLM QuantAlgo.FP8", Dtype::fp8, false},
+    {"fp8-block", 1, 4.0 / (128 * 128), "block-128: one fp32 scale per 128 x 128 weights, activations per 1 x 128 (W8A8, fp8 tensor cores)",
+     "DeepSeek-V3's release (FineGrainedFP8, weight_block_size [128, 128]); DeepGEMM; TensorRT-LLM QuantAlgo.FP8_BLOCK_SCALES", Dtype::fp8, false},
     {"int8", 1, 2.0 / 4096, "per-channel: one fp16 scale per output channel (weight-only W8A16)",
      "TensorRT-LLM W8A16 weight-only; gpt-fast quantize.py WeightOnlyInt8QuantHandler", Dtype::bf16, true},
     {"int4", 0.5, 2.5 / 128, "group-128: one fp16 scale and one 4-bit zero point per 128 weights (weight-only W4A16)",
@@ -45,7 +51,7 @@ constexpr std::array<StorageFormat, 8> weight_formats = {{
      "gpt-fast quantize.py WeightOnlyInt4QuantHandler --groupsize 32", Dtype::bf16, true},
     {"nvfp4", 0.5, 1.0 / 16, "block-16: one fp8 (E4M3) scale per 16 weights and one fp32 scale per tensor (W4A4, fp4 tensor cores)",
      "NVIDIA NVFP4: ModelOpt QuantAlgo.NVFP4 checkpoints, TensorRT-LLM and vLLM on Blackwell", Dtype::fp4, false},
-    {"mxfp4", 0.5, 1.0 / 32, "block-32: one 8-bit power-of-two (E8M0) scale per 32 weights, routed experts only (W4A16); attention, router and shared experts in bf16",
+    {"mxfp4", 0.5, 1.0 / 32, "block-32: one 8-bit power-of-two (E8M0) scale per 32 weights, routed experts only (W4A16; MXFP4 x MXFP8 on fp4 tensor cores); attention, router and shared experts in bf16",
      "OCP MX v1.0; gpt-oss's release (quantization_config mxfp4); vLLM Mxfp4MoEMethod", Dtype::bf16, true, true, true},
 }};
 // KV formats: fp8 — one scale per tensor (vLLM kv_cache_dtype fp8, TensorRT-LLM FP8 KV);

@@ -537,9 +537,9 @@ bool has_text_model_keys(const json& j) {
 }
 
 // The checkpoint's own weight format, from config.json's quantization_config (transformers'
-// HfQuantizer configs): mxfp4 (gpt-oss: the experts, Mxfp4Config), fp8 (FineGrainedFP8Config:
-// DeepSeek-V3's e4m3 with a scale per 128 x 128 block, 1 + 4/16384 bytes a weight, priced as
-// fp8), awq and gptq at 4 bits (int4, group 128) or 8 (int8). Anything else is noted, not read:
+// HfQuantizer configs): mxfp4 (gpt-oss: the experts, Mxfp4Config), fp8 with weight_block_size
+// (FineGrainedFP8Config: DeepSeek-V3's e4m3 with a scale per 128 x 128 block: fp8-block) or
+// without (per-tensor: fp8), awq and gptq at 4 bits (int4, group 128) or 8 (int8). Anything else is noted, not read:
 // infer then assumes bf16 unless --weights says otherwise.
 void read_quantization(const json& top, HfImport& out) {
   if (!top.contains("quantization_config") || !top["quantization_config"].is_object()) return;
@@ -549,7 +549,7 @@ void read_quantization(const json& top, HfImport& out) {
   const long long group = q.contains("group_size") && q["group_size"].is_number_integer() ? q["group_size"].get<long long>() : 128;
   std::string format;
   if (method == "mxfp4" && out.model.moe) format = "mxfp4";
-  else if (method == "fp8") format = "fp8";
+  else if (method == "fp8") format = q.contains("weight_block_size") ? "fp8-block" : "fp8";
   else if ((method == "awq" || method == "gptq") && bits == 4) format = group == 32 ? "int4-g32" : "int4";
   else if ((method == "awq" || method == "gptq") && bits == 8) format = "int8";
   if (format.empty()) {
