@@ -195,7 +195,10 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
     }
     out += tb.render();
     if (const long long replicas = s.replicas(); replicas > 1)
-      out += fmt::format("  C is spread over the {} replicas: running is one replica's; output tok/s is all of them\n", replicas);
+      out += s.ep > 1 ? fmt::format("  C is spread over the {} {}s, each running its own (attention data parallel): running is one {}'s; output tok/s is all of "
+                                    "them\n",
+                                    replicas, r.hardware.device_word(), r.hardware.device_word())
+                      : fmt::format("  C is spread over the {} replicas: running is one replica's; output tok/s is all of them\n", replicas);
     out += "  TTFT here is the " + std::string(r.hardware.device_word()) + "'s share: the prompt's prefill, the wait behind other prompts (M/D/1) and half a step; a serving front end's\n"
            "  own per-request work (tokenizing, scheduling, streaming) comes on top, and grows with C (docs/validation/infer.md)\n";
   }
