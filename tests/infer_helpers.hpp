@@ -61,4 +61,12 @@ inline BenchLimits bench_limits(double gib_per_gpu, double params, double bytes_
   return {bs, tokens};
 }
 
+// TensorRT-LLM's later perf-overview table (03e27c7d5f): the request counts per length pair of its
+// "Preparing a Dataset" table (1000/1000 as 1024/1024).
+inline long long oss_requests(long long input, long long output) {
+  if (input == 32768 || output == 32768) return 1000;
+  if (input == 8192 || output == 8192) return 1500;
+  return 3000;
+}
+
 }  // namespace napkin::test

@@ -121,13 +121,6 @@ constexpr DepRow dep_rows[] = {
     {"qwen3-235b-a22b", "h100-sxm", 8, "fp8", "fp8", 235.1e9, 1, 1, 4, 128, 94, 1024, 8192, 873},
 };
 
-// The page's request counts per length pair ("Preparing a Dataset"; 1000/1000 as 1024/1024).
-long long dep_requests(long long input, long long output) {
-  if (input == 32768 || output == 32768) return 1000;
-  if (input == 8192 || output == 8192) return 1500;
-  return 3000;
-}
-
 struct DepPriced {
   SteadyState state;
   test::BenchLimits limits;
@@ -145,7 +138,7 @@ DepPriced price_dep(const SpecRegistry& specs, const DepRow& r) {
   s.engine.max_num_seqs = lim.max_batch;
   s.engine.prefill_chunk_tokens = lim.max_tokens;
   const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu);
-  DepPriced p{steady_state(m, s, infer_memory(m, s), t, dep_requests(r.input, r.output)), lim};
+  DepPriced p{steady_state(m, s, infer_memory(m, s), t, test::oss_requests(r.input, r.output)), lim};
   p.per_gpu = p.state.output_tokens_per_s / d(r.ep);
   return p;
 }
@@ -164,7 +157,7 @@ TEST_CASE("napkin infer --ep at maximum load against TensorRT-LLM's DEP columns 
     const double e = p.per_gpu / r.tokens_per_s_per_gpu - 1;
     if (table)
       std::printf("| %s | %s | %lld | %s / %s | %lld/%lld | %lld | %lld / %lld | %lld | %.0f | %.0f | %+.1f%% |\n", r.model, r.gpu, r.ep, r.weights, r.kv, r.input,
-                  r.output, dep_requests(r.input, r.output), p.limits.max_batch, p.limits.max_tokens, p.state.running, r.tokens_per_s_per_gpu, p.per_gpu,
+                  r.output, test::oss_requests(r.input, r.output), p.limits.max_batch, p.limits.max_tokens, p.state.running, r.tokens_per_s_per_gpu, p.per_gpu,
                   100 * e);
     sum += std::fabs(e), signed_sum += e, worst = std::max(worst, std::fabs(e)), ++n;
   }

@@ -128,11 +128,7 @@ constexpr OssColumn oss20_columns[] = {
     {"h100-sxm", {11557, 11403, 8617, 3366, 785}},
 };
 
-long long oss_requests(long long input, long long output) {
-  if (input == 32768 || output == 32768) return 1000;
-  if (input == 8192 || output == 8192) return 1500;
-  return 3000;
-}
+using test::oss_requests;
 
 Priced price_oss20(const SpecRegistry& specs, const OssColumn& c, long long input, long long output) {
   return price_run(specs, {"gpt-oss-20b", c.gpu, 1, "mxfp4", "bf16", 2.0, 2.0, input, output, oss_requests(input, output)});

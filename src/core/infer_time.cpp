@@ -55,8 +55,9 @@ double tp_all_reduces_s(const InferSetup& s, const InferTimeSetup& t, double cal
 double ep_exchanges_s(const InferSetup& s, const InferTimeSetup& t, double tokens, const Model& m) {
   if (s.ep <= 1 || !m.moe) return 0;
   const GroupPlacement g = place_group(1, s.ep, std::max(1LL, t.net.domain_gpus));
-  const double dispatch_bytes = s.weights.weight_only ? activation_bytes : s.weights.compute == Dtype::fp8 ? 1 : s.weights.compute == Dtype::fp4 ? 0.5 + 1.0 / 16
-                                                                                                                                   : activation_bytes;
+  double dispatch_bytes = activation_bytes;
+  if (!s.weights.weight_only && s.weights.compute == Dtype::fp8) dispatch_bytes = 1;
+  if (!s.weights.weight_only && s.weights.compute == Dtype::fp4) dispatch_bytes = 0.5 + 1.0 / 16;
   const double gathered = d(s.ep) * tokens * d(m.d_model);
   return d(m.moe_layers()) * (collective_time_s(Collective::all_gather, gathered * dispatch_bytes, g, t.net) +
                               collective_time_s(Collective::reduce_scatter, gathered * activation_bytes, g, t.net));
@@ -176,7 +177,8 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
   const double gemm_flops = 2 * b * matmul_params;
   const double attention_flops = 2 * b * keys_layers * (d(m.heads) / d(s.tp)) * (dqk + dv);
   st.flops = gemm_flops + attention_flops;
-  // The routed experts' products run at a W4A16 MoE kernel's rate (w4a16_moe_compute_over_bf16).
+  // The routed experts' products at their kernels' rate (expert_compute_share: 0.38 for W4A16, the
+  // fp8 curve's for MXFP4 × MXFP8 on fp4 tensor cores, else the curve's).
   const double expert_flops = m.moe ? 2 * b * expert_params * expert_share : 0;
   const double expert_rate = expert_compute_share(s.weights, t);
   const double gemm_compute_s = (gemm_flops - expert_flops + expert_flops / expert_rate) / (t.peak_flops_per_s * t.gemm.peak_efficiency);
