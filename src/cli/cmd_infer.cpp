@@ -252,9 +252,10 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   // The one Blackwell source napkin has (TensorRT-LLM 1.0's table, NVFP4 on B200 and GB200) reads
   // napkin optimistic on every row: said wherever the answer rests on a part with fp4 matrix units
   // (Blackwell's; a user's spec of one too) or on that format.
-  // MoE at maximum load (TensorRT-LLM's later table): gpt-oss-20b in MXFP4 on Hopper, priced with
-  // the W4A16 MoE kernels' measured rate, is quoted where the experts are W4A16; Qwen3 30B-A3B in
-  // NVFP4 on Blackwell, optimistic once hundreds of sequences run, with every other MoE answer.
+  // MoE at maximum load (TensorRT-LLM's later table), one caveat an answer: gpt-oss-20b on Blackwell
+  // where its MXFP4 experts run natively; gpt-oss-20b on Hopper where the experts are W4A16; else, on
+  // one replica, Qwen3 30B-A3B in NVFP4 on Blackwell (optimistic once hundreds of sequences run).
+  // Under --ep the DEP rows below speak instead.
   if (r.model.moe && native_fp4_experts(s.weights, t))
     r.assumptions.push_back(fmt::format("MoE, {} experts on {}'s fp4 tensor cores: run as MXFP4 × MXFP8 (W4A8) at the fp8 curve's rate, "
                                         "read at the NVFP4 kernels' {:.2f} of the bandwidth (TensorRT-LLM's W4A8_MXFP4_MXFP8; Hopper runs "
