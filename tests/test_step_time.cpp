@@ -296,6 +296,13 @@ TEST_CASE("the default GEMM curve: roofline, a flat product's exposed time and a
   CHECK(gemm_peak_efficiency("h200-sxm", Dtype::fp8) * 1979 == doctest::Approx(1214.4).epsilon(0.001));
   CHECK(gemm_peak_efficiency("rtx-4090", Dtype::bf16) == near(0.73));
   CHECK(gemm_peak_efficiency("a100-sxm-80gb", Dtype::tf32) == near(0.73));
+  // Blackwell's fp4: its fp8 MAMF share × (5702 / 9000) / 0.763, DeepGEMM#348's B200 fp4 over the
+  // table's B200 fp8, then × 0.80 held. B200: 0.763 × 0.831 × 0.8 = 0.5072 (4.56 PFLOP/s); GB200,
+  // the same die: 0.723 × 0.831 × 0.8 = 0.4807 (4.81 of 10 PFLOP/s), not Azure's 7.5.
+  CHECK(gemm_peak_efficiency("b200", Dtype::fp4) == near(0.763 * (5702.0 / 9000 / 0.763) * 0.8).epsilon(0.002));
+  CHECK(gemm_peak_efficiency("gb200", Dtype::fp4) == near(0.723 * 0.831 * 0.8));
+  CHECK(gemm_peak_efficiency("gb200", Dtype::fp4) * 10.0 / (gemm_peak_efficiency("b200", Dtype::fp4) * 9.0) == near(1.0527).epsilon(0.001));
+  CHECK(gemm_peak_efficiency("h100-sxm", Dtype::fp4) == near(0.73));  // no fp4 share measured off Blackwell
   GemmTimeModel g;
   g.peak_efficiency = 0.81;
   g.peak_flops_per_s = 312e12;

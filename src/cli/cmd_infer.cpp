@@ -274,7 +274,7 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   else if (r.model.moe && s.ep <= 1)
     r.assumptions.push_back(fmt::format("MoE: against TensorRT-LLM's throughput table at maximum load ({} rows: Qwen3 30B-A3B in NVFP4 on "
                                         "B200 and GB200) napkin's throughput came out {} above the measured on average (worst {}): close "
-                                        "with ~100 sequences running, up to 2.4 times the measured with 1,600-1,700; no other one-replica "
+                                        "with ~100 sequences running, up to 2.3 times the measured with 1,600-1,700; no other one-replica "
                                         "MoE run outside W4A16 is measured at large batch: treat large-batch MoE speeds as optimistic",
                                         validated_max_load_moe_nvfp4.rows, pct(validated_max_load_moe_nvfp4.mean_error),
                                         pct(validated_max_load_moe_nvfp4.worst_abs_error)));

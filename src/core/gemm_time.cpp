@@ -9,23 +9,23 @@ namespace napkin {
 
 std::optional<double> mamf_fraction(std::string_view key, Dtype dtype) {
   // Efficiency column of the MAMF table (BF16; FP8 where measured), by napkin's hardware keys. The
-  // table has no FP4 column; for Blackwell's fp4 the best published dense FP4 products stand in
-  // for it: B200 5,702 TFLOP/s at 8192³ (DeepGEMM's MXFP4 kernel, deepseek-ai/DeepGEMM#348, where
-  // cuBLASLt ran 5,239), 0.634 of 9 PFLOP/s; GB200 7,627.6 TFLOP/s at 16384³ (cuBLASLt fp4e2m1,
-  // superbench, Azure/AI-benchmarking-guide Azure_Results/ND_GB200_v6_results.md @2a370be), 0.763 of 10.
+  // table has no FP4 column. Blackwell's fp4 is its fp8 share × blackwell_fp4_over_fp8_mamf
+  // (gemm_time.hpp): one measured fp4/fp8 relation for the die B200 and GB200 share.
   struct Row {
     std::string_view key;
-    double bf16, fp8, fp4;  // 0: not measured
+    double bf16, fp8;  // 0: not measured
   };
   static constexpr Row rows[] = {
-      {"a100-sxm-80gb", 0.869, 0, 0}, {"a100-sxm-40gb", 0.869, 0, 0},         {"a100-pcie-80gb", 0.811, 0, 0},
-      {"a100-pcie-40gb", 0.811, 0, 0}, {"h100-sxm", 0.803, 0.709, 0},         {"h200-sxm", 0.803, 0.734, 0},
-      {"b200", 0.776, 0.763, 0.634},  {"gb200", 0.729, 0.723, 0.763},         {"mi300x", 0.514, 0, 0},
-      {"gaudi2", 0.969, 0.955, 0},    {"gaudi3", 0.741, 0.769, 0},
+      {"a100-sxm-80gb", 0.869, 0}, {"a100-sxm-40gb", 0.869, 0},         {"a100-pcie-80gb", 0.811, 0},
+      {"a100-pcie-40gb", 0.811, 0}, {"h100-sxm", 0.803, 0.709},         {"h200-sxm", 0.803, 0.734},
+      {"b200", 0.776, 0.763},       {"gb200", 0.729, 0.723},            {"mi300x", 0.514, 0},
+      {"gaudi2", 0.969, 0.955},     {"gaudi3", 0.741, 0.769},
   };
+  const bool blackwell = key == "b200" || key == "gb200";
   for (const Row& r : rows) {
     if (r.key != key) continue;
-    const double f = dtype == Dtype::fp8 ? r.fp8 : dtype == Dtype::fp4 ? r.fp4 : (dtype == Dtype::bf16 || dtype == Dtype::fp16) ? r.bf16 : 0;
+    const double fp4 = blackwell ? r.fp8 * blackwell_fp4_over_fp8_mamf : 0;
+    const double f = dtype == Dtype::fp8 ? r.fp8 : dtype == Dtype::fp4 ? fp4 : (dtype == Dtype::bf16 || dtype == Dtype::fp16) ? r.bf16 : 0;
     if (f > 0) return f;
   }
   return std::nullopt;
@@ -38,8 +38,8 @@ GemmPeakEfficiency gemm_peak_efficiency_parts(std::string_view hardware_key, Dty
   const bool blackwell = hardware_key == "b200" || hardware_key == "gb200";
   if (auto f = mamf_fraction(hardware_key, dtype)) {
     const bool mamf_dtype = dtype == Dtype::bf16 || dtype == Dtype::fp16 || dtype == Dtype::fp8;
-    // GB200's fp4 figure already held 10,000 warm-up products (gemm_time.hpp).
-    const bool short_benchmark = mamf_dtype || (dtype == Dtype::fp4 && hardware_key == "b200");
+    // Blackwell's fp4 share is a short benchmark's too (DeepGEMM#348 over the MAMF table's fp8).
+    const bool short_benchmark = mamf_dtype || dtype == Dtype::fp4;
     const double over = hopper_sxm && mamf_dtype             ? hopper_sxm_sustained_over_mamf
                         : blackwell && short_benchmark ? blackwell_sustained_over_mamf
                                                        : gemm_over_mamf;
