@@ -90,6 +90,7 @@ TEST_CASE("--ep is refused where it cannot apply, naming the flag") {
 // DeepSeek's 7168/128), the safetensors parameter count (DeepSeek-R1-0528 684.5B, gpt-oss-120b
 // 116.8B sized at 2 bytes as tuning.py has no MXFP4 entry, Qwen3-235B 235.1B); with attention data
 // parallel each GPU's scheduler takes them as its own (max_batch_size and max_num_tokens a rank).
+constexpr const char* maverick = "llama-4-maverick";  // priced from its config.json (dep_model)
 struct DepRow {
   const char* model;
   const char* gpu;
@@ -119,6 +120,14 @@ constexpr DepRow dep_rows[] = {
     {"qwen3-235b-a22b", "h100-sxm", 8, "fp8", "fp8", 235.1e9, 1, 1, 4, 128, 94, 1000, 1000, 1932},
     {"qwen3-235b-a22b", "h100-sxm", 8, "fp8", "fp8", 235.1e9, 1, 1, 4, 128, 94, 1024, 1024, 1935},
     {"qwen3-235b-a22b", "h100-sxm", 8, "fp8", "fp8", 235.1e9, 1, 1, 4, 128, 94, 1024, 8192, 873},
+    // Llama 4 Maverick (nvidia/Llama-4-Maverick-17B-128E-Instruct-FP8, the cache in FP8 as its ModelOpt
+    // config says) on 8 H200s, added with the Blackwell rows below; tuning.py's count taken as the text
+    // model's 400.7B (the vision tower, under 0.3%, left out).
+    {maverick, "h200-sxm", 8, "fp8", "fp8", 400.7e9, 1, 1, 8, 128, 48, 1000, 1000, 4146},
+    {maverick, "h200-sxm", 8, "fp8", "fp8", 400.7e9, 1, 1, 8, 128, 48, 1024, 1024, 4180},
+    {maverick, "h200-sxm", 8, "fp8", "fp8", 400.7e9, 1, 1, 8, 128, 48, 1024, 8192, 1157},
+    {maverick, "h200-sxm", 8, "fp8", "fp8", 400.7e9, 1, 1, 8, 128, 48, 1024, 32768, 679},
+    {maverick, "h200-sxm", 8, "fp8", "fp8", 400.7e9, 1, 1, 8, 128, 48, 8192, 1024, 1276},
 };
 
 struct DepPriced {
@@ -126,8 +135,16 @@ struct DepPriced {
   test::BenchLimits limits;
   double per_gpu = 0;
 };
+// Llama 4 Maverick from its config.json (tests/data/hf/reconstructed: Llama4TextConfig's 48 layers,
+// 24 of them MoE with 128 experts of 8192 and a shared one, top 1; chunks of 8192 keys on 36 layers).
+Model dep_model(const SpecRegistry& specs, const char* key) {
+  if (std::strcmp(key, maverick) == 0)
+    return specs.model(std::string(NAPKIN_SOURCE_DIR) + "/tests/data/hf/reconstructed/llama-4-maverick-17b-128e/config.json");
+  return specs.model(key);
+}
+
 DepPriced price_dep(const SpecRegistry& specs, const DepRow& r) {
-  const Model m = specs.model(r.model);
+  const Model m = dep_model(specs, r.model);
   const Hardware hw = specs.hardware(r.gpu);
   InferSetup s = test::serving_setup(specs, hw, "tensorrt-llm", r.weights, r.kv, r.input, r.output);
   s.tp = 1, s.ep = r.ep, s.gpus = r.ep;
@@ -202,6 +219,18 @@ constexpr DepRow dep_rows_blackwell[] = {
     {"qwen3-235b-a22b", "gb200", 4, "nvfp4", "fp8", 235.1e9, 0.5, 1, 4, 128, 94, 1024, 8192, 3423},
     {"qwen3-235b-a22b", "gb200", 4, "nvfp4", "fp8", 235.1e9, 0.5, 1, 4, 128, 94, 8192, 1024, 1464},
     {"qwen3-235b-a22b", "gb200", 4, "nvfp4", "fp8", 235.1e9, 0.5, 1, 4, 128, 94, 32768, 1024, 333},
+    {maverick, "b200", 4, "nvfp4", "fp8", 400.7e9, 0.5, 1, 8, 128, 48, 1000, 1000, 11337},
+    {maverick, "b200", 4, "nvfp4", "fp8", 400.7e9, 0.5, 1, 8, 128, 48, 1024, 1024, 11227},
+    {maverick, "b200", 4, "nvfp4", "fp8", 400.7e9, 0.5, 1, 8, 128, 48, 1024, 8192, 5174},
+    {maverick, "b200", 4, "nvfp4", "fp8", 400.7e9, 0.5, 1, 8, 128, 48, 1024, 32768, 2204},
+    {maverick, "b200", 4, "nvfp4", "fp8", 400.7e9, 0.5, 1, 8, 128, 48, 8192, 1024, 3279},
+    {maverick, "b200", 4, "nvfp4", "fp8", 400.7e9, 0.5, 1, 8, 128, 48, 32768, 1024, 859},
+    {maverick, "gb200", 4, "nvfp4", "fp8", 400.7e9, 0.5, 1, 8, 128, 48, 1000, 1000, 11828},
+    {maverick, "gb200", 4, "nvfp4", "fp8", 400.7e9, 0.5, 1, 8, 128, 48, 1024, 1024, 11905},
+    {maverick, "gb200", 4, "nvfp4", "fp8", 400.7e9, 0.5, 1, 8, 128, 48, 1024, 8192, 5508},
+    {maverick, "gb200", 4, "nvfp4", "fp8", 400.7e9, 0.5, 1, 8, 128, 48, 1024, 32768, 2300},
+    {maverick, "gb200", 4, "nvfp4", "fp8", 400.7e9, 0.5, 1, 8, 128, 48, 8192, 1024, 3444},
+    {maverick, "gb200", 4, "nvfp4", "fp8", 400.7e9, 0.5, 1, 8, 128, 48, 32768, 1024, 963},
 };
 
 TEST_CASE("napkin infer --ep at maximum load against TensorRT-LLM's DEP columns on Blackwell (out of sample)") {
@@ -231,7 +260,7 @@ TEST_CASE("napkin infer --ep at maximum load against TensorRT-LLM's DEP columns 
   // An --ep answer on a Blackwell part quotes these rows, not the Hopper ones.
   const auto r = test::run_napkin("infer --model qwen3-235b-a22b --hardware b200 --ep 4 --weights nvfp4 --kv fp8 --batch 64");
   REQUIRE(r.exit_code == 0);
-  CHECK(r.out.find("27 rows") != std::string::npos);
+  CHECK(r.out.find("39 rows") != std::string::npos);
   CHECK(r.out.find("DEP columns on B200 and GB200") != std::string::npos);
 }
 

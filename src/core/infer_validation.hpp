@@ -53,14 +53,15 @@ inline constexpr SignedFigure validated_max_load_mxfp4_blackwell{12, 0.363, 0.59
 inline constexpr SignedFigure validated_max_load_moe_nvfp4{12, 0.471, 1.326};
 // --ep (experts over the GPUs, attention data parallel) at maximum load, the same later table's Hopper
 // DEP columns (tests/test_infer_dep.cpp): DeepSeek-R1-0528 in FP8 on 8 H200s, gpt-oss-120b on 4
-// H100s, Qwen3-235B-A22B in FP8 on 4 H200s and 8 H100s, 17 rows gathered after --ep was priced.
+// H100s, Qwen3-235B-A22B in FP8 on 4 H200s and 8 H100s, 17 rows gathered after --ep was priced, and
+// Llama 4 Maverick in FP8 on 8 H200s, 5 rows gathered with the Blackwell ones below.
 // napkin is optimistic on every row: quoted with every --ep answer.
-inline constexpr SignedFigure validated_max_load_dep{17, 0.622, 1.057, 0.622};
-// The same table's Blackwell DEP columns (tests/test_infer_dep.cpp, 27 rows gathered after every
-// constant was set): DeepSeek-R1-0528 and Qwen3-235B-A22B in NVFP4 at DEP4 on B200 and GB200,
-// gpt-oss-120b at DEP2 on B200. Errors both ways: DeepSeek-R1 5-61% slow, Qwen3-235B and gpt-oss
-// 8-129% fast. Quoted with every --ep answer on a part with fp4 tensor cores.
-inline constexpr SignedFigure validated_max_load_dep_blackwell{27, 0.284, 1.289, 0.463};
+inline constexpr SignedFigure validated_max_load_dep{22, 0.646, 1.305, 0.646};
+// The same table's Blackwell DEP columns (tests/test_infer_dep.cpp, 39 rows gathered after every
+// constant was set): DeepSeek-R1-0528, Qwen3-235B-A22B and Llama 4 Maverick in NVFP4 at DEP4 on B200
+// and GB200, gpt-oss-120b at DEP2 on B200. Errors both ways: DeepSeek-R1 5-61% slow, Qwen3-235B and
+// gpt-oss 8-129% fast, Maverick within 21%. Quoted with every --ep answer on a part with fp4 tensor cores.
+inline constexpr SignedFigure validated_max_load_dep_blackwell{39, 0.213, 1.289, 0.371};
 
 // --rate (core/infer_serving open_loop_state) against 11 published request-rate runs
 // (tests/test_infer_rate.cpp recomputes them): in how many napkin and the run agree on whether
