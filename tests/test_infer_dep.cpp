@@ -231,6 +231,17 @@ constexpr DepRow dep_rows_blackwell[] = {
     {maverick, "gb200", 4, "nvfp4", "fp8", 400.7e9, 0.5, 1, 8, 128, 48, 1024, 32768, 2300},
     {maverick, "gb200", 4, "nvfp4", "fp8", 400.7e9, 0.5, 1, 8, 128, 48, 8192, 1024, 3444},
     {maverick, "gb200", 4, "nvfp4", "fp8", 400.7e9, 0.5, 1, 8, 128, 48, 32768, 1024, 963},
+    // The page's RTX PRO 6000 Blackwell Server Edition tables (PCIe, no NVLink), their DEP columns
+    // at one stage: Qwen3 30B-A3B at DEP2 and DEP8, Qwen3-235B at DEP8 (NVFP4; the DEP2,PP2 columns
+    // are a layout --ep does not take).
+    {"qwen3-30b-a3b", "rtx-pro-6000", 2, "nvfp4", "fp8", 30.53e9, 0.5, 1, 4, 128, 48, 1000, 1000, 8409},
+    {"qwen3-30b-a3b", "rtx-pro-6000", 2, "nvfp4", "fp8", 30.53e9, 0.5, 1, 4, 128, 48, 1024, 8192, 3577},
+    {"qwen3-30b-a3b", "rtx-pro-6000", 8, "nvfp4", "fp8", 30.53e9, 0.5, 1, 4, 128, 48, 1000, 1000, 3985},
+    {"qwen3-30b-a3b", "rtx-pro-6000", 8, "nvfp4", "fp8", 30.53e9, 0.5, 1, 4, 128, 48, 1024, 8192, 2406},
+    {"qwen3-30b-a3b", "rtx-pro-6000", 8, "nvfp4", "fp8", 30.53e9, 0.5, 1, 4, 128, 48, 32768, 1024, 180},
+    {"qwen3-235b-a22b", "rtx-pro-6000", 8, "nvfp4", "fp8", 235.1e9, 0.5, 1, 4, 128, 94, 1000, 1000, 969},
+    {"qwen3-235b-a22b", "rtx-pro-6000", 8, "nvfp4", "fp8", 235.1e9, 0.5, 1, 4, 128, 94, 1024, 1024, 963},
+    {"qwen3-235b-a22b", "rtx-pro-6000", 8, "nvfp4", "fp8", 235.1e9, 0.5, 1, 4, 128, 94, 1024, 8192, 711},
 };
 
 TEST_CASE("napkin infer --ep at maximum load against TensorRT-LLM's DEP columns on Blackwell (out of sample)") {
@@ -260,8 +271,8 @@ TEST_CASE("napkin infer --ep at maximum load against TensorRT-LLM's DEP columns 
   // An --ep answer on a Blackwell part quotes these rows, not the Hopper ones.
   const auto r = test::run_napkin("infer --model qwen3-235b-a22b --hardware b200 --ep 4 --weights nvfp4 --kv fp8 --batch 64");
   REQUIRE(r.exit_code == 0);
-  CHECK(r.out.find("39 rows") != std::string::npos);
-  CHECK(r.out.find("DEP columns on B200 and GB200") != std::string::npos);
+  CHECK(r.out.find("47 rows") != std::string::npos);
+  CHECK(r.out.find("DEP columns on B200, GB200 and RTX PRO 6000") != std::string::npos);
 }
 
 }  // namespace

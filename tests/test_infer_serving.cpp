@@ -196,3 +196,36 @@ TEST_CASE("infer --concurrency on the command line") {
   CHECK(explain.out.find("C = 64: running = min(C, ") != std::string::npos);
   CHECK(explain.out.find("64 × 1000 / 200 = 320 prompt tokens join each step") != std::string::npos);
 }
+
+TEST_CASE("pipeline stages under load: a micro-batch at each stage, each as long as a lone batch of its size") {
+  // Llama 3.1 70B in NVFP4 over two RTX PRO 6000s as two stages, TensorRT-LLM (its executor keeps a
+  // micro-batch a stage in flight: engines/tensorrt-llm.toml). 2k running sequences make two
+  // micro-batches of k, each passing both stages in the time one batch of k would: the step at 2k
+  // equals the step of an engine without micro-batches at k, and the stages serve twice the tokens.
+  test::ServingCase c("llama3.1-70b", "rtx-pro-6000", "tensorrt-llm", "nvfp4", "fp8", 1000, 1000);
+  c.s.pp = 2, c.s.gpus = 2;
+  c.mem = infer_memory(c.m, c.s);
+  REQUIRE(c.s.engine.pipeline_micro_batches);
+  const long long k = 100;
+  REQUIRE(serving_slots(c.s, c.mem) >= 2 * k);
+  const SteadyState piped = steady_state(c.m, c.s, c.mem, c.t, 2 * k);
+  InferSetup lone = c.s;
+  lone.engine.pipeline_micro_batches = false;
+  const SteadyState one_batch = steady_state(c.m, lone, c.mem, c.t, k);
+  CHECK(piped.step_s == doctest::Approx(one_batch.step_s).epsilon(1e-12));
+  CHECK(piped.output_tokens_per_s == doctest::Approx(2 * one_batch.output_tokens_per_s).epsilon(1e-12));
+  // Without micro-batches the same 2k sequences pass the stages as one batch: each stage idles half
+  // the time, and the step is longer than the pipelined one (the caches of all 2k are read a pass).
+  const SteadyState idle = steady_state(c.m, lone, c.mem, c.t, 2 * k);
+  CHECK(idle.step_s > piped.step_s);
+  // One sequence: a micro-batch of one either way.
+  CHECK(steady_state(c.m, c.s, c.mem, c.t, 1).step_s == doctest::Approx(steady_state(c.m, lone, c.mem, c.t, 1).step_s));
+  // The answer says which: micro-batches under load, one batch for a fixed --batch; no tensor-parallel line at tp 1.
+  const std::string base = "infer --model llama3.1-70b --hardware rtx-pro-6000 --gpus 2 --pp 2 --weights nvfp4 --kv fp8 --engine tensorrt-llm ";
+  const auto loaded = test::run_napkin(base + "--concurrency 200");
+  REQUIRE(loaded.exit_code == 0);
+  CHECK(loaded.out.find("pipeline: 2 stages, under load a micro-batch of the running sequences at each") != std::string::npos);
+  CHECK(loaded.out.find("tensor parallel:") == std::string::npos);
+  const auto fixed = test::run_napkin(base + "--batch 64");
+  CHECK(fixed.out.find("pipeline: 2 stages, the batch through them one after another") != std::string::npos);
+}

@@ -7,6 +7,7 @@
 
 #include "cli_helpers.hpp"
 #include "core/error.hpp"
+#include "core/gemm_time.hpp"
 #include "spec/registry.hpp"
 #include "spec/spec_loader.hpp"
 
@@ -182,4 +183,39 @@ TEST_CASE("every built-in NVIDIA spec names the driver's device string") {
   CHECK(specs.hardware_for_device("NVIDIA H200")->key == "h200-sxm");
   CHECK(specs.hardware_for_device("NVIDIA A100-SXM4-80GB")->key == "a100-sxm-80gb");
   CHECK(specs.hardware_for_device("NVIDIA L4")->key == "l4");
+}
+
+TEST_CASE("the newer parts: their datasheets' dense figures, devices, and the GEMM shares that stand in for them") {
+  const SpecRegistry specs = SpecRegistry::builtin_only();
+  // HGX B300 per GPU (Blackwell Ultra datasheet): BF16 4.5 PF sparse → 2250 dense, FP8 9 → 4500, FP4
+  // quoted 18 | 14 sparse | dense → 14000, INT8 cut to 307 TOPS sparse → 153.5; 270 GB at 7.7 TB/s.
+  const Hardware b300 = specs.hardware("b300");
+  CHECK(*b300.dense_peak(Dtype::bf16) == 2250e12);
+  CHECK(*b300.dense_peak(Dtype::fp4) == 14000e12);
+  CHECK(*b300.dense_peak(Dtype::int8) == 153.5e12);
+  CHECK(b300.memory_bandwidth_bytes_per_s == 7.7e12);
+  // GB300 NVL72 per GPU: rack 1,080 PF dense FP4 / 72 = 15, 360 PF sparse BF16 / 72 / 2 = 2.5.
+  CHECK(*specs.hardware("gb300").dense_peak(Dtype::fp4) == 1080e15 / 72);
+  CHECK(*specs.hardware("gb300").dense_peak(Dtype::bf16) == 360e15 / 72 / 2);
+  CHECK(specs.hardware_for_device("NVIDIA GB300")->key == "gb300");
+  // RTX PRO 6000 Server Edition: TF32 234 dense (NVIDIA's table), FP16/FP8/FP4 2×/4×/8× it by the
+  // whitepaper's per-SM ratios; 96 GB GDDR7 at 1597 GB/s; PCIe, no NVLink.
+  const Hardware rtx = specs.hardware("rtx-pro-6000");
+  CHECK(*rtx.dense_peak(Dtype::bf16) == 2 * 234e12);
+  CHECK(*rtx.dense_peak(Dtype::fp4) == 8 * 234e12);
+  CHECK(rtx.memory_bandwidth_bytes_per_s == 1597e9);
+  CHECK(specs.hardware_for_device("NVIDIA RTX PRO 6000 Blackwell Server Edition")->key == "rtx-pro-6000");
+  // MI325X: the MI300X's compute (1,307.4 BF16 dense) with 256 GB at 6 TB/s; MI355X: 2.5 PF BF16,
+  // 10.1 PF MXFP4 dense, and no TF32 (CDNA 4 dropped it).
+  CHECK(*specs.hardware("mi325x").dense_peak(Dtype::bf16) == 1307.4e12);
+  CHECK(specs.hardware("mi325x").memory_bandwidth_bytes_per_s == 6e12);
+  CHECK(*specs.hardware("mi355x").dense_peak(Dtype::fp4) == 10100e12);
+  CHECK_FALSE(specs.hardware("mi355x").dense_peak(Dtype::tf32).has_value());
+  // No MAMF is published for these: the MI325X takes the MI300X's (its die), B300 and GB300 the
+  // B200's and GB200's (the Blackwell SM's), the others the table's median.
+  CHECK(gemm_peak_efficiency("mi325x", Dtype::bf16) == gemm_peak_efficiency("mi300x", Dtype::bf16));
+  CHECK(gemm_peak_efficiency("b300", Dtype::fp4) == gemm_peak_efficiency("b200", Dtype::fp4));
+  CHECK(gemm_peak_efficiency("gb300", Dtype::fp8) == gemm_peak_efficiency("gb200", Dtype::fp8));
+  CHECK(gemm_peak_efficiency("rtx-pro-6000", Dtype::bf16) == gemm_peak_efficiency_unknown);
+  CHECK(gemm_peak_efficiency("mi355x", Dtype::bf16) == gemm_peak_efficiency_unknown);
 }

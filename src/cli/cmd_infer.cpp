@@ -226,14 +226,26 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                               : fmt::format("prefill: the batch's prompts in passes of at most {} (the engine's prefill_chunk_tokens), each reading "
                                             "the weights and paying its step (flash attention, causal); TTFT is the last pass's end",
                                             plural(s.engine.prefill_chunk_tokens, "token")));
-  if (per_replica > 1)
+  if (s.pp > 1)
+    r.assumptions.push_back(!r.rates.empty() || !r.concurrency.empty()
+                              ? (s.engine.pipeline_micro_batches
+                                   ? fmt::format("pipeline: {} stages, under load a micro-batch of the running sequences at each (the engine "
+                                                 "keeps {} batches in flight): a step is one micro-batch's pass through the stages, and each "
+                                                 "stage reads its weights once a micro-batch",
+                                                 s.pp, s.pp)
+                                   : fmt::format("pipeline: {} stages, one batch through them at a time (the engine runs no micro-batches): "
+                                                 "each stage idle while the others work",
+                                                 s.pp))
+                              : fmt::format("pipeline: {} stages, the batch through them one after another (a fixed --batch is one batch{})",
+                                            s.pp, s.engine.pipeline_micro_batches ? "; under --concurrency or --rate the engine keeps a micro-batch at each stage"
+                                                                                  : ""));
+  if (s.tp > 1)
     r.assumptions.push_back(fmt::format("tensor parallel: 2 all-reduces a layer over {} ({})",
                                         ic.scale_up.technology.empty() ? "the scale-up link" : ic.scale_up.technology,
                                         s.engine.allreduce_latency_s
                                             ? fmt::format("the engine's own one-shot all-reduce, {} µs a call, the bytes at the ring's bandwidth",
                                                           format_sig(*s.engine.allreduce_latency_s * 1e6, 3))
                                             : fmt::format("NCCL ring model, {} µs a step", format_sig(t.net.scale_up_latency_s * 1e6, 3))));
-  if (s.pp > 1) r.assumptions.push_back("pipeline parallel: the stages of one step run one after another (no micro-batch pipelining)");
   r.assumptions.push_back(fmt::format("engine {} ({}): knobs from {}", s.engine.name, s.engine.version, s.engine.origin));
   const auto pct = [](double f) { return format_sig(100 * f, 2) + "%"; };
   if (!r.rates.empty())
@@ -284,8 +296,8 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
     r.assumptions.push_back(fmt::format("--ep {}: each GPU runs its own sequences on whole attention and dense weights, holds 1/{} of the "
                                         "routed experts, and each MoE layer all-gathers the GPUs' tokens and reduce-scatters the outputs "
                                         "(TensorRT-LLM's AllGatherReduceScatter); ranks perfectly balanced. Against TensorRT-LLM's DEP "
-                                        "columns on B200 and GB200 at maximum load ({} rows: DeepSeek-R1, gpt-oss-120b, Qwen3-235B, Llama 4 "
-                                        "Maverick) napkin's throughput is off by {} on average, both ways (mean {:+.0f}%, worst {}): "
+                                        "columns on B200, GB200 and RTX PRO 6000 at maximum load ({} rows: DeepSeek-R1, gpt-oss-120b, Qwen3, "
+                                        "Llama 4 Maverick) napkin's throughput is off by {} on average, both ways (mean {:+.0f}%, worst {}): "
                                         "DeepSeek-R1 slow, Qwen3-235B and gpt-oss-120b fast, Maverick within 21%; treat --ep speeds as a "
                                         "rough guide",
                                         s.ep, s.ep, validated_max_load_dep_blackwell.rows, pct(validated_max_load_dep_blackwell.mean_abs_error),
@@ -300,9 +312,10 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                         s.ep, s.ep, validated_max_load_dep.rows, pct(validated_max_load_dep.mean_error),
                                         pct(validated_max_load_dep.worst_abs_error)));
   if (r.hardware.dense_peak(Dtype::fp4) || s.weights.compute == Dtype::fp4)
-    r.assumptions.push_back(fmt::format("Blackwell: against TensorRT-LLM 1.0's throughput table (NVFP4 on B200 and GB200, {} rows at maximum "
+    r.assumptions.push_back(fmt::format("{}: against TensorRT-LLM 1.0's throughput table (NVFP4 on B200 and GB200, {} rows at maximum "
                                         "load) napkin's throughput came out {} above the measured on average (worst {}), and its later table's "
                                         "Blackwell rows read the same way: treat these speeds as optimistic",
+                                        r.hardware.made_by("NVIDIA") ? "Blackwell" : "fp4 tensor cores (measured here on NVIDIA Blackwell only)",
                                         validated_max_load_blackwell.rows, pct(validated_max_load_blackwell.mean_error),
                                         pct(validated_max_load_blackwell.worst_abs_error)));
   r.assumptions.push_back(fmt::format("checked against published runs (docs/validation/infer.md): decode at batch 1, {} rows, mean error {} "

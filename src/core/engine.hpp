@@ -79,6 +79,12 @@ struct Engine {
   // own between decode steps (SGLang without --enable-mixed-chunk), each stalling every running
   // sequence for its whole prefill.
   bool prefill_mixed_with_decode = true;
+  // Whether, with pipeline parallelism, the engine keeps one batch in flight per stage under load
+  // (vLLM V1: max_concurrent_batches = pipeline_parallel_size, EngineCore.step_with_batch_queue;
+  // TensorRT-LLM's PyExecutor._executor_loop_pp: pp_size micro-batches; SGLang's event_loop_pp: a
+  // running batch per stage), so every stage works all the time on a share of the sequences; or runs
+  // one batch through the stages at a time, each stage idle while the others work.
+  bool pipeline_micro_batches = false;
   // GPU kernels one decode step launches (docs/bench/decode_kernels.md, read from each engine's
   // model code): per dense layer, per MoE layer (the router, top-k, permutation and weighted sum
   // on top), and outside the layers (embedding, final norm, LM head, sampling, input copies).

@@ -34,6 +34,13 @@ std::optional<double> mamf_fraction(std::string_view key, Dtype dtype) {
 GemmPeakEfficiency gemm_peak_efficiency_parts(std::string_view hardware_key, Dtype dtype) {
   // The H800 and the 96 GB H100 SXM are the H100 SXM's die, SMs and 700 W: its MAMF row.
   if (hardware_key == "h800" || hardware_key == "h100-sxm-96gb") hardware_key = "h100-sxm";
+  // The MI325X is the MI300X's die (304 CUs, gfx942, the same 2100 MHz) with more HBM and power.
+  if (hardware_key == "mi325x") hardware_key = "mi300x";
+  // Blackwell Ultra (B300, GB300) has no published MAMF: the Blackwell SM's measured shares stand in,
+  // B200's for the HGX part and GB200's for the NVL72 one (its fp4 through the same fp4/fp8 relation,
+  // on its own 1.5× fp4 peak). Unmeasured on the part itself.
+  if (hardware_key == "b300") hardware_key = "b200";
+  if (hardware_key == "gb300") hardware_key = "gb200";
   const bool hopper_sxm = hardware_key == "h100-sxm" || hardware_key == "h200-sxm";
   const bool blackwell = hardware_key == "b200" || hardware_key == "gb200";
   if (auto f = mamf_fraction(hardware_key, dtype)) {

@@ -17,6 +17,17 @@ double d(long long v) { return static_cast<double>(v); }
 // prompt tokens' attention and elementwise work are their share of a whole prompt's prefill.
 double mixed_step_s(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, long long decoding, double context,
                     double prompt_tokens, const Prefill& one_prompt) {
+  // Pipeline parallelism under load (Engine::pipeline_micro_batches): the running sequences split
+  // into pp micro-batches, one at each stage, so every stage works all the time. A sequence's next
+  // token comes when its micro-batch has passed all pp stages, each stage running its micro-batch of
+  // decoding/pp sequences and prompt_tokens/pp prompt tokens: the step of all of them is one
+  // micro-batch's pass, which decode_step prices as pp stages one after another. Each stage reads
+  // its weights once a micro-batch, pp times a step; a batch run through idle stages reads them
+  // once but keeps every stage idle (pp − 1)/pp of the time.
+  if (s.pp > 1 && s.engine.pipeline_micro_batches) {
+    decoding = (decoding + s.pp - 1) / s.pp;
+    prompt_tokens /= d(s.pp);
+  }
   // Prefill in passes of its own: the decode step, then those prompt tokens' share of a whole
   // prompt's prefill (weights read again, the products compute-bound) on the same clock.
   if (!s.engine.prefill_mixed_with_decode) {

@@ -57,11 +57,12 @@ inline constexpr SignedFigure validated_max_load_moe_nvfp4{12, 0.471, 1.326};
 // Llama 4 Maverick in FP8 on 8 H200s, 5 rows gathered with the Blackwell ones below.
 // napkin is optimistic on every row: quoted with every --ep answer.
 inline constexpr SignedFigure validated_max_load_dep{22, 0.646, 1.305, 0.646};
-// The same table's Blackwell DEP columns (tests/test_infer_dep.cpp, 39 rows gathered after every
+// The same table's Blackwell DEP columns (tests/test_infer_dep.cpp, 47 rows gathered after every
 // constant was set): DeepSeek-R1-0528, Qwen3-235B-A22B and Llama 4 Maverick in NVFP4 at DEP4 on B200
-// and GB200, gpt-oss-120b at DEP2 on B200. Errors both ways: DeepSeek-R1 5-61% slow, Qwen3-235B and
-// gpt-oss 8-129% fast, Maverick within 21%. Quoted with every --ep answer on a part with fp4 tensor cores.
-inline constexpr SignedFigure validated_max_load_dep_blackwell{39, 0.213, 1.289, 0.371};
+// and GB200, gpt-oss-120b at DEP2 on B200, Qwen3 30B-A3B and 235B-A22B at DEP2 and DEP8 on RTX PRO
+// 6000s. Errors both ways: DeepSeek-R1 5-61% slow, Qwen3-235B and gpt-oss 8-129% fast, Maverick within
+// 21%. Quoted with every --ep answer on a part with fp4 tensor cores.
+inline constexpr SignedFigure validated_max_load_dep_blackwell{47, 0.219, 1.289, 0.352};
 
 // --rate (core/infer_serving open_loop_state) against 11 published request-rate runs
 // (tests/test_infer_rate.cpp recomputes them): in how many napkin and the run agree on whether

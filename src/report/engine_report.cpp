@@ -59,6 +59,7 @@ std::string engine_show_text(const Engine& e, std::size_t max_width) {
   kv.add("KV under load", e.kv_grows_with_sequence ? "blocks as a sequence grows (I + O/2 on average)" : "the whole input + output reserved at admission",
          "how many run at once under --concurrency and --rate");
   kv.add("mixed prefill", e.prefill_mixed_with_decode ? "yes: prompts in the decode steps' pass (chunked)" : "no: prompts in passes of their own between decode steps");
+  kv.add("pipeline", e.pipeline_micro_batches ? "a micro-batch a stage in flight under load (--pp)" : "one batch through the stages at a time (--pp)");
   kv.add("first token", e.prefill_skips_last_token ? "a decode step over the prompt's last token, after a prefill of the rest" : "from the prefill's last position");
   kv.add("source", e.source);
   if (!e.notes.empty()) kv.add("notes", e.notes);
@@ -92,6 +93,7 @@ nlohmann::json engine_json(const Engine& e) {
           {"kv_grows_with_sequence", e.kv_grows_with_sequence},
           {"prefill_mixed_with_decode", e.prefill_mixed_with_decode},
           {"prefill_skips_last_token", e.prefill_skips_last_token},
+          {"pipeline_micro_batches", e.pipeline_micro_batches},
           {"decode_kernels_per_layer", json_count(e.decode_kernels_per_layer)},
           {"decode_kernels_per_moe_layer", json_count(e.decode_kernels_per_moe_layer)},
           {"decode_kernels_outside_layers", json_count(e.decode_kernels_outside_layers)},
