@@ -160,16 +160,19 @@ DepPriced price_dep(const SpecRegistry& specs, const DepRow& r) {
   return p;
 }
 
-TEST_CASE("napkin infer --ep at maximum load against TensorRT-LLM's DEP columns on Hopper (out of sample)") {
+// Prices a set of DEP rows (NAPKIN_VALIDATION_TABLE=1 prints them) and checks their errors against the
+// figure every --ep answer quotes (core/infer_validation.hpp): a change that moves it fails here.
+template <std::size_t N>
+void check_dep_rows(const DepRow (&rows)[N], const char* name, const SignedFigure& recorded) {
   const SpecRegistry specs = SpecRegistry::builtin_only();
   const char* v = std::getenv("NAPKIN_VALIDATION_TABLE");
   const bool table = v && std::strcmp(v, "1") == 0;
   if (table)
-    std::printf("| model | GPU | DEP | weights / KV | in/out | requests | trtllm-bench max batch / tokens | napkin running a GPU | measured tok/s/GPU | napkin | error |\n"
+    std::printf("\n| model | GPU | DEP | weights / KV | in/out | requests | trtllm-bench max batch / tokens | napkin running a GPU | measured tok/s/GPU | napkin | error |\n"
                 "|---|---|---|---|---|---|---|---|---|---|---|\n");
   double sum = 0, signed_sum = 0, worst = 0;
   int n = 0;
-  for (const DepRow& r : dep_rows) {
+  for (const DepRow& r : rows) {
     const DepPriced p = price_dep(specs, r);
     const double e = p.per_gpu / r.tokens_per_s_per_gpu - 1;
     if (table)
@@ -178,18 +181,21 @@ TEST_CASE("napkin infer --ep at maximum load against TensorRT-LLM's DEP columns 
                   100 * e);
     sum += std::fabs(e), signed_sum += e, worst = std::max(worst, std::fabs(e)), ++n;
   }
-  if (table) std::printf("\nDEP on Hopper: rows %d, mean |error| %.1f%% (mean %+.1f%%), worst %.1f%%\n", n, 100 * sum / n, 100 * signed_sum / n, 100 * worst);
-  // A known miss, quoted with every --ep answer (core/infer_validation.hpp): a change that moves it fails here.
-  CHECK(n == validated_max_load_dep.rows);
-  CHECK(signed_sum / n == doctest::Approx(validated_max_load_dep.mean_error).epsilon(0.03).scale(0));
-  CHECK(sum / n == doctest::Approx(validated_max_load_dep.mean_abs_error).epsilon(0.03).scale(0));
-  CHECK(worst == doctest::Approx(validated_max_load_dep.worst_abs_error).epsilon(0.03).scale(0));
+  if (table) std::printf("\nDEP on %s: rows %d, mean |error| %.1f%% (mean %+.1f%%), worst %.1f%%\n", name, n, 100 * sum / n, 100 * signed_sum / n, 100 * worst);
+  CHECK(n == recorded.rows);
+  CHECK(signed_sum / n == doctest::Approx(recorded.mean_error).epsilon(0.03).scale(0));
+  CHECK(sum / n == doctest::Approx(recorded.mean_abs_error).epsilon(0.03).scale(0));
+  CHECK(worst == doctest::Approx(recorded.worst_abs_error).epsilon(0.03).scale(0));
+}
+
+TEST_CASE("napkin infer --ep at maximum load against TensorRT-LLM's DEP columns on Hopper (out of sample)") {
+  check_dep_rows(dep_rows, "Hopper", validated_max_load_dep);
 }
 
 // The same table's Blackwell DEP columns, gathered after every constant (the GB200 fp4 share of
-// core/gemm_time.hpp included) was set: nvidia/DeepSeek-R1-0528-NVFP4-v2 and nvidia/Qwen3-235B-A22B-FP4
-// at DEP4 on B200 and GB200 (NVFP4, its llm_options' FP8 cache; tuning.py sizes NVFP4 at half a
-// byte a parameter), openai/gpt-oss-120b at DEP2 on B200 (MXFP4 experts, run natively there as
+// core/gemm_time.hpp included) was set: nvidia/DeepSeek-R1-0528-NVFP4-v2, nvidia/Qwen3-235B-A22B-FP4 and
+// Llama 4 Maverick NVFP4 at DEP4 on B200 and GB200 (its llm_options' FP8 cache; tuning.py sizes NVFP4
+// at half a byte a parameter), Qwen3 at DEP2 and DEP8 on RTX PRO 6000s, openai/gpt-oss-120b at DEP2 on B200 (MXFP4 experts, run natively there as
 // MXFP4 × MXFP8; the FP8 cache its llm_options give Blackwell; tuning.py sizes it at 2 bytes).
 constexpr DepRow dep_rows_blackwell[] = {
     {"deepseek-v3", "b200", 4, "nvfp4", "fp8", 684.5e9, 0.5, 1, 128, 56, 61, 1000, 1000, 6463},
@@ -245,29 +251,7 @@ constexpr DepRow dep_rows_blackwell[] = {
 };
 
 TEST_CASE("napkin infer --ep at maximum load against TensorRT-LLM's DEP columns on Blackwell (out of sample)") {
-  const SpecRegistry specs = SpecRegistry::builtin_only();
-  const char* v = std::getenv("NAPKIN_VALIDATION_TABLE");
-  const bool table = v && std::strcmp(v, "1") == 0;
-  if (table)
-    std::printf("\n| model | GPU | DEP | weights / KV | in/out | requests | trtllm-bench max batch / tokens | napkin running a GPU | measured tok/s/GPU | napkin | error |\n"
-                "|---|---|---|---|---|---|---|---|---|---|---|\n");
-  double sum = 0, signed_sum = 0, worst = 0;
-  int n = 0;
-  for (const DepRow& r : dep_rows_blackwell) {
-    const DepPriced p = price_dep(specs, r);
-    const double e = p.per_gpu / r.tokens_per_s_per_gpu - 1;
-    if (table)
-      std::printf("| %s | %s | %lld | %s / %s | %lld/%lld | %lld | %lld / %lld | %lld | %.0f | %.0f | %+.1f%% |\n", r.model, r.gpu, r.ep, r.weights, r.kv, r.input,
-                  r.output, test::oss_requests(r.input, r.output), p.limits.max_batch, p.limits.max_tokens, p.state.running, r.tokens_per_s_per_gpu, p.per_gpu,
-                  100 * e);
-    sum += std::fabs(e), signed_sum += e, worst = std::max(worst, std::fabs(e)), ++n;
-  }
-  if (table) std::printf("\nDEP on Blackwell: rows %d, mean |error| %.1f%% (mean %+.1f%%), worst %.1f%%\n", n, 100 * sum / n, 100 * signed_sum / n, 100 * worst);
-  // Quoted with every --ep answer on Blackwell (core/infer_validation.hpp): a change that moves it fails here.
-  CHECK(n == validated_max_load_dep_blackwell.rows);
-  CHECK(signed_sum / n == doctest::Approx(validated_max_load_dep_blackwell.mean_error).epsilon(0.03).scale(0));
-  CHECK(sum / n == doctest::Approx(validated_max_load_dep_blackwell.mean_abs_error).epsilon(0.03).scale(0));
-  CHECK(worst == doctest::Approx(validated_max_load_dep_blackwell.worst_abs_error).epsilon(0.03).scale(0));
+  check_dep_rows(dep_rows_blackwell, "Blackwell", validated_max_load_dep_blackwell);
   // An --ep answer on a Blackwell part quotes these rows, not the Hopper ones.
   const auto r = test::run_napkin("infer --model qwen3-235b-a22b --hardware b200 --ep 4 --weights nvfp4 --kv fp8 --batch 64");
   REQUIRE(r.exit_code == 0);
