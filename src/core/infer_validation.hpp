@@ -64,6 +64,11 @@ inline constexpr SignedFigure validated_max_load_dep{22, 0.646, 1.305, 0.646};
 // 21%. Quoted with every --ep answer on a part with fp4 tensor cores.
 inline constexpr SignedFigure validated_max_load_dep_blackwell{47, 0.219, 1.289, 0.352};
 
+// AMD's published vLLM throughput on 8 MI300X (tests/test_infer_max_load.cpp, 8 rows of Llama 3.1 70B
+// and 405B in FP8 at maximum load, gathered after every constant was set): napkin optimistic on every
+// row. Quoted with every answer on an AMD part, the only AMD serving measurement here.
+inline constexpr SignedFigure validated_max_load_mi300x{8, 0.756, 1.038, 0.756};
+
 // --rate (core/infer_serving open_loop_state) against 11 published request-rate runs
 // (tests/test_infer_rate.cpp recomputes them): in how many napkin and the run agree on whether
 // the engine was overloaded, and the time per token where the rate is below 60% of napkin's capacity.
