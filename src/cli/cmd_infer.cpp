@@ -292,25 +292,24 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                         pct(validated_max_load_moe_nvfp4.worst_abs_error)));
   // Expert parallelism with attention data parallel: one source, every Hopper row optimistic; its
   // Blackwell rows miss both ways.
-  if (s.ep > 1 && r.hardware.dense_peak(Dtype::fp4))
-    r.assumptions.push_back(fmt::format("--ep {}: each GPU runs its own sequences on whole attention and dense weights, holds 1/{} of the "
-                                        "routed experts, and each MoE layer all-gathers the GPUs' tokens and reduce-scatters the outputs "
-                                        "(TensorRT-LLM's AllGatherReduceScatter); ranks perfectly balanced. Against TensorRT-LLM's DEP "
-                                        "columns on B200, GB200 and RTX PRO 6000 at maximum load ({} rows: DeepSeek-R1, gpt-oss-120b, Qwen3, "
-                                        "Llama 4 Maverick) napkin's throughput is off by {} on average, both ways (mean {:+.0f}%, worst {}): "
-                                        "DeepSeek-R1 slow, Qwen3-235B and gpt-oss-120b fast, Maverick within 21%; treat --ep speeds as a "
-                                        "rough guide",
-                                        s.ep, s.ep, validated_max_load_dep_blackwell.rows, pct(validated_max_load_dep_blackwell.mean_abs_error),
-                                        100 * validated_max_load_dep_blackwell.mean_error, pct(validated_max_load_dep_blackwell.worst_abs_error)));
-  else if (s.ep > 1)
-    r.assumptions.push_back(fmt::format("--ep {}: each GPU runs its own sequences on whole attention and dense weights, holds 1/{} of the "
-                                        "routed experts, and each MoE layer all-gathers the GPUs' tokens and reduce-scatters the outputs "
-                                        "(TensorRT-LLM's AllGatherReduceScatter); ranks perfectly balanced. Against TensorRT-LLM's DEP "
-                                        "columns at maximum load ({} rows: DeepSeek-R1, gpt-oss-120b, Qwen3-235B, Llama 4 Maverick on H100 and H200) "
-                                        "napkin's throughput came out {} above the measured on average (worst {}): treat --ep speeds as "
-                                        "optimistic",
-                                        s.ep, s.ep, validated_max_load_dep.rows, pct(validated_max_load_dep.mean_error),
-                                        pct(validated_max_load_dep.worst_abs_error)));
+  if (s.ep > 1) {
+    const std::string layout = fmt::format("--ep {}: each GPU runs its own sequences on whole attention and dense weights, holds 1/{} of the "
+                                           "routed experts, and each MoE layer all-gathers the GPUs' tokens and reduce-scatters the outputs "
+                                           "(TensorRT-LLM's AllGatherReduceScatter); ranks perfectly balanced. ",
+                                           s.ep, s.ep);
+    r.assumptions.push_back(
+        layout + (r.hardware.dense_peak(Dtype::fp4)
+                      ? fmt::format("Against TensorRT-LLM's DEP columns on B200, GB200 and RTX PRO 6000 at maximum load ({} rows: DeepSeek-R1, "
+                                    "gpt-oss-120b, Qwen3, Llama 4 Maverick) napkin's throughput is off by {} on average, both ways (mean "
+                                    "{:+.0f}%, worst {}): DeepSeek-R1 slow, Qwen3-235B and gpt-oss-120b fast, Maverick within 21%; treat --ep "
+                                    "speeds as a rough guide",
+                                    validated_max_load_dep_blackwell.rows, pct(validated_max_load_dep_blackwell.mean_abs_error),
+                                    100 * validated_max_load_dep_blackwell.mean_error, pct(validated_max_load_dep_blackwell.worst_abs_error))
+                      : fmt::format("Against TensorRT-LLM's DEP columns at maximum load ({} rows: DeepSeek-R1, gpt-oss-120b, Qwen3-235B, "
+                                    "Llama 4 Maverick on H100 and H200) napkin's throughput came out {} above the measured on average "
+                                    "(worst {}): treat --ep speeds as optimistic",
+                                    validated_max_load_dep.rows, pct(validated_max_load_dep.mean_error), pct(validated_max_load_dep.worst_abs_error))));
+  }
   if (r.hardware.dense_peak(Dtype::fp4) || s.weights.compute == Dtype::fp4)
     r.assumptions.push_back(fmt::format("{}: against TensorRT-LLM 1.0's throughput table (NVFP4 on B200 and GB200, {} rows at maximum "
                                         "load) napkin's throughput came out {} above the measured on average (worst {}), and its later table's "
