@@ -21,8 +21,9 @@ namespace napkin {
 
 // The best matmul throughput found by a shape search, as a fraction of the dense peak: Stas
 // Bekman's "Maximum Achievable Matmul FLOPS" (MAMF) table, ml-engineering
-// compute/accelerator/README.md (mamf-finder.py, mean of 100 iterations, torch 2.5-2.10). nullopt
-// for a part or dtype the table does not list.
+// compute/accelerator/README.md (mamf-finder.py, mean of 100 iterations, torch 2.5-2.10). A listed
+// part's fp8 falls back to its bf16 share, Blackwell's fp4 derives from its fp8 (gemm_time.cpp);
+// nullopt for a part the table does not list, or a dtype neither gives.
 std::optional<double> mamf_fraction(std::string_view hardware_key, Dtype dtype);
 // Large training-sized products reach a little less than the best shape: A100-SXM4-80GB fp16
 // cuBLASLt at 8192³, 16384³ and 6144×12288×12288 runs 253.7, 256.5 and 250.8 TFLOP/s (Azure ND A100

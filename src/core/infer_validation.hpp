@@ -1,7 +1,7 @@
 #pragma once
 // How far napkin infer has been from published serving measurements, by regime: what
-// docs/validation/infer.md reports over the rows napkin models (all 147 but TensorRT-LLM 0.9's 18
-// Mixtral rows). Printed with every answer; tests/test_infer_validation.cpp recomputes each
+// docs/validation/infer.md reports over the rows napkin models (all 157 but TensorRT-LLM 0.9's 18
+// Mixtral rows), and the maximum-load tables' figures below. Printed with every answer; tests/test_infer_validation.cpp recomputes each
 // figure from the rows and fails when one drifts from what is written here.
 namespace napkin {
 
