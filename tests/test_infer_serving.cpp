@@ -229,3 +229,33 @@ TEST_CASE("pipeline stages under load: a micro-batch at each stage, each as long
   const auto fixed = test::run_napkin(base + "--batch 64");
   CHECK(fixed.out.find("pipeline: 2 stages, the batch through them one after another") != std::string::npos);
 }
+
+TEST_CASE("a MoE under load: the steps that carry a prompt chunk priced apart from the decode-only ones") {
+  // The share of steps that carry a prompt: 4 running sequences of 921 output tokens admit 4/921
+  // requests a step; a 7,372-token prompt fits one chunk of 8192 − 4 tokens, so 4/921 of the steps.
+  InferSetup s;
+  s.input_tokens = 7372, s.output_tokens = 921;
+  s.engine.prefill_chunk_tokens = 8192;
+  const double prompt_tokens = 4.0 * 7372 / 921;
+  CHECK(prompt_step_share(s, 4, prompt_tokens) == doctest::Approx(4.0 / 921));
+  s.engine.prefill_chunk_tokens = 2048;  // ⌈7372 / 2044⌉ = 4 chunks, one a step
+  CHECK(prompt_step_share(s, 4, prompt_tokens) == doctest::Approx(16.0 / 921));
+  CHECK(prompt_step_share(s, 4, 7372.0) == 1.0);  // a whole prompt every step: every step carries one
+  CHECK(prompt_step_share(s, 4, 0) == 0);
+
+  // Why a MoE needs it: its expert reads are concave in the step's tokens. DeepSeek-V3 (256 experts,
+  // top 8): 4 tokens touch 256·(1 − (1 − 8/256)^4) = 30.53 experts a layer; 4 + 32 spread prompt
+  // tokens would touch 256·(1 − 0.96875^36) = 174.37 every step.
+  test::ServingCase c("deepseek-v3", "b200", "tensorrt-llm", "nvfp4", "fp8", 7372, 921);
+  CHECK(moe_regime(c.m, 4).touched == doctest::Approx(30.53).epsilon(0.001));
+  CHECK(moe_regime(c.m, 36).touched == doctest::Approx(174.37).epsilon(0.001));
+  // On 4 B200s at concurrency 4 (InferenceX's TensorRT-LLM runs, tests/test_infer_dep.cpp), one step
+  // in 230 carries a prompt: the loaded step is a batch-4 decode step plus that share of a prompt's
+  // pass, within a few percent of the fixed batch's, not twice it.
+  c.s.tp = c.s.gpus = 4;
+  c.mem = infer_memory(c.m, c.s);
+  const SteadyState st = steady_state(c.m, c.s, c.mem, c.t, 4);
+  const double tpot4 = infer_time(c.m, c.s, c.mem, c.t, 4).tpot_s;
+  CHECK(st.itl_s > tpot4);
+  CHECK(st.itl_s < 1.12 * tpot4);
+}

@@ -38,10 +38,12 @@ std::vector<std::string> split_list(const std::string& text) {
 }
 
 // How an engine runs the prompts under load, and what its cache holds: the assumption lines' words.
-std::string prefill_under_load(const Engine& e) {
-  return e.prefill_mixed_with_decode ? fmt::format("each prompt prefilled in the running steps, chunks of at most {}, beside the decoding sequences",
-                                                   plural(e.prefill_chunk_tokens, "token"))
-                                     : std::string("each prompt prefilled in a pass of its own between decode steps, stalling them");
+std::string prefill_under_load(const Engine& e, const Model& m) {
+  if (!e.prefill_mixed_with_decode) return "each prompt prefilled in a pass of its own between decode steps, stalling them";
+  return fmt::format("each prompt prefilled in the running steps, chunks of at most {}, beside the decoding sequences{}", plural(e.prefill_chunk_tokens, "token"),
+                     m.moe ? "; a MoE's steps priced apart, the share that carries a prompt chunk and the decode-only rest, as its expert reads grow "
+                             "less than the tokens (core/infer_serving.cpp, loaded_step_s)"
+                           : ", their tokens spread evenly over the steps");
 }
 std::string kv_under_load(const Engine& e) {
   return e.kv_grows_with_sequence ? "; the cache grows with each sequence, so it holds them at I + O/2 tokens on average" : "";
@@ -214,12 +216,12 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
     r.assumptions.push_back(fmt::format("under load: requests arriving at random (Poisson) at each rate, in steady state; the step is --concurrency's "
                                         "({}), with as many running as Little's law gives{}; waits: M/D/1 for the prefill, the running step if "
                                         "one runs, and M/D/c for a slot near a full cache",
-                                        prefill_under_load(s.engine), kv_under_load(s.engine)));
+                                        prefill_under_load(s.engine, r.model), kv_under_load(s.engine)));
   else if (!r.concurrency.empty())
     r.assumptions.push_back(fmt::format("under load: a closed loop of C clients in steady state ({}), and a request's own steps carry the "
                                         "others' prompts{}; the wait for the engine's prefill is an M/D/1 queue's, and past the cache's "
                                         "sequences a request waits for a slot (Little's law)",
-                                        prefill_under_load(s.engine), kv_under_load(s.engine)));
+                                        prefill_under_load(s.engine, r.model), kv_under_load(s.engine)));
   else
     r.assumptions.push_back(s.engine.prefill_chunk_tokens >= (1LL << 30)
                               ? std::string("prefill: the whole batch's prompts in one pass (flash attention, causal); TTFT is that pass")
@@ -284,12 +286,15 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                         w4a16_moe_compute_over_bf16, validated_max_load_mxfp4.rows, pct(validated_max_load_mxfp4.mean_abs_error),
                                         100 * validated_max_load_mxfp4.mean_error, pct(validated_max_load_mxfp4.worst_abs_error)));
   else if (r.model.moe && s.ep <= 1)
-    r.assumptions.push_back(fmt::format("MoE: against TensorRT-LLM's throughput table at maximum load ({} rows: Qwen3 30B-A3B in NVFP4 on "
-                                        "B200 and GB200) napkin's throughput came out {} above the measured on average (worst {}): close "
-                                        "with ~100 sequences running, up to 2.3 times the measured with 1,600-1,700; no other one-replica "
-                                        "MoE run outside W4A16 is measured at large batch: treat large-batch MoE speeds as optimistic",
-                                        validated_max_load_moe_nvfp4.rows, pct(validated_max_load_moe_nvfp4.mean_error),
-                                        pct(validated_max_load_moe_nvfp4.worst_abs_error)));
+    r.assumptions.push_back(fmt::format("MoE: against SemiAnalysis InferenceX's DeepSeek-R1 runs at a client concurrency of 4-128 ({} rows: "
+                                        "8 H200s with SGLang, 4 and 8 B200s with TensorRT-LLM) napkin's throughput is off by {} on average "
+                                        "(worst {}); against TensorRT-LLM's throughput table at maximum load ({} rows: Qwen3 30B-A3B in NVFP4 "
+                                        "on B200 and GB200) it came out {} above the measured on average (worst {}): close with ~100 "
+                                        "sequences running, up to 2.3 times the measured with 1,600-1,700: treat large-batch MoE speeds as "
+                                        "optimistic",
+                                        validated_inferencex_dsr1.rows, pct(validated_inferencex_dsr1.mean_abs_error),
+                                        pct(validated_inferencex_dsr1.worst_abs_error), validated_max_load_moe_nvfp4.rows,
+                                        pct(validated_max_load_moe_nvfp4.mean_error), pct(validated_max_load_moe_nvfp4.worst_abs_error)));
   // Expert parallelism with attention data parallel: one source, every Hopper row optimistic; its
   // Blackwell rows miss both ways.
   if (s.ep > 1) {

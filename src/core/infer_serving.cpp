@@ -41,7 +41,34 @@ double mixed_step_s(const Model& m, const InferSetup& s, const InferMemory& mem,
   return products.gemm_s + products.tp_comm_s + products.pp_comm_s + products.ep_comm_s + decode.attention_s + decode.kernels_s + decode.overhead_s +
          share * (one_prompt.attention_s + one_prompt.memory_bound_s);
 }
+
+// The mean step under load. An engine admits a waiting request as a running one finishes and runs
+// its prompt as whole chunks of up to prefill_chunk_tokens (less the decoding tokens) in the steps
+// that follow, so the prompts ride in a share of the steps and the rest only decode. For a dense
+// model napkin spreads the prompt tokens evenly over the steps instead: its step is near linear in
+// the tokens beside the reads, and NVIDIA NIM's concurrency sweeps read 6.6% that way against 8.3%
+// step by step (docs/validation/infer.md). A MoE's step is not: the experts it reads grow as
+// E·(1 − (1 − k/E)^tokens), so the average of the steps is not the step of the average tokens. Four
+// DeepSeek-V3 sequences with 7,372-token prompts spread 32 prompt tokens over every step, which
+// would read 174 of 256 experts a layer each step; the engine reads about 31 in all but one step in
+// 230 and every expert in that one.
+double loaded_step_s(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, long long decoding, double context,
+                     double prompt_tokens, const Prefill& one_prompt) {
+  if (!m.moe || !s.engine.prefill_mixed_with_decode || s.pp > 1) return mixed_step_s(m, s, mem, t, decoding, context, prompt_tokens, one_prompt);
+  const double share = prompt_step_share(s, decoding, prompt_tokens);
+  if (share >= 1) return mixed_step_s(m, s, mem, t, decoding, context, prompt_tokens, one_prompt);
+  const double with_prompt = share > 0 ? mixed_step_s(m, s, mem, t, decoding, context, prompt_tokens / share, one_prompt) : 0;
+  return (1 - share) * mixed_step_s(m, s, mem, t, decoding, context, 0, one_prompt) + share * with_prompt;
+}
 }  // namespace
+
+double prompt_step_share(const InferSetup& s, long long decoding, double prompt_tokens) {
+  const double I = d(s.input_tokens);
+  if (!(I > 0) || !(prompt_tokens > 0)) return 0;
+  // Requests admitted a step (prompt_tokens / I), each taking ⌈I / room⌉ steps' chunks, one a step.
+  const double room = std::max(1.0, d(s.engine.prefill_chunk_tokens) - d(decoding));
+  return std::min(1.0, prompt_tokens / I * std::ceil(I / room));
+}
 
 long long serving_slots(const InferSetup& s, const InferMemory& mem) {
   if (!s.engine.kv_grows_with_sequence || mem.max_batch < 1) return mem.max_batch;
@@ -73,10 +100,10 @@ SteadyState steady_state(const Model& m, const InferSetup& s, const InferMemory&
   // arrive per step. A request's own prompt is prefilled before its first token, so the steps
   // it decodes carry the others' prompts only.
   r.prompt_tokens_per_step = N * I / O;
-  r.itl_s = mixed_step_s(m, s, mem, t, r.running, r.context, (N - 1) * I / O, one);
+  r.itl_s = loaded_step_s(m, s, mem, t, r.running, r.context, (N - 1) * I / O, one);
   // One request at a time has no one's decode steps to prefill beside: its prompt takes its own
   // prefill, O steps apart.
-  r.step_s = r.running > 1 ? mixed_step_s(m, s, mem, t, r.running, r.context, r.prompt_tokens_per_step, one) : r.itl_s + r.prefill_s / O;
+  r.step_s = r.running > 1 ? loaded_step_s(m, s, mem, t, r.running, r.context, r.prompt_tokens_per_step, one) : r.itl_s + r.prefill_s / O;
   r.requests_per_s = N / (O * r.step_s);
   r.output_tokens_per_s = d(replicas) * N / r.step_s;
   // The time to first token: the prompt's own prefill, behind the prompts already waiting (the
@@ -120,7 +147,7 @@ SteadyState open_loop_state(const Model& m, const InferSetup& s, const InferMemo
   // mixed step prices it (the decode batch is x rounded, at least one).
   auto step_at = [&](double x) {
     const long long decoding = std::clamp(std::llround(x), 1LL, r.slots);
-    return mixed_step_s(m, s, mem, t, decoding, r.context, x * I / O, one);
+    return loaded_step_s(m, s, mem, t, decoding, r.context, x * I / O, one);
   };
   const double full_step_s = step_at(slots);
   r.capacity_requests_per_s = slots / (O * full_step_s);

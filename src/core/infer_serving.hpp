@@ -40,6 +40,11 @@ struct SteadyState {
 // the engine's cache grows with each sequence (Engine::kv_grows_with_sequence), as many as the pool
 // holds at I + O/2 tokens on average, up to the engine's max_num_seqs.
 long long serving_slots(const InferSetup& s, const InferMemory& mem);
+// Under load, the share of an engine's steps that carry a prompt chunk: `prompt_tokens` a step on
+// average arrive as whole prompts of the setup's input length, each run in chunks of up to
+// prefill_chunk_tokens less the `decoding` tokens, one chunk a step (1: every step carries one).
+// A MoE's mean step is priced over both kinds of step (core/infer_serving.cpp, loaded_step_s).
+double prompt_step_share(const InferSetup& s, long long decoding, double prompt_tokens);
 
 // Throws Error when concurrency < 1 or not one sequence fits (mem.max_batch < 1).
 SteadyState steady_state(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, long long concurrency);

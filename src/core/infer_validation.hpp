@@ -41,28 +41,35 @@ inline constexpr SignedFigure validated_max_load_blackwell{40, 0.167, 0.351};
 // none used to set a constant. Quoted with every answer whose routed experts are W4A16 (mxfp4, or
 // int4 on a MoE). Before w4a16_moe_compute_over_bf16 (core/infer_time.hpp, from an SGLang
 // server's profile, not from these rows) napkin read them +59.8% (worst +107.8%).
-inline constexpr SignedFigure validated_max_load_mxfp4{10, 0.028, 0.225, 0.151};
+inline constexpr SignedFigure validated_max_load_mxfp4{10, 0.033, 0.229, 0.154};
 // gpt-oss-20b's Blackwell columns of that table (B200 and GB200, TP1, 12 rows), its MXFP4 experts run
 // natively as MXFP4 × MXFP8 (native_fp4_experts): napkin optimistic on every row, as on every other
 // Blackwell row. Quoted with every answer whose experts run so.
-inline constexpr SignedFigure validated_max_load_mxfp4_blackwell{12, 0.363, 0.591, 0.363};
+inline constexpr SignedFigure validated_max_load_mxfp4_blackwell{12, 0.364, 0.591, 0.364};
 // Qwen3 30B-A3B in NVFP4 on one B200 and one GB200 at maximum load, 12 rows of that later table:
 // right where trtllm-bench keeps ~100 sequences running, up to 2.3 times the measured at 1,600-1,700.
 // Quoted with every other MoE answer: the one measurement of MoE serving at large batch outside
 // W4A16, and a miss whose cause is not found.
 inline constexpr SignedFigure validated_max_load_moe_nvfp4{12, 0.471, 1.326};
+// SemiAnalysis InferenceX's DeepSeek-R1-0528 runs at a fixed client concurrency of 4-128
+// (tests/test_infer_dep.cpp, 25 rows gathered after every constant was set): 8 H200s with SGLang in
+// FP8, 4 B200s with TensorRT-LLM in NVFP4 and 8 in FP8. Output tokens/s per GPU; the median TPOT
+// reads 11.5% (worst 36.8%). Quoted with every MoE answer beside the Qwen3 figure. Priced step by step
+// (core/infer_serving.cpp, loaded_step_s): with each prompt's tokens spread over every step instead,
+// 13.8% (worst 65.3%) and TPOT 18.7% (worst 173.5%).
+inline constexpr SignedFigure validated_inferencex_dsr1{25, 0.018, 0.266, 0.112};
 // --ep (experts over the GPUs, attention data parallel) at maximum load, the same later table's Hopper
 // DEP columns (tests/test_infer_dep.cpp): DeepSeek-R1-0528 in FP8 on 8 H200s, gpt-oss-120b on 4
 // H100s, Qwen3-235B-A22B in FP8 on 4 H200s and 8 H100s, 17 rows gathered after --ep was priced, and
 // Llama 4 Maverick in FP8 on 8 H200s, 5 rows gathered with the Blackwell ones below.
 // napkin is optimistic on every row: quoted with every --ep answer.
-inline constexpr SignedFigure validated_max_load_dep{22, 0.646, 1.305, 0.646};
+inline constexpr SignedFigure validated_max_load_dep{22, 0.635, 1.311, 0.635};
 // The same table's Blackwell DEP columns (tests/test_infer_dep.cpp, 47 rows gathered after every
 // constant was set): DeepSeek-R1-0528, Qwen3-235B-A22B and Llama 4 Maverick in NVFP4 at DEP4 on B200
 // and GB200, gpt-oss-120b at DEP2 on B200, Qwen3 30B-A3B and 235B-A22B at DEP2 and DEP8 on RTX PRO
-// 6000s. Errors both ways: DeepSeek-R1 5-61% slow, Qwen3-235B and gpt-oss 8-129% fast, Maverick within
+// 6000s. Errors both ways: DeepSeek-R1 5-61% slow, Qwen3-235B and gpt-oss 8-126% fast, Maverick within
 // 21%. Quoted with every --ep answer on a part with fp4 tensor cores.
-inline constexpr SignedFigure validated_max_load_dep_blackwell{47, 0.219, 1.289, 0.352};
+inline constexpr SignedFigure validated_max_load_dep_blackwell{47, 0.214, 1.260, 0.348};
 
 // AMD's published vLLM throughput on 8 MI300X (tests/test_infer_max_load.cpp, 8 rows of Llama 3.1 70B
 // and 405B in FP8 at maximum load, gathered after every constant was set): napkin optimistic on every
