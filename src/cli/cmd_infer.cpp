@@ -257,11 +257,13 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                         pct(validated_under_rate.tpot_mean_abs_error), validated_under_rate.tpot_rows));
   if (!r.concurrency.empty() || !r.rates.empty())
     r.assumptions.push_back(fmt::format("under load, checked against NVIDIA NIM's concurrency sweeps (docs/validation/infer.md): {} points, "
-                                        "inter-token latency {} and throughput {} mean error; at maximum load against TensorRT-LLM 1.0's "
-                                        "throughput table, {} rows, {} (worst {}); TTFT under load is only the {}'s share",
+                                        "inter-token latency {} and throughput {} mean error; against SemiAnalysis InferenceX's best "
+                                        "B200, H200 and H100 runs at concurrency 64-256, {} rows, {} (worst {}); at maximum load against "
+                                        "TensorRT-LLM 1.0's throughput table, {} rows, {} (worst {}); TTFT under load is only the {}'s share",
                                         validated_under_load.rows, pct(validated_under_load.itl_mean_abs_error),
-                                        pct(validated_under_load.throughput_mean_abs_error), validated_max_load.rows,
-                                        pct(validated_max_load.mean_abs_error), pct(validated_max_load.worst_abs_error),
+                                        pct(validated_under_load.throughput_mean_abs_error), validated_inferencex_best.rows,
+                                        pct(validated_inferencex_best.mean_abs_error), pct(validated_inferencex_best.worst_abs_error),
+                                        validated_max_load.rows, pct(validated_max_load.mean_abs_error), pct(validated_max_load.worst_abs_error),
                                         r.hardware.device_word()));
   // The one Blackwell source napkin has (TensorRT-LLM 1.0's table, NVFP4 on B200 and GB200) reads
   // napkin optimistic on every row: said wherever the answer rests on a part with fp4 matrix units
@@ -326,11 +328,15 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
     r.assumptions.push_back(fmt::format("AMD: against AMD's published vLLM runs on 8 MI300X (Llama 3.1 70B and 405B in FP8, ROCm/vllm's "
                                         "dev-docker results) napkin's throughput at maximum load came out {} above the measured on average "
                                         "({} rows, worst {}), and its latency of a fixed batch {} short ({} rows, batch 1 to 128; worst {}, "
-                                        "growing with the batch, which points at the products at 16-128 rows); "
-                                        "treat these speeds as optimistic beyond a few sequences",
+                                        "growing with the batch, which points at the products at 16-128 rows); against SemiAnalysis "
+                                        "InferenceX's best MI300X and MI325X runs at concurrency 64 ({} rows, Llama 3.3 70B and gpt-oss-120b "
+                                        "with vLLM) its throughput came out {} above on average (worst {}): treat these speeds as optimistic "
+                                        "beyond a few sequences",
                                         pct(validated_max_load_mi300x.mean_error), validated_max_load_mi300x.rows,
                                         pct(validated_max_load_mi300x.worst_abs_error), pct(validated_latency_mi300x.mean_error),
-                                        validated_latency_mi300x.rows, pct(validated_latency_mi300x.worst_abs_error)));
+                                        validated_latency_mi300x.rows, pct(validated_latency_mi300x.worst_abs_error),
+                                        validated_inferencex_best_amd.rows, pct(validated_inferencex_best_amd.mean_error),
+                                        pct(validated_inferencex_best_amd.worst_abs_error)));
   r.assumptions.push_back(fmt::format("checked against published runs (docs/validation/infer.md): decode at batch 1, {} rows, mean error {} "
                                       "(worst {}); first token at batch 1, {} rows, {} ({}); fixed batches' throughput, {} rows, {} ({})",
                                       validated_decode_batch1.rows, pct(validated_decode_batch1.mean_abs_error),

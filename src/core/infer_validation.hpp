@@ -58,6 +58,13 @@ inline constexpr SignedFigure validated_max_load_moe_nvfp4{12, 0.471, 1.326};
 // (core/infer_serving.cpp, loaded_step_s): with each prompt's tokens spread over every step instead,
 // 13.8% (worst 65.3%) and TPOT 18.7% (worst 173.5%).
 inline constexpr SignedFigure validated_inferencex_dsr1{25, 0.018, 0.266, 0.112};
+// InferenceX's "best configuration per GPU" tables (tests/test_infer_serving.cpp, gathered after every
+// constant was set): Llama 3.3 70B and gpt-oss-120b at 1k/1k and 8k/1k, concurrency 64-256, the
+// tensor-parallel size inferred by Little's law. 12 NVIDIA rows (B200, H200 with TensorRT-LLM; H100
+// with vLLM), quoted with every answer under load; 8 AMD rows (MI300X, MI325X with vLLM), quoted with
+// every answer on an AMD part: napkin fast there as on AMD's own tables.
+inline constexpr SignedFigure validated_inferencex_best{12, -0.032, 0.233, 0.087};
+inline constexpr SignedFigure validated_inferencex_best_amd{8, 0.276, 0.634, 0.276};
 // --ep (experts over the GPUs, attention data parallel) at maximum load, the same later table's Hopper
 // DEP columns (tests/test_infer_dep.cpp): DeepSeek-R1-0528 in FP8 on 8 H200s, gpt-oss-120b on 4
 // H100s, Qwen3-235B-A22B in FP8 on 4 H200s and 8 H100s, 17 rows gathered after --ep was priced, and
