@@ -51,7 +51,8 @@ double mixed_step_s(const Model& m, const InferSetup& s, const InferMemory& mem,
 // E·(1 − (1 − k/E)^tokens), so the average of the steps is not the step of the average tokens. Four
 // DeepSeek-V3 sequences with 7,372-token prompts spread 32 prompt tokens over every step, which
 // would read 174 of 256 experts a layer each step; the engine reads about 31 in all but one step in
-// 230 and every expert in that one.
+// 230 and every expert in that one. An engine that prefills in passes of its own already has them
+// priced apart (mixed_step_s); with pipeline stages (a micro-batch a stage) the even spread is kept.
 double loaded_step_s(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, long long decoding, double context,
                      double prompt_tokens, const Prefill& one_prompt) {
   if (!m.moe || !s.engine.prefill_mixed_with_decode || s.pp > 1) return mixed_step_s(m, s, mem, t, decoding, context, prompt_tokens, one_prompt);
