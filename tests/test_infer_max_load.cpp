@@ -456,17 +456,13 @@ TEST_CASE("AMD's vLLM throughput on 8 MI300X at maximum load (out of sample)") {
 // cache), the offline LLM class's default chunk of 16,384 prompt tokens a step on a GPU of at least
 // 70 GiB (vllm/engine/arg_utils.py, get_batch_defaults: UsageContext.LLM_CLASS). Seconds for the
 // batch, end to end. Gathered after every constant was set.
-struct AmdLatencyRow {
-  const char* model;
-  long long input, batch;
-  double seconds;
-};
 constexpr long long amd_latency_batches[] = {1, 2, 4, 8, 16, 32, 64, 128};
-constexpr struct {
+struct AmdLatencyRow {
   const char* model;
   long long input;
   double seconds[8];  // per batch of amd_latency_batches; 2048 tokens out
-} amd_latency[] = {
+};
+constexpr AmdLatencyRow amd_latency[] = {
     {"llama3.1-70b", 128, {17.236, 18.057, 18.450, 19.677, 22.072, 24.932, 33.287, 46.484}},
     {"llama3.1-70b", 2048, {17.500, 18.055, 18.858, 20.161, 22.347, 25.966, 35.324, 52.394}},
     {"llama3.1-405b", 128, {48.453, 49.268, 51.136, 54.226, 57.274, 68.901, 88.631, 117.027}},

@@ -337,7 +337,9 @@ TEST_CASE("InferenceX's best configuration per GPU at a fixed concurrency (out o
   CHECK(nvidia.n == validated_inferencex_best.rows);
   CHECK(nvidia.sum / nvidia.n == doctest::Approx(validated_inferencex_best.mean_abs_error).epsilon(0.03).scale(0));
   CHECK(nvidia.worst == doctest::Approx(validated_inferencex_best.worst_abs_error).epsilon(0.03).scale(0));
+  CHECK(nvidia.signed_sum / nvidia.n == doctest::Approx(validated_inferencex_best.mean_error).epsilon(0.05).scale(0));
   CHECK(amd.n == validated_inferencex_best_amd.rows);
   CHECK(amd.signed_sum / amd.n == doctest::Approx(validated_inferencex_best_amd.mean_error).epsilon(0.03).scale(0));
   CHECK(amd.worst == doctest::Approx(validated_inferencex_best_amd.worst_abs_error).epsilon(0.03).scale(0));
+  CHECK(amd.sum / amd.n == doctest::Approx(validated_inferencex_best_amd.mean_abs_error).epsilon(0.03).scale(0));
 }
