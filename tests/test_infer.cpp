@@ -390,7 +390,10 @@ TEST_CASE("napkin infer and napkin engines from the command line") {
                                           {"zero.toml", "decode_kernels_per_layer = 0", "decode_kernels_per_layer"},
                                           {"flag.toml", "decode_attention_shares_kv = \"no\"", "decode_attention_shares_kv"},
                                           {"grows.toml", "kv_grows_with_sequence = 1", "kv_grows_with_sequence"},
-                                          {"mixed.toml", "prefill_mixed_with_decode = \"yes\"", "prefill_mixed_with_decode"}}) {
+                                          {"mixed.toml", "prefill_mixed_with_decode = \"yes\"", "prefill_mixed_with_decode"},
+                                          {"host.toml", "host_per_sequence = \"20ms\"", "host_per_sequence"},
+                                          {"hostneg.toml", "host_per_sequence = \"-1us\"", "host_per_sequence"},
+                                          {"overlap.toml", "host_overlaps_gpu = 1", "host_overlaps_gpu"}}) {
     std::ofstream(dir / file) << valid << line << "\n";
     const auto r = test::run_napkin("engines show " + (dir / file).string());
     CAPTURE(r.err);
@@ -493,6 +496,34 @@ TEST_CASE("a prefill longer than the engine's step runs in passes, each reading 
   CHECK(chunked.attention_s == doctest::Approx(whole.attention_s));
   CHECK(chunked.overhead_s == doctest::Approx(4 * s.engine.step_overhead_s));
   CHECK(chunked.total_s > whole.total_s);
+}
+
+TEST_CASE("host work per running sequence: on top of the step, or behind it one step ahead") {
+  // engines/vllm.toml's 13 µs a request (vllm-project/vllm#23914): before async scheduling the host
+  // work of 256 requests, 3.328 ms, comes on top of the step; with it, only what outlasts the GPU's step.
+  Engine e;
+  e.host_per_sequence_s = 13e-6;
+  e.host_overlaps_gpu = false;
+  CHECK(host_sequences_exposed_s(e, 256, 0.030) == doctest::Approx(0.003328));
+  e.host_overlaps_gpu = true;
+  CHECK(host_sequences_exposed_s(e, 256, 0.030) == 0);
+  CHECK(host_sequences_exposed_s(e, 3000, 0.030) == doctest::Approx(0.039 - 0.030));  // 39 ms of host work, 30 of GPU
+  // Through a decode step: Llama 3 8B at batch 64 on an H100, the serial engine's step exactly
+  // 64 × 13 µs = 832 µs longer than the overlapped one's, which hides it.
+  const SpecRegistry specs = SpecRegistry::builtin_only();
+  const Model m = specs.model("llama3-8b");
+  const Hardware hw = specs.hardware("h100-sxm");
+  InferSetup s = test::serving_setup(specs, hw, "vllm", "bf16", "bf16", 1024, 256);
+  const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu, nullptr);
+  const InferMemory mem = infer_memory(m, s);
+  REQUIRE(s.engine.host_per_sequence_s == doctest::Approx(13e-6));
+  s.engine.host_overlaps_gpu = true;
+  const DecodeStep hidden = decode_step(m, s, mem, t, 64, 1100);
+  s.engine.host_overlaps_gpu = false;
+  const DecodeStep serial = decode_step(m, s, mem, t, 64, 1100);
+  CHECK(hidden.host_sequences_s == 0);
+  CHECK(serial.host_sequences_s == doctest::Approx(832e-6));
+  CHECK(serial.step_s - hidden.step_s == doctest::Approx(832e-6));
 }
 
 TEST_CASE("a decode batch one past a row of 128 tiles is never faster than the row") {

@@ -429,6 +429,7 @@ TEST_CASE("AMD's vLLM throughput on 8 MI300X at maximum load (out of sample)") {
     const Model m = specs.model(r.model);
     InferSetup s = test::serving_setup(specs, hw, "vllm", "fp8", "fp8", r.input, r.output);
     s.tp = s.gpus = 8;
+    s.engine.host_overlaps_gpu = false;  // vLLM 0.10.0: async scheduling off by default (engines/vllm.toml)
     s.engine.max_num_seqs = r.prompts;
     s.engine.prefill_chunk_tokens = 131072;
     const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu);
@@ -481,6 +482,7 @@ TEST_CASE("AMD's vLLM latency of a fixed batch on 8 MI300X (out of sample)") {
     const Model m = specs.model(c.model);
     InferSetup s = test::serving_setup(specs, hw, "vllm", "fp8", "fp16", c.input, 2048);
     s.tp = s.gpus = 8;
+    s.engine.host_overlaps_gpu = false;  // vLLM 0.10.0: async scheduling off by default (engines/vllm.toml)
     s.engine.prefill_chunk_tokens = 16384;
     const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu);
     const InferMemory mem = infer_memory(m, s);

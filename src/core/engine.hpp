@@ -50,6 +50,13 @@ struct Engine {
   bool cuda_graphs = true;             // decode steps replayed as graphs: no per-kernel launch cost
   double runtime_reserve_bytes = 0;    // beyond weights, KV and workspace: CUDA graphs' pools, allocator, context
   double step_overhead_s = 0;          // per decode step on the host: scheduling, sampling, detokenising
+  // Host work a step does for each running sequence (scheduling it, building its inputs and block
+  // table, taking its sampled token, checking its stop, answering it): a Python loop over the
+  // requests in the engines of 2025. Whether it runs while the GPU computes the step (TensorRT-LLM's
+  // overlap scheduler, SGLang's, vLLM's async scheduling: one step ahead, so a step takes the
+  // longer of the two) or before it (vLLM V1 by default: the two add up).
+  double host_per_sequence_s = 0;
+  bool host_overlaps_gpu = false;
   // Fraction of the memory bandwidth the engine's weight-only int8 and int4 kernels reach relative
   // to its bf16 ones (dequantisation in the inner loop).
   double int8_kernel_efficiency = 1.0;

@@ -17,6 +17,8 @@ double d(long long v) { return static_cast<double>(v); }
 // prompt tokens' attention and elementwise work are their share of a whole prompt's prefill.
 double mixed_step_s(const Model& m, const InferSetup& s, const InferMemory& mem, const InferTimeSetup& t, long long decoding, double context,
                     double prompt_tokens, const Prefill& one_prompt) {
+  // The engine's host work covers every running sequence once a step, whichever micro-batch it is in.
+  const double running = d(decoding);
   // Pipeline parallelism under load (Engine::pipeline_micro_batches): the running sequences split
   // into pp micro-batches, one at each stage, so every stage works all the time. A sequence's next
   // token comes when its micro-batch has passed all pp stages, each stage running its micro-batch of
@@ -32,14 +34,17 @@ double mixed_step_s(const Model& m, const InferSetup& s, const InferMemory& mem,
   // prompt's prefill (weights read again, the products compute-bound) on the same clock.
   if (!s.engine.prefill_mixed_with_decode) {
     const double share = s.input_tokens > 0 ? prompt_tokens / d(s.input_tokens) : 0;
-    return decode_step(m, s, mem, t, decoding, context).step_s + share * one_prompt.total_s;
+    const DecodeStep decode = decode_step(m, s, mem, t, decoding, context);
+    const double gpu_s = decode.step_s - decode.host_sequences_s + share * one_prompt.total_s;
+    return gpu_s + host_sequences_exposed_s(s.engine, running, gpu_s);
   }
   const long long tokens = decoding + static_cast<long long>(std::ceil(prompt_tokens));
   const DecodeStep products = decode_step(m, s, mem, t, tokens, 0);
   const DecodeStep decode = decode_step(m, s, mem, t, decoding, context);
   const double share = s.input_tokens > 0 ? prompt_tokens / d(s.input_tokens) : 0;
-  return products.gemm_s + products.tp_comm_s + products.pp_comm_s + products.ep_comm_s + decode.attention_s + decode.kernels_s + decode.overhead_s +
-         share * (one_prompt.attention_s + one_prompt.memory_bound_s);
+  const double gpu_s = products.gemm_s + products.tp_comm_s + products.pp_comm_s + products.ep_comm_s + decode.attention_s + decode.kernels_s +
+                       decode.overhead_s + share * (one_prompt.attention_s + one_prompt.memory_bound_s);
+  return gpu_s + host_sequences_exposed_s(s.engine, running, gpu_s);
 }
 
 // The mean step under load. An engine admits a waiting request as a running one finishes and runs

@@ -116,6 +116,11 @@ double decode_kernels(const Model& m, const Engine& e) {
   return (d(m.layers) - moe_layers) * e.decode_kernels_per_layer + moe_layers * e.decode_kernels_per_moe_layer + e.decode_kernels_outside_layers;
 }
 
+double host_sequences_exposed_s(const Engine& e, double sequences, double gpu_step_s) {
+  const double host_s = e.host_per_sequence_s * std::max(0.0, sequences);
+  return e.host_overlaps_gpu ? std::max(0.0, host_s - gpu_step_s) : host_s;
+}
+
 MoeRegime moe_regime(const Model& m, long long batch) {
   MoeRegime r;
   if (!m.moe) return r;
@@ -204,7 +209,9 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
   st.kernels = decode_kernels(m, s.engine);
   st.kernels_s = st.kernels * (s.engine.cuda_graphs ? kernel_floor_s : std::max(kernel_floor_s, eager_launch_s));
   st.overhead_s = s.engine.step_overhead_s;
-  st.step_s = st.gemm_s + st.attention_s + st.kernels_s + st.tp_comm_s + st.pp_comm_s + st.ep_comm_s + st.overhead_s;
+  const double gpu_s = st.gemm_s + st.attention_s + st.kernels_s + st.tp_comm_s + st.pp_comm_s + st.ep_comm_s + st.overhead_s;
+  st.host_sequences_s = host_sequences_exposed_s(s.engine, b, gpu_s);
+  st.step_s = gpu_s + st.host_sequences_s;
   return st;
 }
 

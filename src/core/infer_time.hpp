@@ -95,6 +95,7 @@ struct DecodeStep {
   double kernels = 0;        // GPU kernels the step launches (Engine::decode_kernels_*)
   double kernels_s = 0;      // kernels × kernel_floor_s (eager_launch_s without CUDA graphs)
   double overhead_s = 0;     // the engine's per-step host floor
+  double host_sequences_s = 0;  // the engine's host work per running sequence, what the GPU's step does not hide
   double step_s = 0;
   bool memory_bound() const { return memory_s >= compute_s; }
 };
@@ -117,6 +118,11 @@ struct MoeRegime {
 MoeRegime moe_regime(const Model& m, long long batch);
 // GPU kernels one decode step launches: dense layers, MoE layers and the rest, from the engine.
 double decode_kernels(const Model& m, const Engine& e);
+
+// The part of the engine's per-sequence host work (Engine::host_per_sequence_s × sequences) that a
+// step of gpu_step_s does not hide: all of it where the host prepares and finishes a step before and
+// after the GPU runs it, the excess over the GPU's step where the engine runs the host one step ahead.
+double host_sequences_exposed_s(const Engine& e, double sequences, double gpu_step_s);
 
 struct InferTime {
   long long batch = 0;

@@ -47,6 +47,9 @@ std::string engine_show_text(const Engine& e, std::size_t max_width) {
   kv.add("CUDA graphs", e.cuda_graphs ? "yes" : "no");
   kv.add("runtime reserve", format_si(e.runtime_reserve_bytes, "B", 3));
   kv.add("step floor", format_sig(e.step_overhead_s * 1e3, 3) + " ms", "host time per decode step");
+  kv.add("host per sequence", e.host_per_sequence_s > 0 ? format_sig(e.host_per_sequence_s * 1e6, 3) + " µs" : "not priced",
+         e.host_overlaps_gpu ? "a running request's host work a step, beside the step's kernels (one step ahead)"
+                             : "a running request's host work a step, before and after the step's kernels");
   kv.add("quantised kernels", fmt::format("int8 {}, int4 {}", format_sig(e.int8_kernel_efficiency, 3), format_sig(e.int4_kernel_efficiency, 3)),
          "of the bandwidth its bf16 kernels reach");
   kv.add("all-reduce", e.allreduce_latency_s ? format_sig(*e.allreduce_latency_s * 1e6, 3) + " µs a call" : "NCCL ring model", "small messages (decode)");
@@ -85,6 +88,8 @@ nlohmann::json engine_json(const Engine& e) {
           {"cuda_graphs", e.cuda_graphs},
           {"runtime_reserve_bytes", json_count(e.runtime_reserve_bytes)},
           {"step_overhead_s", e.step_overhead_s},
+          {"host_per_sequence_s", e.host_per_sequence_s},
+          {"host_overlaps_gpu", e.host_overlaps_gpu},
           {"int8_kernel_efficiency", e.int8_kernel_efficiency},
           {"int4_kernel_efficiency", e.int4_kernel_efficiency},
           {"allreduce_latency_s", e.allreduce_latency_s ? nlohmann::json(*e.allreduce_latency_s) : nlohmann::json(nullptr)},

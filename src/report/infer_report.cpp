@@ -36,10 +36,23 @@ RuntimeWords runtime_words(const Hardware& h) {
 }
 
 std::string engine_line(const Engine& e, const Hardware& h) {
-  return fmt::format("{} ({}): {} of {} memory, KV blocks of {}, at most {}, {}, {} a step on the host", e.name, e.key,
+  const std::string per_sequence =
+      e.host_per_sequence_s > 0 ? fmt::format(" + {} µs a running sequence ({})", format_sig(e.host_per_sequence_s * 1e6, 3),
+                                              e.host_overlaps_gpu ? "beside the step's kernels" : "before and after the step's kernels")
+                                : "";
+  return fmt::format("{} ({}): {} of {} memory, KV blocks of {}, at most {}, {}, {} a step on the host{}", e.name, e.key,
                      format_sig(e.memory_fraction, 3), e.memory_fraction_of == MemoryFractionOf::total ? "the total" : "the free",
                      plural(e.kv_block_tokens, "token"), plural(e.max_num_seqs, "sequence"), e.cuda_graphs ? runtime_words(h).graphs : "eager launches",
-                     format_sig(e.step_overhead_s * 1e3, 3) + " ms");
+                     format_sig(e.step_overhead_s * 1e3, 3) + " ms", per_sequence);
+}
+
+// The engine's host work per running request in a decode step's sum: what the step adds for it.
+std::string host_sequences_words(const Engine& e, long long batch, const DecodeStep& st) {
+  if (!(e.host_per_sequence_s > 0)) return "";
+  const std::string work = fmt::format("{} × {} µs", batch, format_sig(e.host_per_sequence_s * 1e6, 3));
+  if (!e.host_overlaps_gpu) return fmt::format(" + host per sequence {} ({})", ms(st.host_sequences_s), work);
+  return st.host_sequences_s > 0 ? fmt::format(" + host per sequence past the step's kernels {} ({})", ms(st.host_sequences_s), work)
+                                 : fmt::format(" (host per sequence {} = {}, hidden behind the step's kernels)", work, ms(static_cast<double>(batch) * e.host_per_sequence_s));
 }
 
 }  // namespace
@@ -120,11 +133,11 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
   if (s.output_tokens > 2) steps.push_back(&t.last);
   for (const DecodeStep* st : steps)
     out.push_back(fmt::format("decode step at context {}: products {} (max of {} weights at {} and their FLOPs, plus the lesser over max(1, batch/{}): "
-                              "a flat product) + attention {} (max of {} KV read and its FLOPs) + kernels {} ({} × {} µs) + {} {} + host floor {} = {}",
+                              "a flat product) + attention {} (max of {} KV read and its FLOPs) + kernels {} ({} × {} µs) + {} {} + host floor {}{} = {}",
                               format_sig(st->context, 6), ms(st->gemm_s), bytes(st->weight_bytes), format_si(bw, "B/s", 3), gemm_tile_m,
                               ms(st->attention_s), bytes(st->kv_bytes), ms(st->kernels_s), format_sig(st->kernels, 4),
                               format_sig(st->kernels > 0 ? st->kernels_s / st->kernels * 1e6 : 0, 3), s.ep > 1 ? "ep" : "tp", ms(st->tp_comm_s + st->pp_comm_s + st->ep_comm_s), ms(st->overhead_s),
-                              ms(st->step_s)));
+                              host_sequences_words(s.engine, t.batch, *st), ms(st->step_s)));
   const std::string tpot = s.output_tokens > 1 ? fmt::format("TPOT = mean of the {} = {}", plural(s.output_tokens - 1, "step"), ms(t.tpot_s))
                            : t.last_prompt_token_s > 0 ? std::string("no decode step after the first token (--output 1), so no TPOT")
                                                        : std::string("no decode step (--output 1: the prefill makes the one token), so no TPOT");

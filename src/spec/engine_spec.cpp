@@ -44,6 +44,16 @@ Engine parse_engine(std::string_view text, const std::string& display_path, cons
   }
   if (!(e.step_overhead_s >= 0 && e.step_overhead_s <= 1))
     r.fail(root.get("step_overhead"), "step_overhead", "must lie between 0 and 1 s");
+  if (const auto per = r.optional_string("host_per_sequence")) {
+    try {
+      e.host_per_sequence_s = parse_duration(*per, "host_per_sequence");
+    } catch (const Error& err) {
+      r.fail(root.get("host_per_sequence"), "host_per_sequence", without_key(err.what(), "host_per_sequence"));
+    }
+    if (!(e.host_per_sequence_s >= 0 && e.host_per_sequence_s <= 0.01))
+      r.fail(root.get("host_per_sequence"), "host_per_sequence", "must lie between 0 and 10 ms");
+  }
+  e.host_overlaps_gpu = r.optional_bool("host_overlaps_gpu").value_or(false);
   e.int8_kernel_efficiency = r.required_quantity("int8_kernel_efficiency", QuantityKind::count, {0.01, 1.0, ""});
   e.int4_kernel_efficiency = r.required_quantity("int4_kernel_efficiency", QuantityKind::count, {0.01, 1.0, ""});
   if (const auto ar = r.optional_string("allreduce_latency")) {
