@@ -91,6 +91,28 @@ const Expected kTranscribed[] = {
     // final norm 5120. 107,769,861,120 (Meta's "109B total" counts the vision encoder too).
     {"reconstructed/llama-4-scout-17b-16e", 48 * (62914560.0 + 10240 + 2139176960.0) + 2 * 202048.0 * 5120 + 5120, "hand count"},
 };
+// Real config.json files without a checkpoint index at hand (tests/data/hf/README.md,
+// "Hub-counted"): the Hub's safetensors parameter count less the multi-token-prediction layer the
+// checkpoint also stores (which transformers does not load), that layer counted by hand.
+const Expected kHubCounted[] = {
+    // GLM-4.5-Air, Hub 110,468,824,832. Layer 46 (MTP) = one MoE layer [attention 4096·12288 +
+    // 2·4096·1024 + 12288·4096 + q/k/v biases 14,336 = 109,066,240; norms 8,192; 128 + 1 experts of
+    // 3·4096·1408 = 2,231,894,016, router 128·4096 + 128 bias = 524,416] 2,341,492,864 + enorm, hnorm,
+    // shared_head.norm 3·4096 + eh_proj 4096·8192 + its own embed_tokens and shared_head.head
+    // 2·151552·4096: 3,616,573,568.
+    {"glm-4.5-air", 110468824832.0 - 3616573568.0, "Hub 110,468,824,832 less MTP layer 46 (3,616,573,568)"},
+    // GLM-4.5, Hub 358,337,791,296. Layer 92 (MTP) = one MoE layer [attention 5120·12288 +
+    // 2·5120·1024 + 12288·5120 + biases 14,336 + q/k norms 2·128 = 136,329,472; norms 10,240; 160 + 1
+    // experts of 3·5120·1536 = 3,798,466,560, router 160·5120 + 160 = 819,360] 3,935,625,632 + 3·5120 +
+    // eh_proj 5120·10240 + 2·151552·5120: 5,539,962,272.
+    {"glm-4.5", 358337791296.0 - 5539962272.0, "Hub 358,337,791,296 less MTP layer 92 (5,539,962,272)"},
+    // MiniMax-M2: the Hub's 228,689,764,864 is the model itself (its checkpoint stores no MTP module
+    // and the count leaves out the fp8 scales): 62 layers of [attention 2·3072·6144 + 2·3072·1024 + q/k
+    // norms 6144 + 1024 = 44,047,360; 256 experts 3·3072·1536 = 3,623,878,656; router 256·3072 + 256
+    // bias; norms 2·3072] + embedding and head 2·200064·3072 + final norm 3072.
+    {"minimax-m2", 228689764864.0, "Hub 228,689,764,864"},
+};
+
 // Published figures only (no checkpoint total at hand): within 0.5%.
 struct Published {
   const char* dir;
@@ -146,6 +168,30 @@ TEST_CASE("transcribed and reconstructed configs of the other families") {
     CAPTURE(e.arithmetic);
     CHECK(count_params(load(e.dir).model).total == e.total);
   }
+  for (const auto& e : kHubCounted) {
+    CAPTURE(e.dir);
+    CAPTURE(e.arithmetic);
+    CHECK(count_params(load(e.dir).model).total == e.total);
+  }
+  // Active per token against the vendors' rounded figures, without the embedding and LM head: GLM-4.5
+  // "355B total, 32B active", GLM-4.5-Air "106B total, 12B active" (zai-org model cards), MiniMax-M2
+  // "230B total, 10B active" (MiniMaxAI/MiniMax-M2 model card).
+  for (const auto& [dir, active] : {std::pair{"glm-4.5", 32e9}, {"glm-4.5-air", 12e9}, {"minimax-m2", 10e9}}) {
+    CAPTURE(dir);
+    const ParamCount c = count_params(load(dir).model);
+    CHECK(std::fabs(c.active - c.embedding - c.lm_head - active) / active < 0.03);
+  }
+  CHECK(load("minimax-m2").model.checkpoint_weights == "fp8-block");
+  CHECK(load("glm-4.5").model.qk_norm == QkNorm::per_head);
+  CHECK(load("glm-4.5-air").model.qk_norm == QkNorm::none);
+  // MiniMax-01's lightning-attention layers (attn_type_list 0) are not priced, and say so at the key.
+  const std::string mm = R"({"model_type": "minimax_m2", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8,
+    "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 32, "vocab_size": 100, "max_position_embeddings": 256,
+    "num_local_experts": 4, "num_experts_per_tok": 2)";
+  CHECK(import_hf_config(mm + "}", "c.json", "c").model.moe->experts == 4);
+  CHECK_THROWS_WITH_AS(import_hf_config(mm + R"(, "attn_type_list": [1, 0]})", "c.json", "c"), doctest::Contains("attn_type_list: napkin reads full-attention layers (1) only"), Error);
+  CHECK_THROWS_WITH_AS(import_hf_config(mm + R"(, "use_qk_norm": true, "qk_norm_type": "per_token"})", "c.json", "c"), doctest::Contains("qk_norm_type"), Error);
+  CHECK_THROWS_WITH_AS(import_hf_config(mm + R"(, "shared_intermediate_size": 512})", "c.json", "c"), doctest::Contains("shared_intermediate_size"), Error);
   for (const auto& p : kPublishedOnly) {
     CAPTURE(p.dir);
     CAPTURE(p.source);
@@ -181,8 +227,9 @@ TEST_CASE("transcribed and reconstructed configs of the other families") {
   std::set<std::string> seen;
   for (const auto& e : kReal) seen.insert(load(e.dir).family);
   for (const auto& e : kTranscribed) seen.insert(load(e.dir).family);
-  for (const char* f : {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "phi3",
-                        "falcon", "gpt_neox", "gptj", "gpt2", "olmo", "olmo2", "deepseek_v2", "deepseek_v3", "starcoder2", "gpt_oss", "llama4_text"}) {
+  for (const auto& e : kHubCounted) seen.insert(load(e.dir).family);
+  for (const char* f : {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "phi3", "falcon", "gpt_neox",
+                        "gptj", "gpt2", "olmo", "olmo2", "deepseek_v2", "deepseek_v3", "starcoder2", "gpt_oss", "llama4_text", "glm4_moe", "minimax_m2"}) {
     CAPTURE(f);
     CHECK(seen.count(f) == 1);
   }
@@ -270,6 +317,7 @@ TEST_CASE("models import: the TOML loads back to the same model") {
   std::vector<std::string> dirs;
   for (const auto& e : kReal) dirs.push_back(e.dir);
   for (const auto& e : kTranscribed) dirs.push_back(e.dir);
+  for (const auto& e : kHubCounted) dirs.push_back(e.dir);
   for (const auto& p : kPublishedOnly) dirs.push_back(p.dir);
   for (const auto& dir : dirs) {
     CAPTURE(dir);

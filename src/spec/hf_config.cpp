@@ -106,6 +106,26 @@ void read_qwen_moe(HfReader& r, Model& m, bool shared) {
   m.moe = e;
 }
 
+// Group-limited routing (DeepSeek-V2's device-limited, V3's node-limited): n_group groups, the top-k
+// drawn from the best topk_group of them.
+void read_routing_groups(HfReader& r, MoeSpec& e) {
+  const long long groups = r.count_or("n_group", "moe.routing_groups", 1, "absent: not group-limited");
+  const long long per_token = r.count_or("topk_group", "moe.groups_per_token", groups, "absent: every group");
+  if (groups > 1 && per_token < groups) {
+    if (e.experts % groups != 0) r.fail("n_group", "must divide n_routed_experts");
+    if (per_token * (e.experts / groups) < e.experts_per_token) r.fail("topk_group", "its groups hold fewer experts than num_experts_per_tok");
+    e.routing_groups = groups, e.groups_per_token = per_token;
+  }
+}
+
+// DeepSeek-V3's multi-token-prediction layers (num_nextn_predict_layers), which the checkpoint stores
+// after the main model and transformers does not load. 0 is valid: a checkpoint without the module
+// (Moonshot's Kimi K2).
+void note_mtp(HfReader& r) {
+  if (const auto mtp = r.opt_count("num_nextn_predict_layers", {}, /*min=*/0); mtp && *mtp > 0)
+    r.note("num_nextn_predict_layers: the multi-token-prediction module the checkpoint also stores is not counted (transformers does not load it)");
+}
+
 void read_deepseek(HfReader& r, Model& m, bool v3) {
   read_llama_like(r, m);
   read_gated_mlp(r, m);
@@ -134,19 +154,9 @@ void read_deepseek(HfReader& r, Model& m, bool v3) {
   e.router_bias = topk == "noaux_tc";
   r.derive("moe.router_bias", "topk_method " + topk + (e.router_bias ? ": e_score_correction_bias per expert" : ": no router bias"));
   if (e.dense_layers >= m.layers) r.fail("first_k_dense_replace", "napkin needs fewer dense layers than num_hidden_layers");
-  // Group-limited routing (V2's device-limited, V3's node-limited): n_group groups, the top-k drawn
-  // from the best topk_group of them.
-  const long long groups = r.count_or("n_group", "moe.routing_groups", 1, "absent: not group-limited");
-  const long long per_token = r.count_or("topk_group", "moe.groups_per_token", groups, "absent: every group");
-  if (groups > 1 && per_token < groups) {
-    if (e.experts % groups != 0) r.fail("n_group", "must divide n_routed_experts");
-    if (per_token * (e.experts / groups) < e.experts_per_token) r.fail("topk_group", "its groups hold fewer experts than num_experts_per_tok");
-    e.routing_groups = groups, e.groups_per_token = per_token;
-  }
+  read_routing_groups(r, e);
   m.moe = e;
-  // 0 is valid: a checkpoint without the module (Moonshot's Kimi K2).
-  if (const auto mtp = v3 ? r.opt_count("num_nextn_predict_layers", {}, /*min=*/0) : std::nullopt; mtp && *mtp > 0)
-    r.note("num_nextn_predict_layers: the multi-token-prediction module the checkpoint also stores is not counted (transformers does not load it)");
+  if (v3) note_mtp(r);
 }
 
 void read_falcon(HfReader& r, Model& m, const std::string& model_type) {
@@ -291,6 +301,85 @@ void read_gpt_oss(HfReader& r, Model& m) {
   m.tied_embeddings = r.flag_or("tie_word_embeddings", false, "tied_embeddings");
 }
 
+// GLM-4.5, GLM-4.5-Air, GLM-4.6 (transformers Glm4MoeConfig / modeling_glm4_moe.py, which takes
+// DeepSeek-V3's decoder layer, MLP and router; vLLM glm4_moe.py): GQA attention with biases on q, k
+// and v when attention_bias (o_proj has none), q and k RMSNorm(head_dim) when use_qk_norm, rotary
+// on partial_rotary_factor of each head; first_k_dense_replace dense layers of intermediate_size,
+// then n_routed_experts of moe_intermediate_size top num_experts_per_tok beside n_shared_experts of
+// the same width, routed by a sigmoid gate with a per-expert e_score_correction_bias.
+void read_glm4_moe(HfReader& r, Model& m) {
+  read_llama_like(r, m);
+  read_gated_mlp(r, m);
+  m.bias = r.flag_or("attention_bias", false, "bias") ? BiasKind::qkv : BiasKind::none;
+  r.derive("bias", "attention_bias: q, k and v biases (Glm4MoeAttention's o_proj has none)");
+  if (r.flag_or("use_qk_norm", false, "qk_norm")) {
+    m.qk_norm = QkNorm::per_head;
+    r.derive("qk_norm", "use_qk_norm: q_norm and k_norm, RMSNorm(head_dim)");
+  }
+  m.rotary_fraction = r.opt_number("partial_rotary_factor").value_or(0.5);
+  if (m.rotary_fraction > 1) r.fail("partial_rotary_factor", "must lie in (0, 1]");
+  r.derive("rotary_fraction", r.has("partial_rotary_factor") ? "partial_rotary_factor (no parameters)"
+                                                             : "partial_rotary_factor absent: Glm4MoeConfig's 0.5 (no parameters)");
+  MoeSpec e;
+  e.experts = r.count("n_routed_experts", "moe.experts", "the number of routed experts");
+  e.experts_per_token = r.count("num_experts_per_tok", "moe.experts_per_token", "the top-k");
+  if (e.experts_per_token > e.experts) r.fail("num_experts_per_tok", "exceeds n_routed_experts");
+  e.d_ff_expert = r.count("moe_intermediate_size", "moe.d_ff_expert", "each expert's width");
+  e.shared_experts = r.count_or("n_shared_experts", "moe.shared_experts", 1, "absent: Glm4MoeConfig's default 1");
+  e.dense_layers = r.count_or("first_k_dense_replace", "moe.dense_layers", 1, "absent: Glm4MoeConfig's default 1");
+  if (e.dense_layers >= m.layers) r.fail("first_k_dense_replace", "napkin needs fewer dense layers than num_hidden_layers");
+  e.router_bias = true;
+  r.derive("moe.router_bias", "Glm4MoeTopkRouter (DeepSeek-V3's noaux_tc): e_score_correction_bias per expert");
+  read_routing_groups(r, e);
+  m.moe = e;
+  note_mtp(r);
+  m.tied_embeddings = r.flag_or("tie_word_embeddings", false, "tied_embeddings");
+}
+
+// MiniMax-M2 (MiniMaxM2Config / modeling_minimax_m2.py, the checkpoint's own remote code; vLLM
+// minimax_m2.py): GQA attention of head_dim wide heads (q wider than the model), no biases, a q and k
+// RMSNorm over the whole projection (qk_norm_type per_layer), rotary on rotary_dim of each head; every
+// layer MoE: num_local_experts of intermediate_size top num_experts_per_tok, a sigmoid router with a
+// per-expert bias (use_routing_bias), no shared expert. attn_type_list marks each layer full (1) or
+// lightning (linear) attention (0, MiniMax-01's); M2 is full everywhere.
+void read_minimax_m2(HfReader& r, Model& m) {
+  read_llama_like(r, m);
+  read_gated_mlp(r, m);
+  const long long listed = r.list_length("attn_type_list");
+  if (listed >= 0) {
+    if (listed != m.layers) r.fail("attn_type_list", "lists " + std::to_string(listed) + " layers; num_hidden_layers is " + std::to_string(m.layers));
+    if (const std::vector<long long> kinds = r.int_list("attn_type_list"); std::any_of(kinds.begin(), kinds.end(), [](long long k) { return k != 1; }))
+      r.fail("attn_type_list", "napkin reads full-attention layers (1) only; lightning attention (0) is not priced");
+  }
+  m.bias = BiasKind::none;
+  if (r.flag_or("use_qk_norm", false, "qk_norm")) {
+    const std::string kind = r.string_or("qk_norm_type", "per_layer");
+    if (kind != "per_layer" && kind != "per_head") r.fail("qk_norm_type", "expected \"per_layer\" or \"per_head\", found \"" + kind + "\"");
+    m.qk_norm = kind == "per_layer" ? QkNorm::full : QkNorm::per_head;
+    r.derive("qk_norm", kind == "per_layer" ? "qk_norm_type per_layer: q_norm and k_norm over heads·head_dim and kv_heads·head_dim"
+                                            : "qk_norm_type per_head: q_norm and k_norm, RMSNorm(head_dim)");
+  }
+  if (auto rd = r.opt_count("rotary_dim", "head_dim")) {
+    if (*rd > m.head_dim) r.fail("rotary_dim", "exceeds the head size (" + std::to_string(m.head_dim) + ")");
+    m.rotary_fraction = static_cast<double>(*rd) / static_cast<double>(m.head_dim);
+    r.derive("rotary_fraction", "rotary_dim / head_dim (no parameters)");
+  }
+  MoeSpec e;
+  e.experts = r.count("num_local_experts", "moe.experts", "the number of experts");
+  e.experts_per_token = r.count("num_experts_per_tok", "moe.experts_per_token", "the top-k");
+  if (e.experts_per_token > e.experts) r.fail("num_experts_per_tok", "exceeds num_local_experts");
+  e.d_ff_expert = m.d_ff;
+  r.derive("moe.d_ff_expert", "intermediate_size (each expert; no layer is dense)");
+  if (r.opt_count("shared_intermediate_size", {}, /*min=*/0).value_or(0) > 0)
+    r.fail("shared_intermediate_size", "napkin reads MiniMax-M2 without a shared expert (0)");
+  e.router_bias = r.flag_or("use_routing_bias", false, "moe.router_bias");
+  r.derive("moe.router_bias", e.router_bias ? "use_routing_bias: e_score_correction_bias per expert" : "use_routing_bias false");
+  m.moe = e;
+  if (r.opt_count("num_mtp_modules", {}, /*min=*/0).value_or(0) > 0)
+    r.note("use_mtp: the multi-token-prediction modules are not counted (MiniMax-M2's released checkpoint stores none)");
+  m.tied_embeddings = r.flag_or("tie_word_embeddings", false, "tied_embeddings");
+}
+
 void read_family(HfReader& r, Model& m, const std::string& family, const std::string& model_type) {
   if (family == "gpt2" || family == "gptj") {
     m.layers = r.count("n_layer", "layers", "the number of layers");
@@ -344,6 +433,8 @@ void read_family(HfReader& r, Model& m, const std::string& family, const std::st
     return;
   }
   if (family == "llama4_text") return read_llama4(r, m);
+  if (family == "glm4_moe") return read_glm4_moe(r, m);
+  if (family == "minimax_m2") return read_minimax_m2(r, m);
   if (family == "gpt_oss") {
     read_gpt_oss(r, m);
     return read_layer_types(r, m);
@@ -434,7 +525,8 @@ const std::map<std::string, std::string>& families() {
       {"gemma2", "gemma2"}, {"gemma3_text", "gemma3_text"}, {"phi3", "phi3"}, {"falcon", "falcon"}, {"RefinedWeb", "falcon"},
       {"RefinedWebModel", "falcon"}, {"gpt_neox", "gpt_neox"}, {"gptj", "gptj"}, {"gpt2", "gpt2"},
       {"olmo", "olmo"}, {"olmo2", "olmo2"}, {"deepseek_v2", "deepseek_v2"}, {"deepseek_v3", "deepseek_v3"},
-      {"starcoder2", "starcoder2"}, {"gpt_oss", "gpt_oss"}, {"llama4_text", "llama4_text"},
+      {"starcoder2", "starcoder2"}, {"gpt_oss", "gpt_oss"}, {"llama4_text", "llama4_text"}, {"glm4_moe", "glm4_moe"},
+      {"minimax_m2", "minimax_m2"},
       // Moonshot's Kimi K2 is DeepSeek-V3's architecture (DeepseekV3ForCausalLM) under its own
       // model_type, "so engines can tell it apart" (moonshotai/Kimi-K2-Instruct docs/deploy_guidance.md).
       {"kimi_k2", "deepseek_v3"}};
@@ -451,7 +543,7 @@ const std::map<std::string, std::string>& architectures() {
       {"GPTNeoXForCausalLM", "gpt_neox"}, {"GPTJForCausalLM", "gptj"}, {"GPT2LMHeadModel", "gpt2"},
       {"OlmoForCausalLM", "olmo"}, {"Olmo2ForCausalLM", "olmo2"}, {"DeepseekV2ForCausalLM", "deepseek_v2"},
       {"DeepseekV3ForCausalLM", "deepseek_v3"}, {"Starcoder2ForCausalLM", "starcoder2"},
-      {"GptOssForCausalLM", "gpt_oss"}};
+      {"GptOssForCausalLM", "gpt_oss"}, {"Glm4MoeForCausalLM", "glm4_moe"}, {"MiniMaxM2ForCausalLM", "minimax_m2"}};
   return a;
 }
 
