@@ -226,6 +226,9 @@ PlanQuery h100_query(long long gpus, long long tp, long long pp, long long batch
   q.memory.recipe = r;
   q.memory.seq = seq;
   q.memory.memory_bytes = 80e9;
+  // What `napkin plan` leaves free on an NVIDIA GPU (its runtime reserve: CUDA context, NCCL,
+  // workspaces, the allocator's share), so the plan compared is the one the CLI would pick.
+  q.memory.runtime_reserve = true;
   const Framework megatron = load_framework("megatron");
   apply_framework(megatron, q.step);
   q.step.flash_rate = flash_rate_for(megatron.attention_kernel, "h100");  // cuDNN fused attention
@@ -336,7 +339,8 @@ Row llama3_405b_row(long long gpus, double mfu) {
   row.source = "Dubey et al. 2024 (Llama 3), Table 4 and §3.3.2";
   row.layout = "t 8, p 16, d " + std::to_string(gpus / 128) + ", B 2048 × 8192, recompute none, ZeRO 1, fp32 reduce; napkin picked b " +
                std::to_string(p.layout.micro_batch) + ", v " + std::to_string(p.layout.interleave) + " (napkin's memory for it " +
-               std::to_string(std::lround(mem.total_bytes / 1e9)) + " GB of " + std::to_string(std::lround(mem.available_bytes / 1e9)) + " GB)";
+               std::to_string(std::lround(mem.total_bytes / 1e9)) + " GB, " + std::to_string(std::lround(mem.available_bytes / 1e9)) +
+               " GB free of 80 GB after the runtime reserve)";
   row.unit = "MFU";
   row.measured = mfu;
   row.predicted = p.time.mfu;
