@@ -111,6 +111,12 @@ const Expected kHubCounted[] = {
     // norms 6144 + 1024 = 44,047,360; 256 experts 3·3072·1536 = 3,623,878,656; router 256·3072 + 256
     // bias; norms 2·3072] + embedding and head 2·200064·3072 + final norm 3072.
     {"minimax-m2", 228689764864.0, "Hub 228,689,764,864"},
+    // DeepSeek-V3.2, Hub 685,355,329,792 (the weights; its fp8 scales not counted). Layer 61 (MTP) =
+    // one MoE layer [MLA 187,107,328; indexer 1536·8192 + 7168·128 + 2·128 + 7168·64 = 13,959,424;
+    // norms 2·7168; 256 + 1 experts of 3·7168·2048 = 11,318,329,344; router 256·7168 + 256 bias]
+    // 11,521,245,696 + enorm, hnorm, shared_head.norm 3·7168 + eh_proj 7168·14336 + its own
+    // embed_tokens and shared_head.head 2·129280·7168: 13,477,385,728.
+    {"deepseek-v3.2", 685355329792.0 - 13477385728.0, "Hub 685,355,329,792 less MTP layer 61 (13,477,385,728)"},
 };
 
 // Published figures only (no checkpoint total at hand): within 0.5%.
@@ -229,7 +235,8 @@ TEST_CASE("transcribed and reconstructed configs of the other families") {
   for (const auto& e : kTranscribed) seen.insert(load(e.dir).family);
   for (const auto& e : kHubCounted) seen.insert(load(e.dir).family);
   for (const char* f : {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "phi3", "falcon", "gpt_neox",
-                        "gptj", "gpt2", "olmo", "olmo2", "deepseek_v2", "deepseek_v3", "starcoder2", "gpt_oss", "llama4_text", "glm4_moe", "minimax_m2"}) {
+                        "gptj", "gpt2", "olmo", "olmo2", "deepseek_v2", "deepseek_v3", "deepseek_v32", "starcoder2", "gpt_oss", "llama4_text",
+                        "glm4_moe", "minimax_m2"}) {
     CAPTURE(f);
     CHECK(seen.count(f) == 1);
   }

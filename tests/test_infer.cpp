@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/infer_memory.hpp"
 #include "core/infer_time.hpp"
+#include "core/model_checks.hpp"
 #include "spec/registry.hpp"
 
 using namespace napkin;
@@ -496,6 +497,41 @@ TEST_CASE("a prefill longer than the engine's step runs in passes, each reading 
   CHECK(chunked.attention_s == doctest::Approx(whole.attention_s));
   CHECK(chunked.overhead_s == doctest::Approx(4 * s.engine.step_overhead_s));
   CHECK(chunked.total_s > whole.total_s);
+}
+
+TEST_CASE("DeepSeek sparse attention: the indexer's parameters and cache, and only the top-k latents read and attended") {
+  // DeepSeek-V3.2 is DeepSeek-V3 with a lightning indexer a layer (index_n_heads 64 of
+  // index_head_dim 128, top 2048; its config.json). By hand, a layer's indexer: wq_b 1536 · 64·128 +
+  // wk 7168 · 128 + its LayerNorm 2 · 128 + weights_proj 7168 · 64 = 13,959,424 parameters.
+  const SpecRegistry specs = SpecRegistry::builtin_only();
+  const Model v3 = specs.model("deepseek-v3");
+  Model v32 = v3;
+  v32.mla->index_heads = 64, v32.mla->index_head_dim = 128, v32.mla->index_topk = 2048;
+  CHECK(count_params(v32).total - count_params(v3).total == 61 * 13959424.0);
+  // Each query attends min(i, 2048) keys: at 32,768 tokens (2·32768·2048 − 2048²) / 32768² of causal.
+  CHECK(causal_attention_share(v32, 32768) == doctest::Approx(0.12109375));
+  CHECK(causal_attention_share(v32, 2048) == 1);
+  // The cache a token and layer: the latent, 512 + 64 values at 1 byte (--kv fp8), and the indexer's
+  // key, 128 fp8 values and one fp32 scale = 132 bytes. A decode step reads the indexer keys of the
+  // whole context and the latents of the top 2048: at 32,768 tokens on one GPU, 61 × (576 · 2048 + 132 · 32768).
+  const Hardware hw = specs.hardware("h200-sxm");
+  InferSetup s = test::serving_setup(specs, hw, "vllm", "fp8-block", "fp8", 32768, 1024);
+  s.tp = s.gpus = 8;
+  const KvCache kv = kv_cache(v32, 8, 1, s.kv);
+  CHECK(kv.bytes_per_token_per_gpu == 61 * 708.0);
+  CHECK(kv.bytes_per_gpu(32768) == 61 * 708.0 * 32768);
+  CHECK(kv.read_bytes_per_gpu(32768) == 61 * (576.0 * 2048 + 132.0 * 32768));
+  CHECK(kv.read_bytes_per_gpu(1000) == kv.bytes_per_gpu(1000));  // under the top-k, every key
+  const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu, nullptr);
+  CHECK(decode_step(v32, s, infer_memory(v32, s), t, 16, 32768).kv_bytes == doctest::Approx(16 * 61 * (576.0 * 2048 + 132.0 * 32768)));
+  // Long prompts get cheaper to decode than the dense model's; the indexer needs all three sizes and a q latent.
+  CHECK(decode_step(v32, s, infer_memory(v32, s), t, 16, 32768).step_s < decode_step(v3, s, infer_memory(v3, s), t, 16, 32768).step_s);
+  Model half = v32;
+  half.mla->index_topk = 0;
+  CHECK(model_problem(half).has_value());
+  half = v32;
+  half.mla->q_lora_rank = 0;
+  CHECK(model_problem(half)->field == "mla.q_lora_rank");
 }
 
 TEST_CASE("host work per running sequence: on top of the step, or behind it one step ahead") {

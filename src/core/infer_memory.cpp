@@ -132,6 +132,12 @@ double KvCache::bytes_per_gpu(double tokens) const {
   return per_layer * (full + windowed);
 }
 
+double KvCache::read_bytes_per_gpu(double tokens) const {
+  if (attended_keys <= 0) return bytes_per_gpu(tokens);
+  const double latent_per_token = bytes_per_token_per_gpu - index_bytes_per_token_per_gpu;
+  return latent_per_token * attended_tokens(tokens) + index_bytes_per_token_per_gpu * tokens;
+}
+
 KvCache kv_cache(const Model& m, long long tp, long long pp, const StorageFormat& kv) {
   KvCache c;
   Layout l;
@@ -152,8 +158,16 @@ KvCache kv_cache(const Model& m, long long tp, long long pp, const StorageFormat
     c.kind = "MLA latent";
     c.kv_heads_per_gpu = 1;
     c.replicated = tp > 1;
-    c.bytes_per_token = per_layer * d(m.layers);
-    c.bytes_per_token_per_gpu = per_layer * d(c.stage_layers);
+    // DeepSeek-V3.2's indexer caches its key too, in fp8 with an fp32 scale per 128 values whatever
+    // the latent's format (vLLM's DeepseekV32IndexerCache: index_head_dim + index_head_dim / 128 · 4
+    // bytes; SGLang's NSA indexer cache alike).
+    const double index_per_layer =
+        m.mla->sparse() ? d(m.mla->index_head_dim) + 4 * std::ceil(d(m.mla->index_head_dim) / 128) : 0;
+    if (m.mla->sparse()) c.kind = "MLA latent + indexer key (sparse)";
+    c.attended_keys = m.mla->index_topk;
+    c.index_bytes_per_token_per_gpu = index_per_layer * d(c.stage_layers);
+    c.bytes_per_token = (per_layer + index_per_layer) * d(m.layers);
+    c.bytes_per_token_per_gpu = (per_layer + index_per_layer) * d(c.stage_layers);
     return c;
   }
   c.kind = m.kv_heads == m.heads ? "MHA" : m.kv_heads == 1 ? "MQA" : "GQA";

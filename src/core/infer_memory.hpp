@@ -49,8 +49,17 @@ struct KvCache {
   long long stage_layers = 0;          // layers on the most loaded stage
   long long stage_windowed_layers = 0; // of which sliding-window layers
   long long window = 0;
+  // DeepSeek sparse attention (MlaSpec::index_topk): the indexer's key per token and layer, held
+  // beside the latent (in bytes_per_token and bytes_per_token_per_gpu too), and the keys a query
+  // attends (0: all).
+  double index_bytes_per_token_per_gpu = 0;
+  long long attended_keys = 0;
   // Bytes one GPU holds for a sequence of `tokens` tokens: windowed layers hold at most `window`.
   double bytes_per_gpu(double tokens) const;
+  // Bytes one GPU reads for a sequence of `tokens` tokens in a decode step: what it holds, or under
+  // sparse attention the indexer's keys of every token and the latents of the attended ones only.
+  double read_bytes_per_gpu(double tokens) const;
+  double attended_tokens(double tokens) const { return attended_keys > 0 && tokens > static_cast<double>(attended_keys) ? static_cast<double>(attended_keys) : tokens; }
 };
 
 KvCache kv_cache(const Model& m, long long tp, long long pp, const StorageFormat& kv);

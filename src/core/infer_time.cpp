@@ -153,7 +153,7 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
   const double touched_share = m.moe ? moe.touched / moe.experts : 1;
   // The embedding is a lookup: one row per token, not its matrix.
   st.weight_bytes = mem.weights_bytes - expert_bytes * (1 - touched_share) - mem.embedding_params * activation_bytes;
-  st.kv_bytes = b * mem.kv.bytes_per_gpu(context) * kv_reads_per_kv_head(m, s);
+  st.kv_bytes = b * mem.kv.read_bytes_per_gpu(context) * kv_reads_per_kv_head(m, s);
   const double kernel_efficiency = s.weights.compute == Dtype::fp4 || native_fp4_experts(s.weights, t) ? nvfp4_read_efficiency
                                    : !s.weights.weight_only       ? 1.0
                                    : s.weights.value_bytes >= 1   ? s.engine.int8_kernel_efficiency
@@ -178,9 +178,17 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
   // already among the step's products.
   const double dqk = m.mla ? d(m.mla->kv_lora_rank + m.mla->qk_rope_head_dim) : d(m.head_dim);
   const double dv = m.mla ? d(m.mla->kv_lora_rank) : d(m.head_dim);
-  const double keys_layers = mem.kv.bytes_per_token_per_gpu > 0 ? mem.kv.bytes_per_gpu(context) / (mem.kv.bytes_per_token_per_gpu / d(mem.kv.stage_layers)) : 0;
+  const double keys_layers = mem.kv.attended_keys > 0 ? mem.kv.attended_tokens(context) * d(mem.kv.stage_layers)
+                             : mem.kv.bytes_per_token_per_gpu > 0 ? mem.kv.bytes_per_gpu(context) / (mem.kv.bytes_per_token_per_gpu / d(mem.kv.stage_layers))
+                                                                  : 0;
   const double gemm_flops = 2 * b * matmul_params;
-  const double attention_flops = 2 * b * keys_layers * (d(m.heads) / d(s.tp)) * (dqk + dv);
+  // Sparse attention: the indexer scores every cached token, index_heads products of index_head_dim
+  // a key, on every tensor rank (its weights are replicated, vLLM's Indexer), in FP8: weighted as in
+  // the prefill (sparse_index_flops_weight, core/model.hpp).
+  const double index_flops = m.mla && m.mla->sparse() ? sparse_index_flops_weight * 2 * b * context * d(mem.kv.stage_layers) *
+                                                            d(m.mla->index_heads * m.mla->index_head_dim)
+                                                      : 0;
+  const double attention_flops = 2 * b * keys_layers * (d(m.heads) / d(s.tp)) * (dqk + dv) + index_flops;
   st.flops = gemm_flops + attention_flops;
   // The routed experts' products at their kernels' rate (expert_compute_share: 0.38 for W4A16, the
   // fp8 curve's for MXFP4 × MXFP8 on fp4 tensor cores, else the curve's).

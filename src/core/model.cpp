@@ -30,7 +30,13 @@ double attention_params_per_layer(const Model& m) {
     const double kv = d * dbl(a.kv_lora_rank + a.qk_rope_head_dim) + dbl(a.kv_lora_rank) +
                       dbl(a.kv_lora_rank) * h * dbl(a.qk_nope_head_dim + a.v_head_dim);
     const double out = h * dbl(a.v_head_dim) * d;
-    return q + kv + out;
+    // The indexer (DeepSeek-V3.2-Exp inference/model.py, Indexer): wq_b from the q latent to
+    // index_heads × index_head_dim, wk to one index_head_dim key, its LayerNorm (weight and bias),
+    // and weights_proj, d_model -> index_heads.
+    const double index = a.sparse() ? dbl(a.q_lora_rank) * dbl(a.index_heads * a.index_head_dim) + d * dbl(a.index_head_dim) +
+                                          2 * dbl(a.index_head_dim) + d * dbl(a.index_heads)
+                                    : 0;
+    return q + kv + out + index;
   }
   // Every projection is sized by head_dim, never by d_model / heads (Gemma 7B: 16 × 256 = 4096 ≠ 3072).
   const double q_width = h * dbl(m.head_dim);
@@ -92,6 +98,11 @@ double mean_keys_per_query(double seq, long long window, bool causal) {
 }
 
 double causal_attention_share(const Model& m, double seq) {
+  // DeepSeek sparse attention: query i attends min(i, k) keys, k²/2 + (L − k)·k of a causal L²/2.
+  if (m.mla && m.mla->sparse() && seq > 0) {
+    const double k = dbl(m.mla->index_topk);
+    return seq <= k ? 1 : (2 * seq * k - k * k) / (seq * seq);
+  }
   if (m.sliding_window <= 0 || m.windowed_layers <= 0 || m.layers <= 0 || !(seq > 0)) return 1;
   const double windowed = dbl(std::min(m.windowed_layers, m.layers));
   const double global = dbl(m.layers) - windowed;

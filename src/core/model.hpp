@@ -54,6 +54,14 @@ struct MlaSpec {
   long long qk_nope_head_dim = 0;
   long long qk_rope_head_dim = 0;
   long long v_head_dim = 0;
+  // DeepSeek Sparse Attention (DeepSeek-V3.2-Exp, github.com/deepseek-ai/DeepSeek-V3.2-Exp
+  // inference/model.py, class Indexer): a lightning indexer of index_heads heads of index_head_dim
+  // scores every earlier token from the q latent and one shared key, and each query attends only
+  // its index_topk best. 0: dense MLA.
+  long long index_heads = 0;
+  long long index_head_dim = 0;
+  long long index_topk = 0;
+  bool sparse() const { return index_topk > 0; }
 };
 
 struct Model {
@@ -133,6 +141,10 @@ double mean_keys_per_query(double seq, long long window, bool causal);
 // `seq` tokens: 1 without a window, less where windowed layers cap the keys (Gemma 2 at 8192
 // tokens: half its layers at a 4096 window, (0.5·4096 + 0.5·3072) / 4096 = 0.875).
 double causal_attention_share(const Model& m, double seq);
+// DeepSeek sparse attention's indexer runs its products in FP8 (DeepGEMM's fp8_mqa_logits, as vLLM
+// and SGLang call it), twice the bf16 rate attention is priced at: its FLOPs count at this weight
+// among the attention's.
+inline constexpr double sparse_index_flops_weight = 0.5;
 
 // Width of each shared expert (d_ff_shared, or d_ff_expert when a spec leaves it out).
 long long shared_expert_width(const MoeSpec& e);

@@ -18,6 +18,14 @@ std::optional<ModelProblem> attention_problem(const Model& m) {
       return ModelProblem{"kv_heads", "contradicts [mla]: latent attention has no KV-head groups (found " + n(m.kv_heads) +
                                           " of " + n(m.heads) + " heads); leave kv_heads out"};
     if (m.qk_norm != QkNorm::none) return ModelProblem{"qk_norm", "is not defined for MLA attention ([mla])"};
+    // The sparse attention's indexer: all three of its sizes or none, and it reads the q latent.
+    const MlaSpec& a = *m.mla;
+    const int given = (a.index_heads > 0) + (a.index_head_dim > 0) + (a.index_topk > 0);
+    if (given != 0 && given != 3)
+      return ModelProblem{a.index_topk > 0 ? (a.index_heads > 0 ? "mla.index_head_dim" : "mla.index_heads") : "mla.index_topk",
+                          "DeepSeek sparse attention needs index_heads, index_head_dim and index_topk together"};
+    if (given == 3 && a.q_lora_rank <= 0)
+      return ModelProblem{"mla.q_lora_rank", "must be above 0 with the sparse attention's indexer (it reads the q latent)"};
   }
   return std::nullopt;
 }

@@ -277,6 +277,12 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   // kernel (FlashAttention's window_size) skips: the layers' mean share (causal_attention_share).
   c.attention_fwd_flops = d(l.micro_batch) * heads_local * d(local_seq) * d(s.seq) * (qk_head_dim(m) + v_head_dim(m)) *
                           (s.flash_attention ? causal_attention_share(m, d(s.seq)) : 1.0);
+  // DeepSeek sparse attention's indexer scores every earlier token (causal, the half of s²), with
+  // index_heads products of index_head_dim a key, on every tensor rank (vLLM's Indexer: "no tensor
+  // parallel, just replicated"), in FP8 (DeepGEMM's fp8_mqa_logits): at twice the rate the
+  // attention is priced at, so half its FLOPs count here (sparse_index_flops_weight).
+  if (m.mla && m.mla->sparse())
+    c.attention_fwd_flops += sparse_index_flops_weight * d(l.micro_batch) * d(local_seq) * d(s.seq) * d(m.mla->index_heads * m.mla->index_head_dim);
   if (s.flash_attention) {
     const double rate = (s.attention_peak_flops_per_s > 0 ? s.attention_peak_flops_per_s : s.peak_flops_per_s) * s.compute_fraction;
     c.attention_fwd_s = flash_attention_s(s.flash_rate, false, c.attention_fwd_flops, rate, d(s.seq), l.cp);

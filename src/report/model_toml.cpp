@@ -123,6 +123,11 @@ std::string model_toml(const Model& m, const std::vector<std::pair<std::string, 
     w.line("mla.", "qk_nope_head_dim", num(a.qk_nope_head_dim));
     w.line("mla.", "qk_rope_head_dim", num(a.qk_rope_head_dim));
     w.line("mla.", "v_head_dim", num(a.v_head_dim));
+    if (a.sparse()) {
+      w.line("mla.", "index_heads", num(a.index_heads));
+      w.line("mla.", "index_head_dim", num(a.index_head_dim));
+      w.line("mla.", "index_topk", num(a.index_topk));
+    }
   }
   return w.str();
 }

@@ -175,8 +175,11 @@ std::string model_show_text(const Model& m, std::size_t max_width) {
                         (e.routing_groups > 0 ? fmt::format(", routed within {} of {} groups", e.groups_per_token, e.routing_groups) : ""));
   }
   if (m.mla)
-    arch.add("MLA", fmt::format("q rank {}, kv rank {}, qk {}+{} (rope), v {}", m.mla->q_lora_rank, m.mla->kv_lora_rank,
-                                m.mla->qk_nope_head_dim, m.mla->qk_rope_head_dim, m.mla->v_head_dim));
+    arch.add("MLA", fmt::format("q rank {}, kv rank {}, qk {}+{} (rope), v {}{}", m.mla->q_lora_rank, m.mla->kv_lora_rank,
+                                m.mla->qk_nope_head_dim, m.mla->qk_rope_head_dim, m.mla->v_head_dim,
+                                m.mla->sparse() ? fmt::format("; sparse: an indexer of {} × {} picks the top {} keys", m.mla->index_heads,
+                                                              m.mla->index_head_dim, m.mla->index_topk)
+                                                : ""));
   KeyValues p;
   p.value_align = Align::right;
   p.max_width = max_width;

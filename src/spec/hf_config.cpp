@@ -126,6 +126,17 @@ void note_mtp(HfReader& r) {
     r.note("num_nextn_predict_layers: the multi-token-prediction module the checkpoint also stores is not counted (transformers does not load it)");
 }
 
+// DeepSeek-V3.2 (DeepseekV32 in vLLM and SGLang; deepseek-ai/DeepSeek-V3.2-Exp inference/model.py):
+// DeepSeek-V3 with a lightning indexer in every layer, index_n_heads heads of index_head_dim, each
+// query attending its index_topk best earlier tokens.
+void read_sparse_attention(HfReader& r, Model& m) {
+  MlaSpec& a = *m.mla;
+  a.index_heads = r.count("index_n_heads", "mla.index_heads", "the indexer's heads");
+  a.index_head_dim = r.count("index_head_dim", "mla.index_head_dim", "the indexer's head size");
+  a.index_topk = r.count("index_topk", "mla.index_topk", "the keys each query attends");
+  if (a.q_lora_rank <= 0) r.fail("q_lora_rank", "must be set with the indexer (it reads the q latent)");
+}
+
 void read_deepseek(HfReader& r, Model& m, bool v3) {
   read_llama_like(r, m);
   read_gated_mlp(r, m);
@@ -427,8 +438,9 @@ void read_family(HfReader& r, Model& m, const std::string& family, const std::st
     return;
   }
   if (family == "falcon") return read_falcon(r, m, model_type);
-  if (family == "deepseek_v2" || family == "deepseek_v3") {
-    read_deepseek(r, m, family == "deepseek_v3");
+  if (family == "deepseek_v2" || family == "deepseek_v3" || family == "deepseek_v32") {
+    read_deepseek(r, m, family != "deepseek_v2");
+    if (family == "deepseek_v32") read_sparse_attention(r, m);
     m.tied_embeddings = r.flag_or("tie_word_embeddings", false, "tied_embeddings");
     return;
   }
@@ -524,7 +536,7 @@ const std::map<std::string, std::string>& families() {
       {"qwen2_moe", "qwen2_moe"}, {"qwen3", "qwen3"}, {"qwen3_moe", "qwen3_moe"}, {"gemma", "gemma"},
       {"gemma2", "gemma2"}, {"gemma3_text", "gemma3_text"}, {"phi3", "phi3"}, {"falcon", "falcon"}, {"RefinedWeb", "falcon"},
       {"RefinedWebModel", "falcon"}, {"gpt_neox", "gpt_neox"}, {"gptj", "gptj"}, {"gpt2", "gpt2"},
-      {"olmo", "olmo"}, {"olmo2", "olmo2"}, {"deepseek_v2", "deepseek_v2"}, {"deepseek_v3", "deepseek_v3"},
+      {"olmo", "olmo"}, {"olmo2", "olmo2"}, {"deepseek_v2", "deepseek_v2"}, {"deepseek_v3", "deepseek_v3"}, {"deepseek_v32", "deepseek_v32"},
       {"starcoder2", "starcoder2"}, {"gpt_oss", "gpt_oss"}, {"llama4_text", "llama4_text"}, {"glm4_moe", "glm4_moe"},
       {"minimax_m2", "minimax_m2"},
       // Moonshot's Kimi K2 is DeepSeek-V3's architecture (DeepseekV3ForCausalLM) under its own
@@ -542,7 +554,7 @@ const std::map<std::string, std::string>& architectures() {
       {"Phi3ForCausalLM", "phi3"}, {"FalconForCausalLM", "falcon"}, {"RWForCausalLM", "falcon"},
       {"GPTNeoXForCausalLM", "gpt_neox"}, {"GPTJForCausalLM", "gptj"}, {"GPT2LMHeadModel", "gpt2"},
       {"OlmoForCausalLM", "olmo"}, {"Olmo2ForCausalLM", "olmo2"}, {"DeepseekV2ForCausalLM", "deepseek_v2"},
-      {"DeepseekV3ForCausalLM", "deepseek_v3"}, {"Starcoder2ForCausalLM", "starcoder2"},
+      {"DeepseekV3ForCausalLM", "deepseek_v3"}, {"DeepseekV32ForCausalLM", "deepseek_v32"}, {"Starcoder2ForCausalLM", "starcoder2"},
       {"GptOssForCausalLM", "gpt_oss"}, {"Glm4MoeForCausalLM", "glm4_moe"}, {"MiniMaxM2ForCausalLM", "minimax_m2"}};
   return a;
 }

@@ -170,6 +170,9 @@ MlaSpec read_mla(const toml::table& t, const std::string& path) {
   mla.qk_nope_head_dim = a.required_positive_int("qk_nope_head_dim", bounds::kWidth);
   mla.qk_rope_head_dim = a.required_positive_int("qk_rope_head_dim", bounds::kWidth);
   mla.v_head_dim = a.required_positive_int("v_head_dim", bounds::kWidth);
+  mla.index_heads = a.optional_positive_int("index_heads", bounds::kWidth).value_or(0);
+  mla.index_head_dim = a.optional_positive_int("index_head_dim", bounds::kWidth).value_or(0);
+  mla.index_topk = a.optional_positive_int("index_topk", bounds::kContext).value_or(0);
   a.finish();
   return mla;
 }
