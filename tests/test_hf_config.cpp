@@ -229,6 +229,10 @@ TEST_CASE("transcribed and reconstructed configs of the other families") {
   // The shipped spec is the same model.
   CHECK(count_params(load("reconstructed/kimi-k2-instruct").model).total == count_params(SpecRegistry::builtin_only().model("kimi-k2")).total);
   CHECK(load("reconstructed/kimi-k2-instruct").model.checkpoint_weights == "fp8-block");
+  // models/deepseek-v3.2.toml is the same model as DeepSeek-V3.2's config.json, its indexer included.
+  const Model v32 = SpecRegistry::builtin_only().model("deepseek-v3.2");
+  CHECK(count_params(load("deepseek-v3.2").model).total == count_params(v32).total);
+  CHECK(load("deepseek-v3.2").model.mla->index_topk == v32.mla->index_topk);
   // Every family napkin maps is exercised by one file or another.
   std::set<std::string> seen;
   for (const auto& e : kReal) seen.insert(load(e.dir).family);
