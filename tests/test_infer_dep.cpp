@@ -354,3 +354,60 @@ TEST_CASE("DeepSeek-R1 at a fixed concurrency against SemiAnalysis InferenceX (o
   CHECK(worst == doctest::Approx(validated_inferencex_dsr1.worst_abs_error).epsilon(0.03).scale(0));
   CHECK(tpot_sum / n < 0.13);  // 11.5% when gathered
 }
+
+// DeepSeek-V3.2 (sparse attention) decoding a fixed batch, out of sample: gathered by a helper
+// session after its pricing was written (docs/validation/infer.md, "DeepSeek-V3.2"). The time per
+// output token against napkin's (mean decode step over the output; + = napkin's step shorter).
+// - gpustack/gpustack docs/performance-lab/deepseek-v3.2/h200.md @ 1f37f1b8: 8 H200s, the FP8
+//   checkpoint, `vllm bench serve` random 1000 in / 2000 out, 100 requests at once (all decode
+//   together): vLLM v0.13.0 at tp 8 (async scheduling off before 0.14: its host work on top of the
+//   step), 45.72 ms; SGLang v0.5.6.post2 with --dp-size 8 --enable-dp-attention (attention data
+//   parallel, the experts over the 8 GPUs: napkin's --ep 8), 13 of the 100 on each GPU, 39.45 ms.
+//   vLLM's cache for V3.2 is its fp8 MLA format; SGLang's on Hopper bf16.
+// - sgl-project/sglang#15025, the nightly table of 01/08 on 8 B200s, DP 8 (--ep 8), 4096 in,
+//   512 out (inferred by the helper: it reproduces the published latencies of batch 1, 8 and 16 to
+//   1%), fp8 cache (SGLang's B200 default): batch 1 and 8 (one sequence a GPU) 19.18 and 19.88 ms,
+//   batch 16 (two a GPU) 25.30 ms.
+struct V32Row {
+  const char* gpu;
+  const char* engine;
+  long long tp, ep;
+  const char* kv;
+  long long isl, osl, batch_per_gpu;
+  bool host_overlaps;
+  double tpot_ms;
+};
+constexpr V32Row v32_rows[] = {
+    {"h200-sxm", "vllm", 8, 1, "fp8", 1000, 2000, 100, false, 45.72}, {"h200-sxm", "sglang", 1, 8, "bf16", 1000, 2000, 13, true, 39.45},
+    {"b200", "sglang", 1, 8, "fp8", 4096, 512, 1, true, 19.18},       {"b200", "sglang", 1, 8, "fp8", 4096, 512, 1, true, 19.88},
+    {"b200", "sglang", 1, 8, "fp8", 4096, 512, 2, true, 25.30},
+};
+
+TEST_CASE("DeepSeek-V3.2's decode step against vLLM and SGLang's published runs (out of sample)") {
+  const SpecRegistry specs = SpecRegistry::builtin_only();
+  const Model m = specs.model("deepseek-v3.2");
+  const char* v = std::getenv("NAPKIN_VALIDATION_TABLE");
+  const bool table = v && std::strcmp(v, "1") == 0;
+  if (table) std::printf("\n| GPU | engine | tp / ep | KV | in/out | batch a GPU | measured TPOT ms | napkin | error |\n|---|---|---|---|---|---|---|---|---|\n");
+  double sum = 0, signed_sum = 0, worst = 0;
+  int n = 0;
+  for (const V32Row& r : v32_rows) {
+    const Hardware hw = specs.hardware(r.gpu);
+    InferSetup s = test::serving_setup(specs, hw, r.engine, "fp8-block", r.kv, r.isl, r.osl);
+    s.tp = r.tp, s.ep = r.ep, s.gpus = r.tp * r.ep;
+    s.engine.host_overlaps_gpu = r.host_overlaps;
+    const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu);
+    const double napkin_ms = 1e3 * infer_time(m, s, infer_memory(m, s), t, r.batch_per_gpu).tpot_s;
+    const double e = r.tpot_ms / napkin_ms - 1;  // + = napkin's step shorter (faster) than measured
+    if (table)
+      std::printf("| %s | %s | %lld / %lld | %s | %lld/%lld | %lld | %.2f | %.2f | %+.1f%% |\n", r.gpu, r.engine, r.tp, r.ep, r.kv, r.isl, r.osl,
+                  r.batch_per_gpu, r.tpot_ms, napkin_ms, 100 * e);
+    sum += std::fabs(e), signed_sum += e, worst = std::max(worst, std::fabs(e)), ++n;
+  }
+  if (table)
+    std::printf("\nDeepSeek-V3.2 decode: rows %d, mean |error| %.1f%% (mean %+.1f%%), worst %.1f%%\n", n, 100 * sum / n, 100 * signed_sum / n, 100 * worst);
+  // Quoted with every answer on a model with sparse attention (core/infer_validation.hpp).
+  CHECK(n == validated_v32_decode.rows);
+  CHECK(signed_sum / n == doctest::Approx(validated_v32_decode.mean_error).epsilon(0.03).scale(0));
+  CHECK(worst == doctest::Approx(validated_v32_decode.worst_abs_error).epsilon(0.03).scale(0));
+}

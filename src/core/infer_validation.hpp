@@ -58,6 +58,13 @@ inline constexpr SignedFigure validated_max_load_moe_nvfp4{12, 0.471, 1.326};
 // (core/infer_serving.cpp, loaded_step_s): with each prompt's tokens spread over every step instead,
 // 13.8% (worst 65.3%) and TPOT 18.7% (worst 173.5%).
 inline constexpr SignedFigure validated_inferencex_dsr1{25, 0.018, 0.266, 0.112};
+// DeepSeek-V3.2 (sparse attention) decoding fixed batches (tests/test_infer_dep.cpp, 5 rows gathered
+// after its pricing was written): vLLM 0.13 at tp 8 and SGLang with attention data parallel on 8 H200s
+// (gpustack's performance lab), SGLang's nightly table on 8 B200s. Time per output token; + = napkin's
+// step shorter than measured, as a throughput error: measured TPOT / napkin's − 1 (a step 1.43 times
+// napkin's reads +43%). napkin is short on every row. Quoted with every answer on a model with
+// sparse attention.
+inline constexpr SignedFigure validated_v32_decode{5, 0.429, 0.623, 0.429};
 // InferenceX's "best configuration per GPU" tables (tests/test_infer_serving.cpp, gathered after every
 // constant was set): Llama 3.3 70B and gpt-oss-120b at 1k/1k and 8k/1k, concurrency 64-256, the
 // tensor-parallel size inferred by Little's law. 12 NVIDIA rows (B200, H200 with TensorRT-LLM; H100
