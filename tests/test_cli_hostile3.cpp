@@ -216,6 +216,14 @@ TEST_CASE("spec errors: the key once, and a value past a bound printed past it")
   refused("engines show " + spec_with("engines/vllm.toml", "step_overhead", "step_overhead = \"-3us\"", "e.toml"), "step_overhead: '-3us' must be");
   refused("engines show " + spec_with("engines/vllm.toml", "memory_fraction", "memory_fraction = 1.0000001", "f.toml"),
           "memory_fraction: must be at most 1, found 1.0000001");
+  refused("engines show " + spec_with("engines/vllm.toml", "host_per_sequence", "host_per_sequence = \"11ms\"", "h.toml"),
+          "host_per_sequence: must lie between 0 and 10 ms");
+  // DeepSeek sparse attention's three sizes go together, and the indexer reads the q latent: a
+  // spec without one, or without the latent, is refused naming the key.
+  refused("models show " + spec_with("models/deepseek-v3.2.toml", "index_topk", "", "no_topk.toml"),
+          "mla.index_topk: DeepSeek sparse attention needs index_heads, index_head_dim and index_topk together");
+  refused("models show " + spec_with("models/deepseek-v3.2.toml", "q_lora_rank", "q_lora_rank = 0", "no_q.toml"),
+          "mla.q_lora_rank: must be above 0 with the sparse attention's indexer");
 }
 
 TEST_CASE("--spec given an engine file adds the engine; a framework file says where it goes; sp at tp 1 is noted") {
