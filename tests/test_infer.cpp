@@ -511,19 +511,22 @@ TEST_CASE("DeepSeek sparse attention: the indexer's parameters and cache, and on
   // Each query attends min(i, 2048) keys: at 32,768 tokens (2·32768·2048 − 2048²) / 32768² of causal.
   CHECK(causal_attention_share(v32, 32768) == doctest::Approx(0.12109375));
   CHECK(causal_attention_share(v32, 2048) == 1);
-  // The cache a token and layer: the latent, 512 + 64 values at 1 byte (--kv fp8), and the indexer's
-  // key, 128 fp8 values and one fp32 scale = 132 bytes. A decode step reads the indexer keys of the
-  // whole context and the latents of the top 2048: at 32,768 tokens on one GPU, 61 × (576 · 2048 + 132 · 32768).
+  // The cache a token and layer (--kv fp8): the sparse kernels' latent, 512 fp8 values, 4 fp32 scales
+  // and a 64-value bf16 rotary key = 656 bytes (FlashMLA's sparse layout, vLLM's fp8_ds_mla), and the
+  // indexer's key, 128 fp8 values and one fp32 scale = 132 bytes. A decode step reads the indexer keys
+  // of the whole context and the latents of the top 2048: at 32,768 tokens on one GPU, 61 × (656 · 2048 + 132 · 32768).
   const Hardware hw = specs.hardware("h200-sxm");
   InferSetup s = test::serving_setup(specs, hw, "vllm", "fp8-block", "fp8", 32768, 1024);
   s.tp = s.gpus = 8;
   const KvCache kv = kv_cache(v32, 8, 1, s.kv);
-  CHECK(kv.bytes_per_token_per_gpu == 61 * 708.0);
-  CHECK(kv.bytes_per_gpu(32768) == 61 * 708.0 * 32768);
-  CHECK(kv.read_bytes_per_gpu(32768) == 61 * (576.0 * 2048 + 132.0 * 32768));
+  CHECK(kv.bytes_per_token_per_gpu == 61 * 788.0);
+  CHECK(kv.bytes_per_gpu(32768) == 61 * 788.0 * 32768);
+  CHECK(kv.read_bytes_per_gpu(32768) == 61 * (656.0 * 2048 + 132.0 * 32768));
   CHECK(kv.read_bytes_per_gpu(1000) == kv.bytes_per_gpu(1000));  // under the top-k, every key
   const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu, nullptr);
-  CHECK(decode_step(v32, s, infer_memory(v32, s), t, 16, 32768).kv_bytes == doctest::Approx(16 * 61 * (576.0 * 2048 + 132.0 * 32768)));
+  CHECK(decode_step(v32, s, infer_memory(v32, s), t, 16, 32768).kv_bytes == doctest::Approx(16 * 61 * (656.0 * 2048 + 132.0 * 32768)));
+  // In bf16 the latent is 576 values of 2 bytes, the indexer's key still fp8.
+  CHECK(kv_cache(v32, 8, 1, kv_format("bf16")).bytes_per_token_per_gpu == 61 * (1152.0 + 132));
   // Long prompts get cheaper to decode than the dense model's; the indexer needs all three sizes and a q latent.
   CHECK(decode_step(v32, s, infer_memory(v32, s), t, 16, 32768).step_s < decode_step(v3, s, infer_memory(v3, s), t, 16, 32768).step_s);
   Model half = v32;

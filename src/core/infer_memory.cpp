@@ -154,7 +154,12 @@ KvCache kv_cache(const Model& m, long long tp, long long pp, const StorageFormat
     // DeepSeek-V2 §2.1.2: the cache holds the compressed latent c_KV (kv_lora_rank) and the
     // decoupled rotary key (qk_rope_head_dim) per token and layer, shared by every head, so every
     // tensor rank keeps it whole (vLLM's MLA backends replicate it across TP).
-    const double per_layer = d(m.mla->kv_lora_rank + m.mla->qk_rope_head_dim) * b;
+    double per_layer = d(m.mla->kv_lora_rank + m.mla->qk_rope_head_dim) * b;
+    // The sparse kernels' fp8 cache (FlashMLA's sparse decoding; vLLM's fp8_ds_mla, "656 bytes per
+    // token", vllm-project/vllm#48439; SGLang's NSA backend alike) packs the latent in fp8 with an
+    // fp32 scale per 128 values and keeps the rotary key in bf16: 512 + 16 + 128 = 656 for V3.2.
+    if (m.mla->sparse() && b == 1)
+      per_layer = d(m.mla->kv_lora_rank) + 4 * std::ceil(d(m.mla->kv_lora_rank) / 128) + 2 * d(m.mla->qk_rope_head_dim);
     c.kind = "MLA latent";
     c.kv_heads_per_gpu = 1;
     c.replicated = tp > 1;
