@@ -117,6 +117,13 @@ const Expected kHubCounted[] = {
     // 11,521,245,696 + enorm, hnorm, shared_head.norm 3·7168 + eh_proj 7168·14336 + its own
     // embed_tokens and shared_head.head 2·129280·7168: 13,477,385,728.
     {"deepseek-v3.2", 685355329792.0 - 13477385728.0, "Hub 685,355,329,792 less MTP layer 61 (13,477,385,728)"},
+    // Qwen3-Next-80B-A3B, Hub 81,324,862,720. The mtp.* block = one full-attention MoE layer
+    // [attention: q_proj with its gate 2048·8192 + k, v 2·2048·512 + o 4096·2048 + q/k norms 2·256 =
+    // 27,263,488; 512 experts 3·2048·512 = 1,610,612,736, router 512·2048, shared expert 3·2048·512 and
+    // its gate 2048: 1,614,809,088; norms 2·2048] 1,642,076,672 + fc 2048·4096 + 3 norms of 2048:
+    // 1,650,471,424. (A Gated DeltaNet layer: in_proj_qkvz 2048·12288 + in_proj_ba 2048·64 + conv
+    // 8192·4 + dt_bias, A_log 2·32 + norm 128 + out_proj 4096·2048 = 33,718,464, the MoE and norms as above.)
+    {"qwen3-next-80b-a3b", 81324862720.0 - 1650471424.0, "Hub 81,324,862,720 less the mtp block (1,650,471,424)"},
 };
 
 // Published figures only (no checkpoint total at hand): within 0.5%.
@@ -188,6 +195,30 @@ TEST_CASE("transcribed and reconstructed configs of the other families") {
     CHECK(std::fabs(c.active - c.embedding - c.lm_head - active) / active < 0.03);
   }
   CHECK(load("minimax-m2").model.checkpoint_weights == "fp8-block");
+  {
+    // Qwen3-Next: 36 Gated DeltaNet layers (full attention every 4th of 48), "80B total, 3B active"
+    // (Qwen/Qwen3-Next-80B-A3B-Instruct model card): active within 10% of 3B without the embedding and head.
+    const Model q = load("qwen3-next-80b-a3b").model;
+    REQUIRE(q.linear_attention);
+    CHECK(q.linear_attention->layers == 36);
+    CHECK(q.full_attention_layers() == 12);
+    CHECK(q.linear_attention->state_values() == 32.0 * 128 * 128);
+    CHECK(q.linear_attention->conv_values() == 8192.0 * 3);
+    CHECK(linear_attention_params_per_layer(q) == 33718464.0);
+    CHECK(attention_params_per_layer(q) == 27263488.0);
+    const ParamCount c = count_params(q);
+    CHECK(std::fabs(c.active - c.embedding - c.lm_head - 3e9) / 3e9 < 0.10);
+    // layer_types, where a config lists them, decide instead of the interval.
+    const std::string qn = R"({"model_type": "qwen3_next", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
+      "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 32, "vocab_size": 100, "max_position_embeddings": 256,
+      "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 16, "shared_expert_intermediate_size": 16,
+      "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 8, "linear_value_head_dim": 8)";
+    CHECK(import_hf_config(qn + "}", "c.json", "c").model.linear_attention->layers == 3);
+    CHECK(import_hf_config(qn + R"(, "layer_types": ["linear_attention", "full_attention", "linear_attention", "full_attention"]})", "c.json", "c")
+              .model.linear_attention->layers == 2);
+    CHECK_THROWS_WITH_AS(import_hf_config(qn + R"(, "layer_types": ["full_attention"]})", "c.json", "c"), doctest::Contains("layer_types"), Error);
+    CHECK_THROWS_WITH_AS(import_hf_config(qn + R"(, "linear_num_value_heads": 3})", "c.json", "c"), doctest::Contains("linear_num_value_heads"), Error);
+  }
   CHECK(load("glm-4.5").model.qk_norm == QkNorm::per_head);
   CHECK(load("glm-4.5-air").model.qk_norm == QkNorm::none);
   // MiniMax-01's lightning-attention layers (attn_type_list 0) are not priced, and say so at the key.

@@ -14,6 +14,9 @@
 #include "core/infer_memory.hpp"
 #include "core/infer_time.hpp"
 #include "core/model_checks.hpp"
+#include "core/step_gemms.hpp"
+#include "core/training.hpp"
+#include "spec/hf_config.hpp"
 #include "spec/registry.hpp"
 
 using namespace napkin;
@@ -53,6 +56,63 @@ TEST_CASE("KV bytes per token: GQA, replicated heads, MLA latent and sliding win
   const KvCache gk = kv_cache(g2, 1, 1, kv_format("bf16"));
   CHECK(gk.stage_windowed_layers == 23);
   CHECK(gk.bytes_per_gpu(8192) == doctest::Approx(2315255808.0));
+}
+
+TEST_CASE("Qwen3-Next: KV on its 12 full-attention layers, a Gated DeltaNet state on the other 36, by hand") {
+  const std::string path = std::string(NAPKIN_SOURCE_DIR) + "/tests/data/hf/qwen3-next-80b-a3b/config.json";
+  std::ifstream in(path);
+  REQUIRE(in);
+  const Model m = import_hf_config(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), path, "qwen3-next").model;
+  // KV: 12 layers × 2 KV heads × 256 × 2 (K, V) × 2 B = 24,576 B a token; at tp 4 (> 2 KV heads)
+  // each rank holds one head whole: 12,288 B.
+  const KvCache kv = kv_cache(m, 4, 1, kv_format("bf16"));
+  CHECK(kv.bytes_per_token == 24576);
+  CHECK(kv.bytes_per_token_per_gpu == 12288);
+  CHECK(kv.stage_linear_layers == 36);
+  // State: 36 layers × (32 value heads × 128 × 128 + conv 8192 channels × 3) / 4 × 2 B = 9,879,552 B
+  // a sequence, whatever its length; a 2048-token sequence holds 12,288 × 2048 + that.
+  CHECK(kv.state_bytes_per_sequence_per_gpu == 9879552.0);
+  CHECK(kv.bytes_per_gpu(2048) == 12288.0 * 2048 + 9879552.0);
+  CHECK(kv.bytes_per_gpu(1) == 12288.0 + 9879552.0);
+  // A decode step reads the cache and the state and writes the state back; attends 12 × 2048 keys.
+  CHECK(kv.read_bytes_per_gpu(2048) == 12288.0 * 2048 + 2 * 9879552.0);
+  CHECK(kv.attended_key_layers(2048) == 12.0 * 2048);
+  // --kv fp8 halves the cache, not the state (vLLM keeps it in the model's dtype).
+  CHECK(kv_cache(m, 4, 1, kv_format("fp8")).bytes_per_gpu(2048) == 6144.0 * 2048 + 9879552.0);
+  // Training attention FLOPs a token at 4096 (causal): full layers 6 × 16 heads × 12 × 2048 keys ×
+  // (256 + 256) = 1,207,959,552; the delta rule 3 × 36 × 32 × (6·128·128 + 2·64·(3·128 + 2·128)) =
+  // 622,854,144.
+  CHECK(attention_flops_per_token(m, 4096, true) == doctest::Approx(1207959552.0 + 622854144.0));
+  CHECK(causal_attention_share(m, 4096) == 0.25);
+  // The products: q_proj with its gate (16 × 256 × 2) on 12 layers, in_proj_qkvz (2·2048 + 2·4096)
+  // on 36, in_proj_ba 64 wide, out_proj from 4096.
+  int seen = 0;
+  for (const Gemm& g : step_gemms(m, StepConfig{1, 1024, 1, 0})) {
+    if (g.name == "attn.q_proj") {
+      CHECK((g.n == 8192 && g.count == 12));
+      ++seen;
+    }
+    if (g.name == "attn.qkvz_proj") {
+      CHECK((g.n == 12288 && g.count == 36));
+      ++seen;
+    }
+    if (g.name == "attn.ba_proj") {
+      CHECK((g.n == 64 && g.count == 36));
+      ++seen;
+    }
+    if (g.name == "attn.linear_out_proj") {
+      CHECK((g.k == 4096 && g.n == 2048 && g.count == 36));
+      ++seen;
+    }
+    if (g.name == "attn.scores") {
+      CHECK(g.count == 12);
+      ++seen;
+    }
+  }
+  CHECK(seen == 5);
+  // At tp 4 each rank holds 4 of the 16 key heads and 8 of the 32 value heads: (2·512 + 2·1024).
+  for (const Gemm& g : step_gemms(m, StepConfig{1, 1024, 4, 0}))
+    if (g.name == "attn.qkvz_proj") CHECK(g.n == 3072);
 }
 
 TEST_CASE("weights per GPU: the format's bytes and scales, embedding and head in bf16") {

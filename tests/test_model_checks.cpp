@@ -79,6 +79,13 @@ TEST_CASE("model_problem: each contradiction names the field a TOML spec spells"
   CHECK(field_of(m).rfind("kv_heads: contradicts [mla]", 0) == 0);  // 8 KV heads beside latent attention
   m.kv_heads = m.heads;
   CHECK(field_of(m).empty());
+  m = llama();
+  m.linear_attention = napkin::LinearAttentionSpec{24, 16, 32, 128, 128, 4};  // Qwen3-Next's Gated DeltaNet
+  CHECK(field_of(m).empty());
+  m.linear_attention->layers = 40;
+  CHECK(field_of(m) == "linear_attention.layers: exceeds layers (32)");
+  m.linear_attention = napkin::LinearAttentionSpec{24, 16, 24, 128, 128, 4};
+  CHECK(field_of(m).rfind("linear_attention.value_heads: must be a multiple of key_heads (16)", 0) == 0);
 }
 
 TEST_CASE("config.json: the contradictions the TOML loader refuses are refused here too, at the key's line and column") {
@@ -135,4 +142,12 @@ TEST_CASE("TOML: contradictions load no more silently, at the key's line and col
   const std::string rot = (tmp / "rot.toml").string();
   std::ofstream(rot) << base + "rotary_fraction = 0.01\n";  // 0.16 of head_dim 16's dimensions
   check_one_line_error(run_napkin("models show " + rot), "rot.toml:14:19: rotary_fraction: 0.01 of head_dim 16 rotates fewer than 2");
+  const std::string lin = (tmp / "lin.toml").string();
+  const std::string la = "[linear_attention]\nlayers = 1\nkey_heads = 2\nvalue_heads = 4\nkey_head_dim = 16\nvalue_head_dim = 16\nconv_kernel = 4\n";
+  std::ofstream(lin) << base + la;
+  CHECK(run_napkin("models show " + lin).exit_code == 0);
+  std::ofstream(lin) << base + la + "state = 3\n";  // an unknown key in the table
+  check_one_line_error(run_napkin("models show " + lin), "lin.toml:21:1: linear_attention.state");
+  std::ofstream(lin, std::ios::trunc) << base + "[linear_attention]\nlayers = 3\nkey_heads = 2\nvalue_heads = 4\nkey_head_dim = 16\nvalue_head_dim = 16\nconv_kernel = 4\n";
+  check_one_line_error(run_napkin("models show " + lin), "lin.toml:15:10: linear_attention.layers: exceeds layers (2)");
 }

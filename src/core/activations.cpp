@@ -384,6 +384,10 @@ std::vector<std::string> activation_approximations(const Model& m, const Activat
   if (m.moe)
     a.push_back("MoE: perfectly balanced routing, no capacity-factor padding or dropped tokens; every token's top-k expert copies kept");
   if (m.mla) a.push_back("MLA: q, k and v materialized per head after the up-projections; latent norms' inputs not counted");
+  if (m.linear_attention)
+    a.push_back("linear attention: the " + std::to_string(m.linear_attention->layers) +
+                " Gated DeltaNet layers' saved tensors counted as a full-attention layer's (q, k, v and the attention output); "
+                "their conv inputs, gates and chunk states are not counted apart");
   if (is_gated(m.mlp)) a.push_back("gated MLP: the gate's activation is recomputed in the fused kernel (Megatron bias_swiglu)");
   // Eager attention (Megatron's unfused softmax, Hugging Face "eager") applies a sliding window
   // as a mask on the full s×s scores, so the stored softmax output does not shrink; a windowed

@@ -124,16 +124,31 @@ std::vector<std::string> kv_format_names() {
   return out;
 }
 
+namespace {
+// Tokens × layers the stage's caches hold for a sequence of `tokens`: windowed layers at most
+// `window` of them, linear-attention layers none.
+double held_token_layers(const KvCache& c, double tokens) {
+  const long long kv_layers = c.stage_layers - c.stage_linear_layers;
+  if (kv_layers <= 0) return 0;
+  const double windowed = d(c.stage_windowed_layers) * (c.window > 0 ? std::min(tokens, d(c.window)) : tokens);
+  return d(kv_layers - c.stage_windowed_layers) * tokens + windowed;
+}
+}  // namespace
+
+double KvCache::attended_key_layers(double tokens) const {
+  if (attended_keys > 0) return attended_tokens(tokens) * d(stage_layers - stage_linear_layers);
+  return held_token_layers(*this, tokens);
+}
+
 double KvCache::bytes_per_gpu(double tokens) const {
-  if (stage_layers <= 0) return 0;
-  const double per_layer = bytes_per_token_per_gpu / d(stage_layers);
-  const double full = d(stage_layers - stage_windowed_layers) * tokens;
-  const double windowed = d(stage_windowed_layers) * (window > 0 ? std::min(tokens, d(window)) : tokens);
-  return per_layer * (full + windowed);
+  const long long kv_layers = stage_layers - stage_linear_layers;
+  const double kv = kv_layers > 0 ? bytes_per_token_per_gpu / d(kv_layers) * held_token_layers(*this, tokens) : 0;
+  return kv + state_bytes_per_sequence_per_gpu;
 }
 
 double KvCache::read_bytes_per_gpu(double tokens) const {
-  if (attended_keys <= 0) return bytes_per_gpu(tokens);
+  // The recurrent state is read and written back every step.
+  if (attended_keys <= 0) return bytes_per_gpu(tokens) + state_bytes_per_sequence_per_gpu;
   const double latent_per_token = bytes_per_token_per_gpu - index_bytes_per_token_per_gpu;
   return latent_per_token * attended_tokens(tokens) + index_bytes_per_token_per_gpu * tokens;
 }
@@ -180,9 +195,18 @@ KvCache kv_cache(const Model& m, long long tp, long long pp, const StorageFormat
   // head (Megatron/vLLM replicate them); otherwise kv_heads/tp.
   c.replicated = tp > m.kv_heads;
   c.kv_heads_per_gpu = c.replicated ? 1 : d(m.kv_heads) / d(tp);
+  if (m.linear_attention) {
+    // The stage's share of the Gated DeltaNet layers (spread through the model: Qwen3-Next's every
+    // fourth layer is full), rounded down; their state split over tp by value heads, as vLLM's
+    // MambaStateShapeCalculator.gated_delta_net_state_shape does (conv channels / tp; heads / tp).
+    const LinearAttentionSpec& a = *m.linear_attention;
+    c.stage_linear_layers = (a.layers * first.layers) / std::max(1LL, m.layers);
+    c.state_bytes_per_sequence_per_gpu = d(c.stage_linear_layers) * (a.state_values() + a.conv_values()) / d(tp) * linear_state_value_bytes;
+    c.kind = m.kv_heads == m.heads ? "MHA + Gated DeltaNet state" : "GQA + Gated DeltaNet state";
+  }
   const double per_head_layer = 2 * d(m.head_dim) * b;
-  c.bytes_per_token = per_head_layer * d(m.kv_heads) * d(m.layers);
-  c.bytes_per_token_per_gpu = per_head_layer * c.kv_heads_per_gpu * d(c.stage_layers);
+  c.bytes_per_token = per_head_layer * d(m.kv_heads) * d(m.full_attention_layers());
+  c.bytes_per_token_per_gpu = per_head_layer * c.kv_heads_per_gpu * d(c.stage_layers - c.stage_linear_layers);
   return c;
 }
 

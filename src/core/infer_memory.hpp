@@ -54,6 +54,13 @@ struct KvCache {
   // attends (0: all).
   double index_bytes_per_token_per_gpu = 0;
   long long attended_keys = 0;
+  // A hybrid's Gated DeltaNet layers (core/model.hpp LinearAttentionSpec) on the stage: no KV cache,
+  // but a state per sequence of their value heads on this rank (and the conv's window), in
+  // bytes_per_gpu, and read and written back each decode step (read_bytes_per_gpu).
+  long long stage_linear_layers = 0;
+  double state_bytes_per_sequence_per_gpu = 0;
+  // Keys attended × layers for one query of a sequence of `tokens` (the decode step's attention work).
+  double attended_key_layers(double tokens) const;
   // Bytes one GPU holds for a sequence of `tokens` tokens: windowed layers hold at most `window`.
   double bytes_per_gpu(double tokens) const;
   // Bytes one GPU reads for a sequence of `tokens` tokens in a decode step: what it holds, or under
@@ -61,6 +68,12 @@ struct KvCache {
   double read_bytes_per_gpu(double tokens) const;
   double attended_tokens(double tokens) const { return attended_keys > 0 && tokens > static_cast<double>(attended_keys) ? static_cast<double>(attended_keys) : tokens; }
 };
+
+// The delta rule's state and the conv's window are kept in the model's dtype, whatever --kv says:
+// vLLM's MambaStateDtypeCalculator.gated_delta_net_state_dtype with mamba_cache_dtype and
+// mamba_ssm_cache_dtype "auto" (their defaults) takes the model's bf16. SGLang keeps the state in
+// fp32 by default (--mamba-ssm-dtype, docs/basic_usage/qwen3.md): twice this.
+inline constexpr double linear_state_value_bytes = 2;
 
 KvCache kv_cache(const Model& m, long long tp, long long pp, const StorageFormat& kv);
 

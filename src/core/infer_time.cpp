@@ -178,9 +178,7 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
   // already among the step's products.
   const double dqk = m.mla ? d(m.mla->kv_lora_rank + m.mla->qk_rope_head_dim) : d(m.head_dim);
   const double dv = m.mla ? d(m.mla->kv_lora_rank) : d(m.head_dim);
-  const double keys_layers = mem.kv.attended_keys > 0 ? mem.kv.attended_tokens(context) * d(mem.kv.stage_layers)
-                             : mem.kv.bytes_per_token_per_gpu > 0 ? mem.kv.bytes_per_gpu(context) / (mem.kv.bytes_per_token_per_gpu / d(mem.kv.stage_layers))
-                                                                  : 0;
+  const double keys_layers = mem.kv.attended_key_layers(context);
   const double gemm_flops = 2 * b * matmul_params;
   // Sparse attention: the indexer scores every cached token, index_heads products of index_head_dim
   // a key, on every tensor rank (its weights are replicated, vLLM's Indexer), in FP8: weighted as in
@@ -188,7 +186,11 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
   const double index_flops = m.mla && m.mla->sparse() ? sparse_index_flops_weight * 2 * b * context * d(mem.kv.stage_layers) *
                                                             d(m.mla->index_heads * m.mla->index_head_dim)
                                                       : 0;
-  const double attention_flops = 2 * b * keys_layers * (d(m.heads) / d(s.tp)) * (dqk + dv) + index_flops;
+  // A hybrid's Gated DeltaNet layers update their state a token at a time (the recurrent form).
+  const double linear_flops = m.linear_attention ? b * d(mem.kv.stage_linear_layers) *
+                                                       linear_attention_recurrent_flops_per_token(*m.linear_attention) / d(s.tp)
+                                                 : 0;
+  const double attention_flops = 2 * b * keys_layers * (d(m.heads) / d(s.tp)) * (dqk + dv) + index_flops + linear_flops;
   st.flops = gemm_flops + attention_flops;
   // The routed experts' products at their kernels' rate (expert_compute_share: 0.38 for W4A16, the
   // fp8 curve's for MXFP4 × MXFP8 on fp4 tensor cores, else the curve's).

@@ -52,8 +52,19 @@ ModelParams model_params(const Model& m) {
                h * static_cast<double>(x.v_head_dim) * d;
   } else {
     const double q = h * static_cast<double>(m.head_dim), kv = static_cast<double>(m.kv_heads * m.head_dim);
-    a.tensor = 2 * d * q + (m.positions == Positions::relative ? d * q : 0);
+    a.tensor = 2 * d * q + (m.positions == Positions::relative ? d * q : 0) + (m.attention_output_gate ? d * q : 0);
     a.kv = 2 * d * kv;
+  }
+  if (m.linear_attention) {
+    // A hybrid's layers differ: the mean layer, full attention's matrices on full_attention_layers()
+    // of them, the Gated DeltaNet's (split by heads, as vLLM's column- and row-parallel
+    // in_proj_qkvz, in_proj_ba, conv1d and out_proj are) on the rest.
+    const LinearAttentionSpec& x = *m.linear_attention;
+    const double full = static_cast<double>(m.full_attention_layers()) / L, linear = static_cast<double>(x.layers) / L;
+    const double lin_tensor = d * static_cast<double>(2 * x.qk_width() + 2 * x.v_width() + 2 * x.value_heads) +
+                              static_cast<double>(x.v_width()) * d + static_cast<double>(x.conv_channels() * x.conv_kernel);
+    a.tensor = full * a.tensor + linear * lin_tensor;
+    a.kv *= full;
   }
   a.replicated = c.attention / L - a.tensor - a.kv + layer_norms;
 
@@ -117,7 +128,11 @@ double largest_matrix(const Model& m, const Layout& l, bool dense_layers, bool m
       take(h * static_cast<double>(a.v_head_dim) * d / t);
     } else {
       const double q = h * static_cast<double>(m.head_dim);
-      take(d * q / t);
+      take(d * q * (m.attention_output_gate ? 2 : 1) / t);
+      if (m.linear_attention) {
+        const LinearAttentionSpec& a = *m.linear_attention;
+        take(d * static_cast<double>(2 * a.qk_width() + 2 * a.v_width()) / t);  // in_proj_qkvz
+      }
       take(d * static_cast<double>(m.head_dim) * static_cast<double>(m.kv_heads) / std::min(t, static_cast<double>(m.kv_heads)));
     }
   }

@@ -142,6 +142,11 @@ std::vector<Projection> lora_projections(const Model& m, bool moe_layer) {
 }
 
 LoraParams lora_params(const Model& m, long long rank, LoraTargets targets) {
+  // A hybrid's Gated DeltaNet layers have their own projections (in_proj_qkvz, in_proj_ba, out_proj)
+  // and no q/k/v/o: napkin's target list does not describe them yet.
+  if (m.linear_attention)
+    throw Error("--lora: " + m.key + " has linear-attention (Gated DeltaNet) layers, whose projections napkin's LoRA targets do not cover yet; "
+                "napkin train, memory and plan price its full fine-tuning");
   if (rank < 1) throw Error("--lora: the rank must be a whole number ≥ 1");
   if (targets.mask == 0) throw Error("--lora-targets: no target given");
   LoraParams r;

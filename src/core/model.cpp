@@ -42,6 +42,7 @@ double attention_params_per_layer(const Model& m) {
   const double q_width = h * dbl(m.head_dim);
   const double kv_width = dbl(m.kv_heads) * dbl(m.head_dim);
   double p = d * q_width + 2 * d * kv_width + q_width * d;
+  if (m.attention_output_gate) p += d * q_width;  // the gate's half of q_proj
   if (has_qkv_bias(m.bias)) p += q_width + 2 * kv_width;
   if (has_out_bias(m.bias)) p += d;
   // Transformer-XL relative attention (Dai et al. 2019, eq. in §3.3) projects the sinusoid
@@ -54,6 +55,27 @@ double attention_params_per_layer(const Model& m) {
   if (m.qk_norm == QkNorm::full) p += norm_params(m, m.heads * m.head_dim) + norm_params(m, m.kv_heads * m.head_dim);
   if (m.attention_sinks) p += h;  // one sink logit per head
   return p;
+}
+
+double linear_attention_params_per_layer(const Model& m) {
+  if (!m.linear_attention) return 0;
+  const LinearAttentionSpec& a = *m.linear_attention;
+  const double d = dbl(m.d_model), qk = dbl(a.qk_width()), v = dbl(a.v_width()), vh = dbl(a.value_heads);
+  return d * (2 * qk + 2 * v)                         // in_proj_qkvz
+         + d * 2 * vh                                 // in_proj_ba
+         + dbl(a.conv_channels()) * dbl(a.conv_kernel)  // depthwise conv1d, no bias
+         + 2 * vh                                     // dt_bias, A_log
+         + norm_params(m, a.value_head_dim)           // the gated RMSNorm
+         + v * d;                                     // out_proj
+}
+
+double linear_attention_chunked_flops_per_token(const LinearAttentionSpec& a) {
+  const double dk = dbl(a.key_head_dim), dv = dbl(a.value_head_dim), c = dbl(linear_attention_chunk);
+  return dbl(a.value_heads) * (6 * dk * dv + 2 * c * (3 * dk + 2 * dv));
+}
+
+double linear_attention_recurrent_flops_per_token(const LinearAttentionSpec& a) {
+  return dbl(a.value_heads) * 7 * dbl(a.key_head_dim) * dbl(a.value_head_dim);
 }
 
 double mlp_params(const Model& m, long long hidden) {
@@ -103,6 +125,8 @@ double causal_attention_share(const Model& m, double seq) {
     const double k = dbl(m.mla->index_topk);
     return seq <= k ? 1 : (2 * seq * k - k * k) / (seq * seq);
   }
+  // Linear-attention layers do no quadratic attention at all (their core is its own term).
+  if (m.linear_attention && m.layers > 0) return dbl(m.full_attention_layers()) / dbl(m.layers);
   if (m.sliding_window <= 0 || m.windowed_layers <= 0 || m.layers <= 0 || !(seq > 0)) return 1;
   const double windowed = dbl(std::min(m.windowed_layers, m.layers));
   const double global = dbl(m.layers) - windowed;
@@ -121,7 +145,8 @@ ParamCount count_params(const Model& m) {
   if (m.positions == Positions::learned) c.embedding += dbl(m.context) * d;
   c.lm_head = m.tied_embeddings ? 0 : dbl(m.vocab) * d;
   if (m.lm_head_bias) c.lm_head += dbl(m.vocab);  // GPT-J's head has a bias even where tied weights would not
-  c.attention = layers * attention_params_per_layer(m);
+  c.attention = dbl(m.full_attention_layers()) * attention_params_per_layer(m) +
+                dbl(m.linear_attention_layers()) * linear_attention_params_per_layer(m);
   c.norms = (dbl(m.norms_per_layer) * layers + 1) * norm_params(m);  // + the final norm
   const double moe_layers = dbl(m.moe_layers());
   const double dense_layers = layers - moe_layers;

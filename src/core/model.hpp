@@ -64,6 +64,32 @@ struct MlaSpec {
   bool sparse() const { return index_topk > 0; }
 };
 
+// Linear-attention layers: Gated DeltaNet (Yang, Kautz & Hatamizadeh 2025, "Gated Delta Networks",
+// arXiv:2412.06464), as Qwen3-Next interleaves it with full attention (transformers
+// models/qwen3_next/modeling_qwen3_next.py, Qwen3NextGatedDeltaNet; vLLM models/qwen3_next.py).
+// Each such layer keeps, per sequence, a value_heads × key_head_dim × value_head_dim state and the
+// last conv_kernel − 1 inputs of a short causal convolution instead of a KV cache: constant in the
+// context. Its projections: in_proj_qkvz (q and k of key_heads × key_head_dim, v and the output
+// gate z of value_heads × value_head_dim), in_proj_ba (β and the decay, one each a value head),
+// out_proj; a depthwise conv over q, k and v; dt_bias and A_log per value head; a gated RMSNorm of
+// value_head_dim.
+struct LinearAttentionSpec {
+  long long layers = 0;  // how many layers are linear; the others keep full attention
+  long long key_heads = 0;
+  long long value_heads = 0;
+  long long key_head_dim = 0;
+  long long value_head_dim = 0;
+  long long conv_kernel = 0;
+  long long qk_width() const { return key_heads * key_head_dim; }     // q's and k's width each
+  long long v_width() const { return value_heads * value_head_dim; }  // v's and z's width each
+  long long conv_channels() const { return 2 * qk_width() + v_width(); }
+  // State values a sequence holds in one layer: the delta rule's matrices and the conv's window.
+  double state_values() const {
+    return static_cast<double>(value_heads) * static_cast<double>(key_head_dim) * static_cast<double>(value_head_dim);
+  }
+  double conv_values() const { return static_cast<double>(conv_channels()) * static_cast<double>(conv_kernel - 1); }
+};
+
 struct Model {
   std::string key;   // file stem: "llama3-8b"
   std::string name;  // display name
@@ -100,8 +126,14 @@ struct Model {
   std::string checkpoint_weights;
   std::optional<MoeSpec> moe;
   std::optional<MlaSpec> mla;
+  std::optional<LinearAttentionSpec> linear_attention;
+  // Qwen3-Next's full attention gates its output per channel (sigmoid of a second half of q_proj,
+  // transformers Qwen3NextAttention: q_proj of 2 × heads × head_dim): q_proj is twice as wide.
+  bool attention_output_gate = false;
 
   long long moe_layers() const { return moe ? layers - moe->dense_layers : 0; }
+  long long linear_attention_layers() const { return linear_attention ? linear_attention->layers : 0; }
+  long long full_attention_layers() const { return layers - linear_attention_layers(); }
   // The sequence length attention is counted at when the user gives none.
   long long training_seq_len() const { return seq_len > 0 ? seq_len : context; }
 };
@@ -126,6 +158,17 @@ ParamCount count_params(const Model& m);
 
 // Per-layer pieces other estimators (memory, calibration) reuse.
 double attention_params_per_layer(const Model& m);   // projections, biases, QK-norms
+double linear_attention_params_per_layer(const Model& m);  // a Gated DeltaNet layer's; 0 without
+// FLOPs one token's pass through one linear-attention layer's core costs (the delta rule, not the
+// projections). Chunked, as prefill and training run it (flash-linear-attention's
+// chunk_gated_delta_rule, chunks of linear_attention_chunk tokens): per value head, the state's
+// three products with q, k and the update (2·dk·dv each) and the chunk's intra-block products
+// (q·kᵀ, k·kᵀ against dk; the masked scores and the WY-transformed u, w against dv and dk):
+// 6·dk·dv + 2·C·(3·dk + 2·dv). Recurrent, one token at a time (decode, fused_recurrent_gated_delta_rule):
+// the state's decay, k·S, the rank-1 update and q·S: 7·dk·dv.
+inline constexpr long long linear_attention_chunk = 64;
+double linear_attention_chunked_flops_per_token(const LinearAttentionSpec& a);
+double linear_attention_recurrent_flops_per_token(const LinearAttentionSpec& a);
 double mlp_params(const Model& m, long long hidden);  // one MLP of `hidden` units
 double norm_params(const Model& m);                   // one d_model-wide norm
 double norm_params(const Model& m, long long width);  // one norm of `width`
@@ -139,7 +182,8 @@ bool is_moe_layer(const Model& m, long long layer);
 double mean_keys_per_query(double seq, long long window, bool causal);
 // The causal attention work of the model's layers over what as many global layers would do, at
 // `seq` tokens: 1 without a window, less where windowed layers cap the keys (Gemma 2 at 8192
-// tokens: half its layers at a 4096 window, (0.5·4096 + 0.5·3072) / 4096 = 0.875).
+// tokens: half its layers at a 4096 window, (0.5·4096 + 0.5·3072) / 4096 = 0.875). A hybrid's
+// linear-attention layers do none (Qwen3-Next: 12 full of 48 layers, 0.25).
 double causal_attention_share(const Model& m, double seq);
 // DeepSeek sparse attention's indexer runs its products in FP8 (DeepGEMM's fp8_mqa_logits, as vLLM
 // and SGLang call it), twice the bf16 rate attention is priced at: its FLOPs count at this weight

@@ -27,6 +27,14 @@ std::optional<ModelProblem> attention_problem(const Model& m) {
     if (given == 3 && a.q_lora_rank <= 0)
       return ModelProblem{"mla.q_lora_rank", "must be above 0 with the sparse attention's indexer (it reads the q latent)"};
   }
+  if (m.linear_attention) {
+    const LinearAttentionSpec& a = *m.linear_attention;
+    if (a.layers > m.layers) return ModelProblem{"linear_attention.layers", "exceeds layers (" + n(m.layers) + ")"};
+    if (a.value_heads % a.key_heads != 0)
+      return ModelProblem{"linear_attention.value_heads", "must be a multiple of key_heads (" + n(a.key_heads) + "): each q/k head serves value_heads/key_heads value heads"};
+    if (m.mla) return ModelProblem{"linear_attention", "cannot be combined with [mla] (no such model is modelled)"};
+    if (m.sliding_window > 0) return ModelProblem{"sliding_window", "cannot be combined with [linear_attention] (no such model is modelled)"};
+  }
   return std::nullopt;
 }
 

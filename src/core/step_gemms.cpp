@@ -56,8 +56,23 @@ void check_dim(double v, const char* what) {
     throw Error(std::string("a matrix dimension (") + what + ") exceeds 2^31-1, more than BLAS can index; lower --micro-batch or --seq");
 }
 
+// A hybrid's Gated DeltaNet layers (core/model.hpp LinearAttentionSpec): their projections, split
+// by heads under TP as vLLM's Qwen3NextGatedDeltaNet splits them (in_proj_qkvz and in_proj_ba
+// column-parallel, out_proj row-parallel). The delta rule itself is not a product of this list: it
+// is priced beside attention (core/step_time.cpp).
+void linear_attention(Builder& b, const Model& m, long long tp) {
+  if (!m.linear_attention) return;
+  const LinearAttentionSpec& a = *m.linear_attention;
+  const long long n = a.layers, d = m.d_model;
+  const long long v_local = split(a.value_heads, tp, "the linear-attention value heads") * a.value_head_dim;
+  const long long qk_local = split(a.key_heads, tp, "the linear-attention key heads") * a.key_head_dim;
+  b.linear("attn.qkvz_proj", d, 2 * qk_local + 2 * v_local, n);
+  b.linear("attn.ba_proj", d, 2 * (a.value_heads / tp), n);
+  b.linear("attn.linear_out_proj", v_local, d, n);
+}
+
 void attention(Builder& b, const Model& m, const StepConfig& c, long long heads_local, long long kv_local) {
-  const long long L = m.layers, d = m.d_model;
+  const long long L = m.layers, d = m.d_model, F = m.full_attention_layers();
   long long d_qk = m.head_dim, d_v = m.head_dim;
   if (m.mla) {
     // DeepSeek-V2 §2.1 (eqs. 9-19): q and kv pass through low-rank bottlenecks. The down
@@ -75,9 +90,10 @@ void attention(Builder& b, const Model& m, const StepConfig& c, long long heads_
     b.linear("attn.kv_down", d, a.kv_lora_rank + a.qk_rope_head_dim, L);
     b.linear("attn.kv_up", a.kv_lora_rank, heads_local * (a.qk_nope_head_dim + a.v_head_dim), L);
   } else {
-    b.linear("attn.q_proj", d, heads_local * m.head_dim, L);
-    b.linear("attn.k_proj", d, kv_local * m.head_dim, L);
-    b.linear("attn.v_proj", d, kv_local * m.head_dim, L);
+    // Qwen3-Next's output gate doubles q_proj (query and gate, one product).
+    b.linear("attn.q_proj", d, heads_local * m.head_dim * (m.attention_output_gate ? 2 : 1), F);
+    b.linear("attn.k_proj", d, kv_local * m.head_dim, F);
+    b.linear("attn.v_proj", d, kv_local * m.head_dim, F);
     if (m.positions == Positions::relative) {
       // Transformer-XL (Dai et al. 2019 §3.3) projects the sinusoid table R (one row per
       // position, shared by every sequence of the micro-batch) with W_{k,R}.
@@ -94,12 +110,13 @@ void attention(Builder& b, const Model& m, const StepConfig& c, long long heads_
   const long long windowed = m.sliding_window > 0 ? m.windowed_layers : 0;
   const double seq = static_cast<double>(c.seq);
   for (const auto& [suffix, layers, useful] :
-       {std::tuple{"", L - windowed, 0.5}, std::tuple{".windowed", windowed, mean_keys_per_query(seq, m.sliding_window, true) / seq}}) {
+       {std::tuple{"", F - windowed, 0.5}, std::tuple{".windowed", windowed, mean_keys_per_query(seq, m.sliding_window, true) / seq}}) {
     if (layers == 0) continue;
     b.fwd.push_back({make(std::string("attn.scores") + suffix, c.seq, c.seq, d_qk, batch, layers, useful), Operands::activations, "dq", "dk"});
     b.fwd.push_back({make(std::string("attn.context") + suffix, c.seq, d_v, c.seq, batch, layers, useful), Operands::activations, "dp", "dv"});
   }
-  b.linear("attn.o_proj", heads_local * d_v, d, L);  // row parallel: the input is split
+  b.linear("attn.o_proj", heads_local * d_v, d, F);  // row parallel: the input is split
+  linear_attention(b, m, c.tp);
 }
 
 void mlp(Builder& b, const Model& m, const std::string& prefix, long long rows, long long hidden_local, long long count) {

@@ -54,13 +54,18 @@ double attention_flops_per_token(const Model& m, double seq_len, bool causal) {
   // Per layer and token: 2 FLOPs × 3 (forward + backward) × heads × keys attended × (d_qk + d_v).
   // Windowed layers (Mistral 7B, Gemma-2's local layers) attend to at most `sliding_window` keys.
   const double windowed = static_cast<double>(m.sliding_window > 0 ? m.windowed_layers : 0);
-  const double global = static_cast<double>(m.layers) - windowed;
+  const double global = static_cast<double>(m.full_attention_layers()) - windowed;
   // DeepSeek sparse attention: each query attends its top index_topk earlier keys, as many as a
   // window of that size attends (min(i, k)); the indexer's own scores are not counted here.
   const long long sparse_keys = m.mla && m.mla->sparse() ? m.mla->index_topk : 0;
   const double keys = global * mean_keys_per_query(seq_len, sparse_keys, causal) +
                       windowed * mean_keys_per_query(seq_len, m.sliding_window, causal);
-  return 6.0 * heads * keys * (d_qk + d_v);
+  // A hybrid's Gated DeltaNet layers attend no keys; their chunked delta rule is counted instead
+  // (forward + backward: 3 × the forward's FLOPs, as for attention).
+  const double linear = m.linear_attention ? 3.0 * static_cast<double>(m.linear_attention->layers) *
+                                                 linear_attention_chunked_flops_per_token(*m.linear_attention)
+                                           : 0.0;
+  return 6.0 * heads * keys * (d_qk + d_v) + linear;
 }
 
 TrainingRun solve_training(const TrainingQuery& q) {

@@ -21,7 +21,8 @@ enum class Unknown { days, tokens, params, gpus, mfu };
 // The per-token attention FLOPs of forward + backward for a sequence of `seq_len`, for
 // the score product Q·Kᵀ and the weighted sum with V: 2 FLOPs per multiply-add, times 3
 // for forward + backward, i.e. 6·L·H·T·(d_qk + d_v) = 12·L·H·Q·T when d_qk = d_v = Q.
-// Sliding-window layers attend to at most their window (mean_keys_per_query, core/model.hpp).
+// Sliding-window layers attend to at most their window (mean_keys_per_query, core/model.hpp); a
+// hybrid's linear-attention layers add their delta rule's chunked FLOPs instead of attending.
 double attention_flops_per_token(const Model& m, double seq_len, bool causal);
 
 // The range napkin answers in, for each quantity of a run. The same bounds hold whether the user

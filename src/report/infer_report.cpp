@@ -70,9 +70,13 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
                               r.model.mla->qk_rope_head_dim, format_sig(s.kv.bytes(), 3), format_si(m.kv.bytes_per_token, "B", 6)));
   else
     out.push_back(fmt::format("KV per token = {} layers × {} KV heads × {} head_dim × 2 (K, V) × {} B = {} ({} per {}: {} KV heads on each)",
-                              r.model.layers, r.model.kv_heads, r.model.head_dim, format_sig(s.kv.bytes(), 3),
+                              r.model.full_attention_layers(), r.model.kv_heads, r.model.head_dim, format_sig(s.kv.bytes(), 3),
                               format_si(m.kv.bytes_per_token, "B", 6), format_si(m.kv.bytes_per_token_per_gpu, "B", 6),
                               r.hardware.device_word(), format_sig(m.kv.kv_heads_per_gpu, 3)));
+  if (const auto& la = r.model.linear_attention)
+    out.push_back(fmt::format("linear-attention state per sequence = {} layers × ({} value heads × {} × {} + {} conv channels × {}) / tp {} × {} B = {} per {}",
+                              m.kv.stage_linear_layers, la->value_heads, la->key_head_dim, la->value_head_dim, la->conv_channels(), la->conv_kernel - 1,
+                              s.tp, format_sig(linear_state_value_bytes, 2), bytes(m.kv.state_bytes_per_sequence_per_gpu), r.hardware.device_word()));
   out.push_back(fmt::format("workspace = {} × per-token activations + logits of {} = {}{}", plural_count(m.workspace_tokens, "token"),
                             plural_count(m.workspace_sequences, "sequence"), bytes(m.workspace_bytes),
                             s.engine.static_batch ? " (a static engine built for its largest batch: the workspace grows with it)" : ""));
@@ -174,7 +178,11 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
          fmt::format("{}, {} per {} ({} KV head{} on each{}{})", m.kv.kind, format_si(m.kv.bytes_per_token_per_gpu, "B", 4), r.hardware.device_word(), format_sig(m.kv.kv_heads_per_gpu, 3),
                      m.kv.kv_heads_per_gpu == 1 ? "" : "s", m.kv.replicated ? ", replicated: tp exceeds the KV heads" : "",
                      m.kv.stage_windowed_layers > 0 ? fmt::format("; {} capped at a {}-token window", plural(m.kv.stage_windowed_layers, "layer"), m.kv.window) : ""));
-  kv.add("per sequence", bytes(m.bytes_per_sequence), fmt::format("{} tokens in blocks of {}", format_sig(m.sequence_tokens, 6), s.engine.kv_block_tokens));
+  kv.add("per sequence", bytes(m.bytes_per_sequence),
+         fmt::format("{} tokens in blocks of {}{}", format_sig(m.sequence_tokens, 6), s.engine.kv_block_tokens,
+                     m.kv.stage_linear_layers > 0 ? fmt::format(", and the {} linear-attention layers' state, {} (bf16, whatever --kv)", m.kv.stage_linear_layers,
+                                                                bytes(m.kv.state_bytes_per_sequence_per_gpu))
+                                                  : std::string()));
   kv.add("max batch", std::to_string(m.max_batch),
          m.capped_by_engine ? fmt::format("the engine's max_num_seqs; memory holds {}", m.max_batch_memory) : "sequences of input + output tokens whose cache fits");
   const bool batch_too_big = r.batch && *r.batch > m.max_batch_memory && m.max_batch_memory >= 1;
@@ -298,6 +306,7 @@ nlohmann::json infer_json(const InferReport& r) {
   j["kv_bytes_per_token"] = json_count(std::round(m.kv.bytes_per_token));
   j["kv_bytes_per_token_per_gpu"] = json_count(std::round(m.kv.bytes_per_token_per_gpu));
   j["kv_kind"] = m.kv.kind;
+  if (m.kv.stage_linear_layers > 0) j["state_bytes_per_sequence_per_gpu"] = json_count(std::round(m.kv.state_bytes_per_sequence_per_gpu));
   j["workspace_bytes_per_gpu"] = json_count(std::round(m.workspace_bytes));
   j["reserve_bytes_per_gpu"] = json_count(std::round(m.reserve_bytes));
   j["kv_pool_bytes_per_gpu"] = json_count(std::round(m.kv_pool_bytes));

@@ -98,6 +98,7 @@ std::string model_toml(const Model& m, const std::vector<std::pair<std::string, 
     w.line("", "sliding_window_layers", m.windowed_layers == m.layers ? quoted("all") : num(m.windowed_layers));
   }
   if (m.attention_sinks) w.line("", "attention_sinks", "true");
+  if (m.attention_output_gate) w.line("", "attention_output_gate", "true");
   if (!m.checkpoint_weights.empty()) w.line("", "checkpoint_weights", quoted(m.checkpoint_weights));
   if (m.moe) {
     const MoeSpec& e = *m.moe;
@@ -128,6 +129,16 @@ std::string model_toml(const Model& m, const std::vector<std::pair<std::string, 
       w.line("mla.", "index_head_dim", num(a.index_head_dim));
       w.line("mla.", "index_topk", num(a.index_topk));
     }
+  }
+  if (m.linear_attention) {
+    const LinearAttentionSpec& a = *m.linear_attention;
+    w.raw("\n[linear_attention]\n");
+    w.line("linear_attention.", "layers", num(a.layers));
+    w.line("linear_attention.", "key_heads", num(a.key_heads));
+    w.line("linear_attention.", "value_heads", num(a.value_heads));
+    w.line("linear_attention.", "key_head_dim", num(a.key_head_dim));
+    w.line("linear_attention.", "value_head_dim", num(a.value_head_dim));
+    w.line("linear_attention.", "conv_kernel", num(a.conv_kernel));
   }
   return w.str();
 }

@@ -148,7 +148,7 @@ std::string model_show_text(const Model& m, std::size_t max_width) {
   else
     arch.add("heads", fmt::format("{} (kv heads {}, head dim {})", m.heads, m.kv_heads, m.head_dim),
              std::string(m.kv_heads == m.heads ? "multi-head" : m.kv_heads == 1 ? "multi-query" : "grouped-query") +
-                 (m.attention_sinks ? ", attention sinks" : ""));
+                 (m.attention_sinks ? ", attention sinks" : "") + (m.attention_output_gate ? ", output gate" : ""));
   arch.add("d_ff", std::to_string(m.d_ff), mlp_name(m.mlp));
   arch.add("vocab", std::to_string(m.vocab), m.tied_embeddings ? "tied embeddings" : "untied embeddings");
   arch.add("context", std::to_string(m.context),
@@ -180,6 +180,13 @@ std::string model_show_text(const Model& m, std::size_t max_width) {
                                 m.mla->sparse() ? fmt::format("; sparse: an indexer of {} × {} picks the top {} keys", m.mla->index_heads,
                                                               m.mla->index_head_dim, m.mla->index_topk)
                                                 : ""));
+  if (m.linear_attention) {
+    const LinearAttentionSpec& a = *m.linear_attention;
+    arch.add("linear attn", fmt::format("{} of {} Gated DeltaNet: {} q/k heads of {}, {} v heads of {}, conv {}", a.layers,
+                                        plural(m.layers, "layer"), a.key_heads, a.key_head_dim, a.value_heads, a.value_head_dim, a.conv_kernel),
+             fmt::format("a state of {} values a sequence and layer, no KV cache; full attention on the other {}",
+                         a.state_values() + a.conv_values(), m.full_attention_layers()));
+  }
   KeyValues p;
   p.value_align = Align::right;
   p.max_width = max_width;
@@ -253,6 +260,10 @@ nlohmann::json model_json(const Model& m) {
     j["mla"] = {{"q_lora_rank", m.mla->q_lora_rank}, {"kv_lora_rank", m.mla->kv_lora_rank},
                 {"qk_nope_head_dim", m.mla->qk_nope_head_dim}, {"qk_rope_head_dim", m.mla->qk_rope_head_dim},
                 {"v_head_dim", m.mla->v_head_dim}};
+  if (m.linear_attention)
+    j["linear_attention"] = {{"layers", m.linear_attention->layers}, {"key_heads", m.linear_attention->key_heads},
+                             {"value_heads", m.linear_attention->value_heads}, {"key_head_dim", m.linear_attention->key_head_dim},
+                             {"value_head_dim", m.linear_attention->value_head_dim}, {"conv_kernel", m.linear_attention->conv_kernel}};
   return j;
 }
 

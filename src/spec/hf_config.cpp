@@ -347,6 +347,47 @@ void read_glm4_moe(HfReader& r, Model& m) {
   m.tied_embeddings = r.flag_or("tie_word_embeddings", false, "tied_embeddings");
 }
 
+// Qwen3-Next (transformers models/qwen3_next: Qwen3NextConfig, Qwen3NextAttention,
+// Qwen3NextGatedDeltaNet, Qwen3NextSparseMoeBlock; vLLM models/qwen3_next.py): every
+// full_attention_interval-th layer (layer_types, where listed) is GQA attention with q and k
+// RMSNorm(head_dim) and a sigmoid output gate (q_proj twice as wide), rotary on
+// partial_rotary_factor of each head; the others Gated DeltaNet layers of linear_num_key_heads q/k
+// heads and linear_num_value_heads v heads; every layer's MLP is Qwen2-MoE's (routed experts, one
+// gated shared expert). The checkpoint's mtp.* block is not counted, as for DeepSeek-V3.
+void read_qwen3_next(HfReader& r, Model& m) {
+  read_llama_like(r, m, 256);
+  read_gated_mlp(r, m);
+  read_llama_bias(r, m);
+  m.qk_norm = QkNorm::per_head;
+  r.derive("qk_norm", "Qwen3NextAttention's q_norm and k_norm: RMSNorm(head_dim)");
+  m.attention_output_gate = true;
+  r.derive("attention_output_gate", "Qwen3NextAttention: q_proj is 2 × heads × head_dim, the second half a sigmoid gate on the output");
+  m.rotary_fraction = r.opt_number("partial_rotary_factor").value_or(0.25);
+  if (m.rotary_fraction > 1) r.fail("partial_rotary_factor", "must lie in (0, 1]");
+  r.derive("rotary_fraction", "partial_rotary_factor (no parameters)");
+  read_qwen_moe(r, m, true);
+  LinearAttentionSpec a;
+  a.key_heads = r.count("linear_num_key_heads", "linear_attention.key_heads", "the Gated DeltaNet's q/k heads");
+  a.value_heads = r.count("linear_num_value_heads", "linear_attention.value_heads", "the Gated DeltaNet's v heads");
+  a.key_head_dim = r.count("linear_key_head_dim", "linear_attention.key_head_dim", "the Gated DeltaNet's q/k head size");
+  a.value_head_dim = r.count("linear_value_head_dim", "linear_attention.value_head_dim", "the Gated DeltaNet's v head size");
+  a.conv_kernel = r.count_or("linear_conv_kernel_dim", "linear_attention.conv_kernel", 4, "absent: Qwen3NextConfig's default 4");
+  if (a.value_heads % a.key_heads != 0) r.fail("linear_num_value_heads", "must be a multiple of linear_num_key_heads");
+  if (const long long listed = r.list_length("layer_types"); listed >= 0) {
+    if (listed != m.layers)
+      r.fail("layer_types", "lists " + std::to_string(listed) + " layers; num_hidden_layers is " + std::to_string(m.layers));
+    a.layers = r.count_in_list("layer_types", "linear_attention");
+    r.derive("linear_attention.layers", "layer_types: the linear_attention entries");
+  } else {
+    const long long interval = r.count_or("full_attention_interval", "linear_attention.layers", 4, "absent: Qwen3NextConfig's default 4");
+    a.layers = m.layers - m.layers / interval;
+    r.derive("linear_attention.layers", "num_hidden_layers - num_hidden_layers / full_attention_interval (layer i is full when (i + 1) % interval == 0)");
+  }
+  if (a.layers > 0) m.linear_attention = a;
+  r.note("the multi-token-prediction block (mtp.*) Qwen3-Next checkpoints also store is not counted (transformers does not load it)");
+  m.tied_embeddings = r.flag_or("tie_word_embeddings", false, "tied_embeddings");
+}
+
 // MiniMax-M2 (MiniMaxM2Config / modeling_minimax_m2.py, the checkpoint's own remote code; vLLM
 // minimax_m2.py): GQA attention of head_dim wide heads (q wider than the model), no biases, a q and k
 // RMSNorm over the whole projection (qk_norm_type per_layer), rotary on rotary_dim of each head; every
@@ -447,6 +488,7 @@ void read_family(HfReader& r, Model& m, const std::string& family, const std::st
   if (family == "llama4_text") return read_llama4(r, m);
   if (family == "glm4_moe") return read_glm4_moe(r, m);
   if (family == "minimax_m2") return read_minimax_m2(r, m);
+  if (family == "qwen3_next") return read_qwen3_next(r, m);
   if (family == "gpt_oss") {
     read_gpt_oss(r, m);
     return read_layer_types(r, m);
@@ -538,7 +580,7 @@ const std::map<std::string, std::string>& families() {
       {"RefinedWebModel", "falcon"}, {"gpt_neox", "gpt_neox"}, {"gptj", "gptj"}, {"gpt2", "gpt2"},
       {"olmo", "olmo"}, {"olmo2", "olmo2"}, {"deepseek_v2", "deepseek_v2"}, {"deepseek_v3", "deepseek_v3"}, {"deepseek_v32", "deepseek_v32"},
       {"starcoder2", "starcoder2"}, {"gpt_oss", "gpt_oss"}, {"llama4_text", "llama4_text"}, {"glm4_moe", "glm4_moe"},
-      {"minimax_m2", "minimax_m2"},
+      {"minimax_m2", "minimax_m2"}, {"qwen3_next", "qwen3_next"},
       // Moonshot's Kimi K2 is DeepSeek-V3's architecture (DeepseekV3ForCausalLM) under its own
       // model_type, "so engines can tell it apart" (moonshotai/Kimi-K2-Instruct docs/deploy_guidance.md).
       {"kimi_k2", "deepseek_v3"}};
@@ -555,7 +597,8 @@ const std::map<std::string, std::string>& architectures() {
       {"GPTNeoXForCausalLM", "gpt_neox"}, {"GPTJForCausalLM", "gptj"}, {"GPT2LMHeadModel", "gpt2"},
       {"OlmoForCausalLM", "olmo"}, {"Olmo2ForCausalLM", "olmo2"}, {"DeepseekV2ForCausalLM", "deepseek_v2"},
       {"DeepseekV3ForCausalLM", "deepseek_v3"}, {"DeepseekV32ForCausalLM", "deepseek_v32"}, {"Starcoder2ForCausalLM", "starcoder2"},
-      {"GptOssForCausalLM", "gpt_oss"}, {"Glm4MoeForCausalLM", "glm4_moe"}, {"MiniMaxM2ForCausalLM", "minimax_m2"}};
+      {"GptOssForCausalLM", "gpt_oss"}, {"Glm4MoeForCausalLM", "glm4_moe"}, {"MiniMaxM2ForCausalLM", "minimax_m2"},
+      {"Qwen3NextForCausalLM", "qwen3_next"}};
   return a;
 }
 

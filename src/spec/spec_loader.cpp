@@ -177,6 +177,20 @@ MlaSpec read_mla(const toml::table& t, const std::string& path) {
   return mla;
 }
 
+// [linear_attention]: Gated DeltaNet layers beside full attention (core/model.hpp LinearAttentionSpec).
+LinearAttentionSpec read_linear_attention(const toml::table& t, const std::string& path) {
+  TomlReader a(t, path, "linear_attention");
+  LinearAttentionSpec la;
+  la.layers = a.required_positive_int("layers", bounds::kLayers);
+  la.key_heads = a.required_positive_int("key_heads", bounds::kHeads);
+  la.value_heads = a.required_positive_int("value_heads", bounds::kHeads);
+  la.key_head_dim = a.required_positive_int("key_head_dim", bounds::kWidth);
+  la.value_head_dim = a.required_positive_int("value_head_dim", bounds::kWidth);
+  la.conv_kernel = a.required_positive_int("conv_kernel", bounds::kWidth);
+  a.finish();
+  return la;
+}
+
 // sliding_window = W with sliding_window_layers = "all" (Mistral 7B v0.1), "alternate"
 // (Gemma-2: layers 0, 2, 4, ... windowed) or a count of layers.
 void read_sliding_window(TomlReader& r, const toml::table& root, Model& m) {
@@ -241,9 +255,11 @@ Model read_model(const toml::table& root, const std::string& path, const std::st
                                 {{"none", QkNorm::none}, {"per_head", QkNorm::per_head}, {"full", QkNorm::full}});
   read_sliding_window(r, root, m);
   m.attention_sinks = r.optional_bool("attention_sinks").value_or(false);
+  m.attention_output_gate = r.optional_bool("attention_output_gate").value_or(false);
   m.checkpoint_weights = r.optional_choice("checkpoint_weights", weight_format_names()).value_or("");
   if (const toml::table* t = r.optional_table("moe")) m.moe = read_moe(*t, path);
   if (const toml::table* t = r.optional_table("mla")) m.mla = read_mla(*t, path);
+  if (const toml::table* t = r.optional_table("linear_attention")) m.linear_attention = read_linear_attention(*t, path);
   // MLA has no KV-head groups: a kv_heads key beside [mla] says something the model ignores.
   if (m.mla && root.contains("kv_heads"))
     r.fail(root.get("kv_heads"), "kv_heads", "has no meaning beside [mla] (latent attention has no KV-head groups); leave it out");
