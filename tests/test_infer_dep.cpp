@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #include "cli_helpers.hpp"
 #include "core/comm.hpp"
@@ -14,6 +17,7 @@
 #include "core/infer_serving.hpp"
 #include "core/infer_validation.hpp"
 #include "infer_helpers.hpp"
+#include "spec/hf_config.hpp"
 
 using namespace napkin;
 
@@ -353,6 +357,70 @@ TEST_CASE("DeepSeek-R1 at a fixed concurrency against SemiAnalysis InferenceX (o
   CHECK(sum / n == doctest::Approx(validated_inferencex_dsr1.mean_abs_error).epsilon(0.03).scale(0));
   CHECK(worst == doctest::Approx(validated_inferencex_dsr1.worst_abs_error).epsilon(0.03).scale(0));
   CHECK(tpot_sum / n < 0.13);  // 11.5% when gathered
+}
+
+// Qwen3-Next-80B-A3B (36 Gated DeltaNet layers of 48), bf16, out of sample: gathered by a helper session
+// after its pricing was written (docs/validation/infer.md, "Qwen3-Next"). + = napkin faster than measured,
+// as a throughput error.
+// - vllm-project/recipes#58 (Qwen/Qwen3-Next.md @ fb40f85f, open): 4 B200s, vLLM nightly of 2025-09 (no
+//   async scheduling: its host work beside the step), tp 4, `vllm bench serve` random 2048 in / 1024 out,
+//   1000 prompts at concurrency 256: 8,118.18 output tokens/s (mean output 957 tokens: no --ignore-eos).
+// - SGLang cookbook (sgl-project/sgl-cookbook docs/autoregressive/Qwen/Qwen3-Next.md @ 82f5fec6): 8 B200s,
+//   SGLang 0.5.6, tp 8, ShareGPT at concurrency 1 (mean 338 in, 216 out): TPOT 6.19 ms.
+// - sgl-project/sglang#10404: 2, 4 and 8 H200s at tp 2/4/8, random 1000 in / 2000 out, concurrency 8,
+//   tuned MoE kernels: 937.94, 1137.94, 1239.43 output tokens/s (the checkpoint is not named; bf16 read).
+struct NextRow {
+  const char* gpu;
+  const char* engine;
+  long long tp, isl, osl, concurrency;
+  bool steady;      // under load (steady_state) rather than one batch
+  double measured;  // output tokens/s, or TPOT ms at concurrency 1
+};
+constexpr NextRow next_rows[] = {
+    {"b200", "vllm", 4, 2048, 957, 256, true, 8118.18},  {"b200", "sglang", 8, 338, 216, 1, false, 6.19},
+    {"h200-sxm", "sglang", 2, 1000, 2000, 8, false, 937.94}, {"h200-sxm", "sglang", 4, 1000, 2000, 8, false, 1137.94},
+    {"h200-sxm", "sglang", 8, 1000, 2000, 8, false, 1239.43},
+};
+
+TEST_CASE("Qwen3-Next against vLLM and SGLang's published runs (out of sample)") {
+  const SpecRegistry specs = SpecRegistry::builtin_only();
+  const std::string path = std::string(NAPKIN_SOURCE_DIR) + "/tests/data/hf/qwen3-next-80b-a3b/config.json";
+  std::ifstream in(path);
+  REQUIRE(in);
+  const Model m = import_hf_config(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), path, "qwen3-next").model;
+  const char* v = std::getenv("NAPKIN_VALIDATION_TABLE");
+  const bool table = v && std::strcmp(v, "1") == 0;
+  if (table) std::printf("\n| GPU | engine | tp | in/out | concurrency | measured | napkin | error |\n|---|---|---|---|---|---|---|---|\n");
+  double sum = 0, signed_sum = 0, worst = 0;
+  int n = 0;
+  for (const NextRow& r : next_rows) {
+    const Hardware hw = specs.hardware(r.gpu);
+    InferSetup s = test::serving_setup(specs, hw, r.engine, "bf16", "bf16", r.isl, r.osl);
+    s.tp = s.gpus = r.tp;
+    if (std::strcmp(r.engine, "vllm") == 0) s.engine.host_overlaps_gpu = false;  // async scheduling from 0.14
+    const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu);
+    const InferMemory mem = infer_memory(m, s);
+    double napkin = 0, e = 0;
+    if (r.steady) {
+      napkin = steady_state(m, s, mem, t, r.concurrency).output_tokens_per_s;
+      e = napkin / r.measured - 1;
+    } else if (r.concurrency == 1) {
+      napkin = 1e3 * infer_time(m, s, mem, t, 1).tpot_s;
+      e = r.measured / napkin - 1;
+    } else {
+      napkin = infer_time(m, s, mem, t, r.concurrency).output_tokens_per_s;
+      e = napkin / r.measured - 1;
+    }
+    if (table)
+      std::printf("| %s | %s | %lld | %lld/%lld | %lld | %.2f | %.2f | %+.1f%% |\n", r.gpu, r.engine, r.tp, r.isl, r.osl, r.concurrency, r.measured, napkin,
+                  100 * e);
+    sum += std::fabs(e), signed_sum += e, worst = std::max(worst, std::fabs(e)), ++n;
+  }
+  if (table) std::printf("\nQwen3-Next: rows %d, mean |error| %.1f%% (mean %+.1f%%), worst %.1f%%\n", n, 100 * sum / n, 100 * signed_sum / n, 100 * worst);
+  // Quoted with every answer on a model with linear-attention layers (core/infer_validation.hpp).
+  CHECK(n == validated_linear_attention.rows);
+  CHECK(signed_sum / n == doctest::Approx(validated_linear_attention.mean_error).epsilon(0.03).scale(0));
+  CHECK(worst == doctest::Approx(validated_linear_attention.worst_abs_error).epsilon(0.03).scale(0));
 }
 
 // DeepSeek-V3.2 (sparse attention) decoding a fixed batch, out of sample: gathered by a helper

@@ -305,6 +305,13 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                         "optimistic",
                                         r.model.mla->index_topk, validated_v32_decode.rows, pct(validated_v32_decode.mean_error),
                                         pct(validated_v32_decode.worst_abs_error)));
+  if (r.model.linear_attention)
+    r.assumptions.push_back(fmt::format("linear attention (Gated DeltaNet, {} of {} layers): no KV cache there but a state per sequence, "
+                                        "read and written each decode step; its kernels priced as attention's. Against vLLM's and SGLang's "
+                                        "published Qwen3-Next runs ({} on B200 and H200) napkin came out faster on every row, by {} on average "
+                                        "(worst {}): treat these speeds as optimistic",
+                                        r.model.linear_attention->layers, r.model.layers, validated_linear_attention.rows,
+                                        pct(validated_linear_attention.mean_error), pct(validated_linear_attention.worst_abs_error)));
   // Expert parallelism with attention data parallel: one source, every Hopper row optimistic; its
   // Blackwell rows miss both ways.
   if (s.ep > 1) {

@@ -57,6 +57,9 @@ struct Engine {
   // longer of the two) or before it (vLLM V1 by default: the two add up).
   double host_per_sequence_s = 0;
   bool host_overlaps_gpu = false;
+  // Bytes a value of a linear-attention layer's recurrent state is kept in (core/infer_memory.hpp
+  // linear_state_value_bytes: vLLM's default, the model's bf16; SGLang's default fp32).
+  double linear_state_bytes = 2;
   // Fraction of the memory bandwidth the engine's weight-only int8 and int4 kernels reach relative
   // to its bf16 ones (dequantisation in the inner loop).
   double int8_kernel_efficiency = 1.0;

@@ -153,7 +153,7 @@ double KvCache::read_bytes_per_gpu(double tokens) const {
   return latent_per_token * attended_tokens(tokens) + index_bytes_per_token_per_gpu * tokens;
 }
 
-KvCache kv_cache(const Model& m, long long tp, long long pp, const StorageFormat& kv) {
+KvCache kv_cache(const Model& m, long long tp, long long pp, const StorageFormat& kv, double state_value_bytes) {
   KvCache c;
   Layout l;
   l.tp = tp;
@@ -201,7 +201,8 @@ KvCache kv_cache(const Model& m, long long tp, long long pp, const StorageFormat
     // MambaStateShapeCalculator.gated_delta_net_state_shape does (conv channels / tp; heads / tp).
     const LinearAttentionSpec& a = *m.linear_attention;
     c.stage_linear_layers = (a.layers * first.layers) / std::max(1LL, m.layers);
-    c.state_bytes_per_sequence_per_gpu = d(c.stage_linear_layers) * (a.state_values() + a.conv_values()) / d(tp) * linear_state_value_bytes;
+    c.state_bytes_per_sequence_per_gpu =
+        d(c.stage_linear_layers) * (a.state_values() * state_value_bytes + a.conv_values() * linear_state_value_bytes) / d(tp);
     c.kind = m.kv_heads == m.heads ? "MHA + Gated DeltaNet state" : "GQA + Gated DeltaNet state";
   }
   const double per_head_layer = 2 * d(m.head_dim) * b;
@@ -297,7 +298,7 @@ InferMemory infer_memory(const Model& m, const InferSetup& s) {
   r.weights_bytes = heavy.bytes;
   r.scale_bytes = r.quantized_params * s.weights.scale_bytes_per_value;
 
-  r.kv = kv_cache(m, s.tp, s.pp, s.kv);
+  r.kv = kv_cache(m, s.tp, s.pp, s.kv, s.engine.linear_state_bytes);
   r.sequence_tokens = d(s.input_tokens) + d(s.output_tokens);
   // A sequence holds whole blocks (vLLM's PagedAttention, Kwon et al. 2023 §4.2).
   const double block = d(std::max(1LL, s.engine.kv_block_tokens));

@@ -69,13 +69,13 @@ struct KvCache {
   double attended_tokens(double tokens) const { return attended_keys > 0 && tokens > static_cast<double>(attended_keys) ? static_cast<double>(attended_keys) : tokens; }
 };
 
-// The delta rule's state and the conv's window are kept in the model's dtype, whatever --kv says:
-// vLLM's MambaStateDtypeCalculator.gated_delta_net_state_dtype with mamba_cache_dtype and
-// mamba_ssm_cache_dtype "auto" (their defaults) takes the model's bf16. SGLang keeps the state in
-// fp32 by default (--mamba-ssm-dtype, docs/basic_usage/qwen3.md): twice this.
+// The conv's window is kept in the model's dtype (bf16) whatever --kv says, the delta rule's state in
+// the engine's Engine::linear_state_bytes: vLLM's MambaStateDtypeCalculator.gated_delta_net_state_dtype
+// with mamba_cache_dtype and mamba_ssm_cache_dtype "auto" (their defaults) takes the model's bf16;
+// SGLang keeps the state in fp32 by default (--mamba-ssm-dtype, docs/basic_usage/qwen3.md).
 inline constexpr double linear_state_value_bytes = 2;
 
-KvCache kv_cache(const Model& m, long long tp, long long pp, const StorageFormat& kv);
+KvCache kv_cache(const Model& m, long long tp, long long pp, const StorageFormat& kv, double state_value_bytes = linear_state_value_bytes);
 
 // The routed experts' parameters one GPU of pipeline stage `stage` holds: each expert split over
 // the expert tensor ranks (vLLM's and TensorRT-LLM's MoE layers without EP), the experts over ep.

@@ -65,6 +65,12 @@ inline constexpr SignedFigure validated_inferencex_dsr1{25, 0.018, 0.266, 0.112}
 // napkin's reads +43%). napkin is short on every row. Quoted with every answer on a model with
 // sparse attention.
 inline constexpr SignedFigure validated_v32_decode{5, 0.427, 0.623, 0.427};
+// Qwen3-Next-80B-A3B (Gated DeltaNet hybrid) in bf16 (tests/test_infer_dep.cpp, 5 rows gathered after its
+// pricing was written): vLLM on 4 B200s at concurrency 256 (vllm-project/recipes#58), SGLang 0.5.6 on 8
+// B200s at concurrency 1 (its cookbook), SGLang on 2, 4 and 8 H200s at concurrency 8 (sglang#10404).
+// Output tokens/s, or TPOT at concurrency 1, as a throughput error (+ = napkin faster). Quoted with
+// every answer on a model with linear-attention layers.
+inline constexpr SignedFigure validated_linear_attention{5, 0.341, 0.630, 0.341};
 // InferenceX's "best configuration per GPU" tables (tests/test_infer_serving.cpp, gathered after every
 // constant was set): Llama 3.3 70B and gpt-oss-120b at 1k/1k and 8k/1k, concurrency 64-256, the
 // tensor-parallel size inferred by Little's law. 12 NVIDIA rows (B200, H200 with TensorRT-LLM; H100

@@ -50,6 +50,8 @@ std::string engine_show_text(const Engine& e, std::size_t max_width) {
   kv.add("host per sequence", e.host_per_sequence_s > 0 ? format_sig(e.host_per_sequence_s * 1e6, 3) + " µs" : "not priced",
          e.host_overlaps_gpu ? "a running request's host work a step, beside the step's kernels (one step ahead)"
                              : "a running request's host work a step, before and after the step's kernels");
+  kv.add("linear state", fmt::format("{} B a value", format_sig(e.linear_state_bytes, 2)),
+         "a Gated DeltaNet layer's recurrent state per sequence (Qwen3-Next), whatever --kv");
   kv.add("quantised kernels", fmt::format("int8 {}, int4 {}", format_sig(e.int8_kernel_efficiency, 3), format_sig(e.int4_kernel_efficiency, 3)),
          "of the bandwidth its bf16 kernels reach");
   kv.add("all-reduce", e.allreduce_latency_s ? format_sig(*e.allreduce_latency_s * 1e6, 3) + " µs a call" : "NCCL ring model", "small messages (decode)");
@@ -90,6 +92,7 @@ nlohmann::json engine_json(const Engine& e) {
           {"step_overhead_s", e.step_overhead_s},
           {"host_per_sequence_s", e.host_per_sequence_s},
           {"host_overlaps_gpu", e.host_overlaps_gpu},
+          {"linear_state_bytes", e.linear_state_bytes},
           {"int8_kernel_efficiency", e.int8_kernel_efficiency},
           {"int4_kernel_efficiency", e.int4_kernel_efficiency},
           {"allreduce_latency_s", e.allreduce_latency_s ? nlohmann::json(*e.allreduce_latency_s) : nlohmann::json(nullptr)},

@@ -74,9 +74,10 @@ std::vector<std::string> infer_explain_steps(const InferReport& r) {
                               format_si(m.kv.bytes_per_token, "B", 6), format_si(m.kv.bytes_per_token_per_gpu, "B", 6),
                               r.hardware.device_word(), format_sig(m.kv.kv_heads_per_gpu, 3)));
   if (const auto& la = r.model.linear_attention)
-    out.push_back(fmt::format("linear-attention state per sequence = {} layers × ({} value heads × {} × {} + {} conv channels × {}) / tp {} × {} B = {} per {}",
-                              m.kv.stage_linear_layers, la->value_heads, la->key_head_dim, la->value_head_dim, la->conv_channels(), la->conv_kernel - 1,
-                              s.tp, format_sig(linear_state_value_bytes, 2), bytes(m.kv.state_bytes_per_sequence_per_gpu), r.hardware.device_word()));
+    out.push_back(fmt::format("linear-attention state per sequence = {} layers × ({} value heads × {} × {} × {} B + {} conv channels × {} × {} B) / tp {} = {} per {}",
+                              m.kv.stage_linear_layers, la->value_heads, la->key_head_dim, la->value_head_dim, format_sig(s.engine.linear_state_bytes, 2),
+                              la->conv_channels(), la->conv_kernel - 1, format_sig(linear_state_value_bytes, 2), s.tp,
+                              bytes(m.kv.state_bytes_per_sequence_per_gpu), r.hardware.device_word()));
   out.push_back(fmt::format("workspace = {} × per-token activations + logits of {} = {}{}", plural_count(m.workspace_tokens, "token"),
                             plural_count(m.workspace_sequences, "sequence"), bytes(m.workspace_bytes),
                             s.engine.static_batch ? " (a static engine built for its largest batch: the workspace grows with it)" : ""));
@@ -180,8 +181,9 @@ std::string infer_text(const InferReport& r, bool explain, std::size_t max_width
                      m.kv.stage_windowed_layers > 0 ? fmt::format("; {} capped at a {}-token window", plural(m.kv.stage_windowed_layers, "layer"), m.kv.window) : ""));
   kv.add("per sequence", bytes(m.bytes_per_sequence),
          fmt::format("{} tokens in blocks of {}{}", format_sig(m.sequence_tokens, 6), s.engine.kv_block_tokens,
-                     m.kv.stage_linear_layers > 0 ? fmt::format(", and the {} linear-attention layers' state, {} (bf16, whatever --kv)", m.kv.stage_linear_layers,
-                                                                bytes(m.kv.state_bytes_per_sequence_per_gpu))
+                     m.kv.stage_linear_layers > 0 ? fmt::format(", and the {} linear-attention layers' state, {} ({} B a value: the engine's, whatever --kv)",
+                                                                m.kv.stage_linear_layers, bytes(m.kv.state_bytes_per_sequence_per_gpu),
+                                                                format_sig(s.engine.linear_state_bytes, 2))
                                                   : std::string()));
   kv.add("max batch", std::to_string(m.max_batch),
          m.capped_by_engine ? fmt::format("the engine's max_num_seqs; memory holds {}", m.max_batch_memory) : "sequences of input + output tokens whose cache fits");

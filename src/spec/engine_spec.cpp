@@ -54,6 +54,7 @@ Engine parse_engine(std::string_view text, const std::string& display_path, cons
       r.fail(root.get("host_per_sequence"), "host_per_sequence", "must lie between 0 and 10 ms");
   }
   e.host_overlaps_gpu = r.optional_bool("host_overlaps_gpu").value_or(false);
+  e.linear_state_bytes = r.optional_quantity("linear_state_bytes", QuantityKind::count, {1, 4, ""}).value_or(2);
   e.int8_kernel_efficiency = r.required_quantity("int8_kernel_efficiency", QuantityKind::count, {0.01, 1.0, ""});
   e.int4_kernel_efficiency = r.required_quantity("int4_kernel_efficiency", QuantityKind::count, {0.01, 1.0, ""});
   if (const auto ar = r.optional_string("allreduce_latency")) {
