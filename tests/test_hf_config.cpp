@@ -217,6 +217,8 @@ TEST_CASE("transcribed and reconstructed configs of the other families") {
     CHECK(import_hf_config(qn + R"(, "layer_types": ["linear_attention", "full_attention", "linear_attention", "full_attention"]})", "c.json", "c")
               .model.linear_attention->layers == 2);
     CHECK_THROWS_WITH_AS(import_hf_config(qn + R"(, "layer_types": ["full_attention"]})", "c.json", "c"), doctest::Contains("layer_types"), Error);
+    CHECK_THROWS_WITH_AS(import_hf_config(qn + R"(, "layer_types": ["linear_attention", "full_attention", "mamba", "full_attention"]})", "c.json", "c"),
+                         doctest::Contains("layer_types: napkin reads \"linear_attention\" and \"full_attention\" entries only"), Error);
     CHECK_THROWS_WITH_AS(import_hf_config(qn + R"(, "linear_num_value_heads": 3})", "c.json", "c"), doctest::Contains("linear_num_value_heads"), Error);
   }
   CHECK(load("glm-4.5").model.qk_norm == QkNorm::per_head);

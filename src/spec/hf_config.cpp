@@ -377,6 +377,8 @@ void read_qwen3_next(HfReader& r, Model& m) {
     if (listed != m.layers)
       r.fail("layer_types", "lists " + std::to_string(listed) + " layers; num_hidden_layers is " + std::to_string(m.layers));
     a.layers = r.count_in_list("layer_types", "linear_attention");
+    if (a.layers + r.count_in_list("layer_types", "full_attention") != listed)
+      r.fail("layer_types", "napkin reads \"linear_attention\" and \"full_attention\" entries only (Qwen3NextConfig's layer kinds)");
     r.derive("linear_attention.layers", "layer_types: the linear_attention entries");
   } else {
     const long long interval = r.count_or("full_attention_interval", "linear_attention.layers", 4, "absent: Qwen3NextConfig's default 4");
