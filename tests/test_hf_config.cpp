@@ -124,6 +124,18 @@ const Expected kHubCounted[] = {
     // 1,650,471,424. (A Gated DeltaNet layer: in_proj_qkvz 2048·12288 + in_proj_ba 2048·64 + conv
     // 8192·4 + dt_bias, A_log 2·32 + norm 128 + out_proj 4096·2048 = 33,718,464, the MoE and norms as above.)
     {"qwen3-next-80b-a3b", 81324862720.0 - 1650471424.0, "Hub 81,324,862,720 less the mtp block (1,650,471,424)"},
+    // Qwen3.5 (text_config of a Qwen3_5[Moe]ForConditionalGeneration): the Hub's totals hold the vision
+    // tower (model.visual.*) and one mtp layer (a full-attention layer + fc 2·d² + 3 norms), both left
+    // out. 35B-A3B by hand: a linear layer [in_proj_qkv 2048·8192 + in_proj_z 2048·4096 + in_proj_b, _a
+    // 2·2048·32 + conv 8192·4 + dt_bias, A_log 64 + norm 128 + out_proj 4096·2048 = 33,718,464; 256
+    // experts 3·2048·512 + shared 3·2048·512 + router 256·2048 + shared gate 2048 = 808,978,432; norms
+    // 4096] 842,700,992; a full layer [q with its gate 2048·8192 + k, v 2·2048·512 + o 4096·2048 + q/k
+    // norms 512 = 27,263,488; MoE and norms as above] 836,246,016; 30 + 10 of them, embedding and head
+    // 2·248320·2048, final norm: 34,660,610,688.
+    {"qwen3.5-397b-a17b", 403397928944.0 - 456010480.0 - 6595568128.0, "Hub 403,397,928,944 less vision 456,010,480 and mtp 6,595,568,128"},
+    {"qwen3.5-122b-a10b", 125086497008.0 - 451290864.0 - 2523679232.0, "Hub 125,086,497,008 less vision 451,290,864 and mtp 2,523,679,232"},
+    {"qwen3.5-35b-a3b", 35951822704.0 - 446571248.0 - 844640768.0, "Hub 35,951,822,704 less vision 446,571,248 and mtp 844,640,768"},
+    {"qwen3.5-27b", 27781427952.0 - 460730096.0 - 424699392.0, "Hub 27,781,427,952 less vision 460,730,096 and mtp 424,699,392 (dense)"},
 };
 
 // Published figures only (no checkpoint total at hand): within 0.5%.
@@ -220,6 +232,17 @@ TEST_CASE("transcribed and reconstructed configs of the other families") {
     CHECK_THROWS_WITH_AS(import_hf_config(qn + R"(, "layer_types": ["linear_attention", "full_attention", "mamba", "full_attention"]})", "c.json", "c"),
                          doctest::Contains("layer_types: napkin reads \"linear_attention\" and \"full_attention\" entries only"), Error);
     CHECK_THROWS_WITH_AS(import_hf_config(qn + R"(, "linear_num_value_heads": 3})", "c.json", "c"), doctest::Contains("linear_num_value_heads"), Error);
+    // Qwen3.5's small models tie the head beside text_config (Qwen3.5-0.8B, 2B, 4B); the dense variant
+    // has a SwiGLU MLP of intermediate_size in every layer and no experts.
+    const std::string q35 = R"({"model_type": "qwen3_5", "tie_word_embeddings": true, "text_config": {"model_type": "qwen3_5_text",
+      "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+      "intermediate_size": 32, "vocab_size": 100, "max_position_embeddings": 256, "attn_output_gate": true,
+      "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 8, "linear_value_head_dim": 8}})";
+    const Model t = import_hf_config(q35, "c.json", "c").model;
+    CHECK(t.tied_embeddings);
+    CHECK_FALSE(t.moe);
+    CHECK(t.linear_attention->layers == 3);
+    CHECK(count_params(t).lm_head == 0);
   }
   CHECK(load("glm-4.5").model.qk_norm == QkNorm::per_head);
   CHECK(load("glm-4.5-air").model.qk_norm == QkNorm::none);

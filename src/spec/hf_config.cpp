@@ -354,18 +354,30 @@ void read_glm4_moe(HfReader& r, Model& m) {
 // partial_rotary_factor of each head; the others Gated DeltaNet layers of linear_num_key_heads q/k
 // heads and linear_num_value_heads v heads; every layer's MLP is Qwen2-MoE's (routed experts, one
 // gated shared expert). The checkpoint's mtp.* block is not counted, as for DeepSeek-V3.
-void read_qwen3_next(HfReader& r, Model& m) {
+// Qwen3.5 (qwen3_5_text, qwen3_5_moe_text: the language model under a Qwen3_5[Moe]ForConditional-
+// Generation's text_config) is the same layer stack with in_proj_qkv, in_proj_z, in_proj_b and
+// in_proj_a unfused (the same parameters), the output gate named by attn_output_gate, and a dense
+// variant (qwen3_5_text: a SwiGLU MLP of intermediate_size in every layer); its mtp.* layer is left out too.
+void read_qwen3_next(HfReader& r, Model& m, const std::string& model_type) {
   read_llama_like(r, m, 256);
-  read_gated_mlp(r, m);
+  if (model_type == "qwen3_5_moe_text" && !r.has("intermediate_size")) {
+    // Qwen3.5's MoE configs name no dense width: every layer is MoE, so d_ff is never used.
+    m.d_ff = r.count("moe_intermediate_size", "d_ff", "each expert's width");
+    const std::string act = r.string_or("hidden_act", "silu");
+    m.mlp = act.rfind("gelu", 0) == 0 ? MlpKind::geglu : MlpKind::swiglu;
+    r.derive("d_ff", "intermediate_size absent: no layer is dense; moe_intermediate_size stands in, unused");
+  } else {
+    read_gated_mlp(r, m);
+  }
   read_llama_bias(r, m);
   m.qk_norm = QkNorm::per_head;
   r.derive("qk_norm", "Qwen3NextAttention's q_norm and k_norm: RMSNorm(head_dim)");
-  m.attention_output_gate = true;
-  r.derive("attention_output_gate", "Qwen3NextAttention: q_proj is 2 × heads × head_dim, the second half a sigmoid gate on the output");
+  m.attention_output_gate = r.flag_or("attn_output_gate", true, "attention_output_gate");
+  r.derive("attention_output_gate", "q_proj is 2 × heads × head_dim, the second half a sigmoid gate on the output (attn_output_gate, true unless said)");
   m.rotary_fraction = r.opt_number("partial_rotary_factor").value_or(0.25);
   if (m.rotary_fraction > 1) r.fail("partial_rotary_factor", "must lie in (0, 1]");
   r.derive("rotary_fraction", "partial_rotary_factor (no parameters)");
-  read_qwen_moe(r, m, true);
+  if (model_type != "qwen3_5_text") read_qwen_moe(r, m, true);
   LinearAttentionSpec a;
   a.key_heads = r.count("linear_num_key_heads", "linear_attention.key_heads", "the Gated DeltaNet's q/k heads");
   a.value_heads = r.count("linear_num_value_heads", "linear_attention.value_heads", "the Gated DeltaNet's v heads");
@@ -386,7 +398,7 @@ void read_qwen3_next(HfReader& r, Model& m) {
     r.derive("linear_attention.layers", "num_hidden_layers - num_hidden_layers / full_attention_interval (layer i is full when (i + 1) % interval == 0)");
   }
   if (a.layers > 0) m.linear_attention = a;
-  r.note("the multi-token-prediction block (mtp.*) Qwen3-Next checkpoints also store is not counted (transformers does not load it)");
+  r.note("the multi-token-prediction block (mtp.*) the checkpoint also stores is not counted (transformers does not load it)");
   m.tied_embeddings = r.flag_or("tie_word_embeddings", false, "tied_embeddings");
 }
 
@@ -490,7 +502,7 @@ void read_family(HfReader& r, Model& m, const std::string& family, const std::st
   if (family == "llama4_text") return read_llama4(r, m);
   if (family == "glm4_moe") return read_glm4_moe(r, m);
   if (family == "minimax_m2") return read_minimax_m2(r, m);
-  if (family == "qwen3_next") return read_qwen3_next(r, m);
+  if (family == "qwen3_next") return read_qwen3_next(r, m, model_type);
   if (family == "gpt_oss") {
     read_gpt_oss(r, m);
     return read_layer_types(r, m);
@@ -582,7 +594,7 @@ const std::map<std::string, std::string>& families() {
       {"RefinedWebModel", "falcon"}, {"gpt_neox", "gpt_neox"}, {"gptj", "gptj"}, {"gpt2", "gpt2"},
       {"olmo", "olmo"}, {"olmo2", "olmo2"}, {"deepseek_v2", "deepseek_v2"}, {"deepseek_v3", "deepseek_v3"}, {"deepseek_v32", "deepseek_v32"},
       {"starcoder2", "starcoder2"}, {"gpt_oss", "gpt_oss"}, {"llama4_text", "llama4_text"}, {"glm4_moe", "glm4_moe"},
-      {"minimax_m2", "minimax_m2"}, {"qwen3_next", "qwen3_next"},
+      {"minimax_m2", "minimax_m2"}, {"qwen3_next", "qwen3_next"}, {"qwen3_5_text", "qwen3_next"}, {"qwen3_5_moe_text", "qwen3_next"},
       // Moonshot's Kimi K2 is DeepSeek-V3's architecture (DeepseekV3ForCausalLM) under its own
       // model_type, "so engines can tell it apart" (moonshotai/Kimi-K2-Instruct docs/deploy_guidance.md).
       {"kimi_k2", "deepseek_v3"}};
@@ -674,7 +686,7 @@ std::string text_model_type(const std::string& outer) {
   static const std::map<std::string, std::string> inner = {
       {"llava", "llama"},          {"llava_next", "llama"},       {"mistral3", "mistral"},
       {"paligemma", "gemma"},      {"gemma3", "gemma3_text"},     {"llama4", "llama4_text"},
-      {"qwen2_vl", "qwen2_vl_text"}, {"qwen2_5_vl", "qwen2_5_vl_text"}};
+      {"qwen2_vl", "qwen2_vl_text"}, {"qwen2_5_vl", "qwen2_5_vl_text"}, {"qwen3_5", "qwen3_5_text"}, {"qwen3_5_moe", "qwen3_5_moe_text"}};
   const auto it = inner.find(outer);
   return it == inner.end() ? outer : it->second;
 }
@@ -748,6 +760,13 @@ HfImport import_placed(const json& top, const std::string& display_path, const s
                : key;
   if (!out.notes.empty()) m.notes = "Only the language model (text_config) is counted; the vision tower and the multimodal projector are not included.";
   read_family(r, m, out.family, model_type);
+  // A multimodal config may state tie_word_embeddings beside text_config rather than in it (Qwen3.5:
+  // the composite's PretrainedConfig holds it); the language model's head follows it.
+  if (!where.empty() && !j.contains("tie_word_embeddings") && top.contains("tie_word_embeddings") && top["tie_word_embeddings"].is_boolean()) {
+    m.tied_embeddings = top["tie_word_embeddings"].get<bool>();
+    std::erase_if(out.derivations, [](const auto& d) { return d.first == "tied_embeddings"; });
+    out.derivations.emplace_back("tied_embeddings", "tie_word_embeddings, beside text_config");
+  }
   read_quantization(top, out);
   // Whatever the config does not state is fixed by the family's modeling code.
   for (const char* k : {"mlp", "positions", "bias", "norm", "block", "norms_per_layer", "moe.dense_layers", "moe.shared_experts"}) {
