@@ -80,6 +80,10 @@ TEST_CASE("Qwen3-Next: KV on its 12 full-attention layers, a Gated DeltaNet stat
   // SGLang keeps the delta rule's state in fp32 (engines/sglang.toml), the conv's window in bf16:
   // 36 × (524,288 × 4 + 24,576 × 2) / 4 = 19,316,736 B.
   CHECK(kv_cache(m, 4, 1, kv_format("bf16"), specs().engine("sglang").linear_state_bytes).state_bytes_per_sequence_per_gpu == 19316736.0);
+  // Decode kernels under vLLM: 48 MoE layers × 15 + 12 outside + 36 Gated DeltaNet layers × 10 more
+  // (engines/vllm.toml) = 1,092; SGLang: 48 × 15 + 14 + 36 × 5 = 914.
+  CHECK(decode_kernels(m, specs().engine("vllm")) == 1092);
+  CHECK(decode_kernels(m, specs().engine("sglang")) == 914);
   // --kv fp8 halves the cache, not the state (vLLM keeps it in the model's dtype).
   CHECK(kv_cache(m, 4, 1, kv_format("fp8")).bytes_per_gpu(2048) == 6144.0 * 2048 + 9879552.0);
   // Training attention FLOPs a token at 4096 (causal): full layers 6 × 16 heads × 12 × 2048 keys ×

@@ -205,7 +205,9 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   r.assumptions.push_back(fmt::format("decode reads weights and KV at MBU {} of {} ({})", format_sig(t.mbu, 3), bw, r.mbu_source));
   r.assumptions.push_back(fmt::format("each decode step launches {} kernels ({} a layer{}, {} outside; the engine file's count), each at least {} µs{}",
                                       format_sig(decode_kernels(r.model, s.engine), 4), format_sig(s.engine.decode_kernels_per_layer, 3),
-                                      r.model.moe ? fmt::format(", {} a MoE layer", format_sig(s.engine.decode_kernels_per_moe_layer, 3)) : std::string(),
+                                      (r.model.moe ? fmt::format(", {} a MoE layer", format_sig(s.engine.decode_kernels_per_moe_layer, 3)) : std::string()) +
+                                          (r.model.linear_attention ? fmt::format(", {} more a linear-attention layer", format_sig(s.engine.decode_kernels_linear_layer_extra, 3))
+                                                                    : std::string()),
                                       format_sig(s.engine.decode_kernels_outside_layers, 3),
                                       format_sig((s.engine.cuda_graphs ? kernel_floor_s : std::max(kernel_floor_s, eager_launch_s)) * 1e6, 3),
                                       !s.engine.cuda_graphs              ? " (launched from the host, no graphs)"

@@ -102,6 +102,10 @@ struct Engine {
   double decode_kernels_per_layer = 10;
   double decode_kernels_per_moe_layer = 10 + moe_layer_extra_kernels;
   double decode_kernels_outside_layers = 10;
+  // What a linear-attention layer (Qwen3-Next's Gated DeltaNet) launches beyond an attention layer:
+  // its projections, the conv update, the gating, the recurrent update, the gated norm and the
+  // copies that re-lay q, k, v, z, b and a out (read from each engine's qwen3_next.py). 0: not counted.
+  double decode_kernels_linear_layer_extra = 0;
   std::optional<LargeGpuDefaults> large_gpu;
 };
 

@@ -113,7 +113,8 @@ InferTimeSetup infer_time_setup(const Hardware& hw, const StorageFormat& weights
 
 double decode_kernels(const Model& m, const Engine& e) {
   const double moe_layers = d(m.moe_layers());
-  return (d(m.layers) - moe_layers) * e.decode_kernels_per_layer + moe_layers * e.decode_kernels_per_moe_layer + e.decode_kernels_outside_layers;
+  return (d(m.layers) - moe_layers) * e.decode_kernels_per_layer + moe_layers * e.decode_kernels_per_moe_layer + e.decode_kernels_outside_layers +
+         d(m.linear_attention_layers()) * e.decode_kernels_linear_layer_extra;
 }
 
 double host_sequences_exposed_s(const Engine& e, double sequences, double gpu_step_s) {

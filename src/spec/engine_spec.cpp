@@ -76,6 +76,8 @@ Engine parse_engine(std::string_view text, const std::string& display_path, cons
       r.optional_quantity("decode_kernels_per_moe_layer", QuantityKind::count, {1, 1000, ""}).value_or(e.decode_kernels_per_layer + moe_layer_extra_kernels);
   e.decode_kernels_outside_layers =
       r.optional_quantity("decode_kernels_outside_layers", QuantityKind::count, {0, 10000, ""}).value_or(e.decode_kernels_outside_layers);
+  e.decode_kernels_linear_layer_extra =
+      r.optional_quantity("decode_kernels_linear_layer_extra", QuantityKind::count, {0, 1000, ""}).value_or(0);
   if (const toml::table* t = r.optional_table("large_gpu")) {
     TomlReader g(*t, display_path, "large_gpu");
     LargeGpuDefaults d;
