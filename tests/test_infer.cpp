@@ -117,6 +117,19 @@ TEST_CASE("Qwen3-Next: KV on its 12 full-attention layers, a Gated DeltaNet stat
     }
   }
   CHECK(seen == 5);
+  // Ring attention's context parallelism is not what a linear layer would do (it passes its state):
+  // refused, as is a tp that does not split the linear heads.
+  Layout cp2;
+  cp2.cp = 2;
+  REQUIRE(layout_problem(m, cp2));
+  CHECK(layout_problem(m, cp2)->find("context parallelism of qwen3-next's linear-attention layers") != std::string::npos);
+  Model odd = m;
+  odd.linear_attention->key_heads = 8, odd.linear_attention->value_heads = 24;  // tp 16 splits 16 heads, not 8
+  Layout tp16;
+  tp16.tp = 16;
+  tp16.replicate_kv_heads = true;
+  REQUIRE(layout_problem(odd, tp16));
+  CHECK(layout_problem(odd, tp16)->find("does not divide the linear-attention heads") != std::string::npos);
   // At tp 4 each rank holds 4 of the 16 key heads and 8 of the 32 value heads: (2·512 + 2·1024).
   for (const Gemm& g : step_gemms(m, StepConfig{1, 1024, 4, 0}))
     if (g.name == "attn.qkvz_proj") CHECK(g.n == 3072);

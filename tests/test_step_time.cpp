@@ -615,3 +615,20 @@ TEST_CASE("Transformer Engine's TP overlap: products on the SMs the communicatio
   s.sm_count = 1000000, s.tp_overlap_comm_sms = 1;
   CHECK(term(step_time(toy(), l, s), "tp_overlap_sm_s") == near(8 * 10 * 8e-6).epsilon(1e-4));
 }
+
+TEST_CASE("a Gated DeltaNet layer's chunked delta rule at flash-linear-attention's measured rate, by hand") {
+  Model m = test::toy();
+  m.linear_attention = LinearAttentionSpec{1, 2, 4, 16, 16, 4};  // one of the toy's 2 layers linear
+  Layout l;
+  l.micro_batch = 1;
+  const LayerCost c = layer_cost(m, l, test::setup());
+  // Per token and value head 6·16·16 + 2·64·(3·16 + 2·16) = 11,776 FLOPs; 4 value heads, 32 tokens,
+  // on 1 of 2 layers: 753,664 a layer on average, forward at 0.092 of 100 TFLOP/s, backward twice
+  // the FLOPs at 0.066 (core/attention_rate.hpp).
+  CHECK(c.linear_attention_fwd_flops == 753664.0);
+  CHECK(c.linear_attention_fwd_s == test::near(753664.0 / (100e12 * 0.092)));
+  CHECK(c.linear_attention_bwd_s == test::near(2 * 753664.0 / (100e12 * 0.066)));
+  // Both inside the attention terms, beside the one full-attention layer's flash kernel.
+  const LayerCost full = layer_cost(test::toy(), l, test::setup());
+  CHECK(c.attention_fwd_s == test::near(full.attention_fwd_s / 2 + c.linear_attention_fwd_s));
+}

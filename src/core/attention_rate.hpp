@@ -15,6 +15,18 @@ namespace napkin {
 // A100 and H100, and serving's prefill).
 inline constexpr double flash_attention_efficiency = 0.6;
 inline constexpr double flash_backward_over_forward = 2.5;
+// A hybrid's Gated DeltaNet layers run the chunked delta rule in flash-linear-attention's Triton
+// kernels (chunk_gated_delta_rule: what vLLM and SGLang vendor and training code imports), far below
+// flash attention's rate. Counted in core/model.hpp's chunked FLOPs (6·dk·dv + 2·64·(3·dk + 2·dv) a
+// token and value head; the backward twice the forward's), forward on H100 90 TFLOP/s
+// (flashinfer-ai/flashinfer#3481: 4096 + 4096 tokens, 16 q/k and 64 v heads of 128, 1.052 ms) and 84
+// (flashinfer#3788: 262K tokens, 32 v heads, 18.081 ms), on H200 100 (QwenLM/FlashQLA
+// benchmark/benchmark_results_H200.txt: 4 × 8192 tokens, 16/32 heads, 1.898 ms): 0.091, 0.085,
+// 0.101 of 989.5, mean 0.092; backward on H200 65 TFLOP/s (same file, 32K tokens: 5.781 ms), 0.066.
+// FlashInfer's fused CuTe prefill (2026) reaches about five times the forward rate; not priced.
+inline constexpr double linear_attention_fwd_efficiency = 0.092;
+inline constexpr double linear_attention_bwd_efficiency = 0.066;
+inline constexpr double linear_attention_backward_over_forward = 2;
 // FlashAttention-2 on an H100 uses none of Hopper's new instructions (wgmma, TMA) and reaches 35%
 // of its peak at best (Shah et al. 2024, "FlashAttention-3", abstract: "FlashAttention-2 achieves
 // only 35% utilization on H100 GPUs"); priced by length with hopper_fa2_efficiency, which stays

@@ -36,6 +36,15 @@ std::optional<std::string> layout_problem(const Model& m, const Layout& l) {
   if (l.etp > 0 && l.tp % l.etp != 0) return "--etp " + n(l.etp) + " does not divide --tp " + n(l.tp);
   if (m.moe && m.moe->d_ff_expert % l.expert_tp() != 0)
     return (l.etp > 0 ? "--etp " : "--tp ") + n(l.expert_tp()) + " does not divide d_ff_expert = " + n(m.moe->d_ff_expert) + " of " + who();
+  if (m.linear_attention) {
+    // vLLM's and Megatron's Gated DeltaNet split by heads, q/k and v alike.
+    const LinearAttentionSpec& a = *m.linear_attention;
+    if (a.key_heads % l.tp != 0 || a.value_heads % l.tp != 0)
+      return "--tp " + n(l.tp) + " does not divide the linear-attention heads of " + who() + " (" + n(a.key_heads) + " q/k, " + n(a.value_heads) + " v)";
+    // Ring attention passes K and V blocks; a linear-attention layer would pass its state instead.
+    if (l.cp > 1)
+      return "--cp " + n(l.cp) + ": context parallelism of " + who() + "'s linear-attention layers (their state passed from rank to rank) is not modelled";
+  }
 
   if (l.pipeline_layout) {
     // Megatron-Core's validate_layer_layout: the t's are the model's layers; the chunks pp·v.

@@ -277,12 +277,6 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   // kernel (FlashAttention's window_size) skips: the layers' mean share (causal_attention_share).
   c.attention_fwd_flops = d(l.micro_batch) * heads_local * d(local_seq) * d(s.seq) * (qk_head_dim(m) + v_head_dim(m)) *
                           (s.flash_attention ? causal_attention_share(m, d(s.seq)) : 1.0);
-  // A hybrid's Gated DeltaNet layers: the chunked delta rule (flash-linear-attention's
-  // chunk_gated_delta_rule, which vLLM and transformers call), per token and value head on this
-  // rank, over the layers' share; timed at the attention kernels' rate (no measurement of its own).
-  if (m.linear_attention)
-    c.attention_fwd_flops += d(m.linear_attention->layers) / L * d(l.micro_batch) * d(local_seq) *
-                             linear_attention_chunked_flops_per_token(*m.linear_attention) / d(tp);
   // DeepSeek sparse attention's indexer scores every earlier token (causal, the half of s²), with
   // index_heads products of index_head_dim a key, on every tensor rank (vLLM's Indexer: "no tensor
   // parallel, just replicated"), in FP8 (DeepGEMM's fp8_mqa_logits): at twice the rate the
@@ -303,6 +297,19 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
     c.attention_core_memory_fwd_s = bytes / bw;
     c.attention_fwd_s = attn_fwd_gemm / L + c.attention_core_memory_fwd_s;
     c.attention_bwd_s = attn_bwd_gemm / L + memory_bound_backward_over_forward * c.attention_core_memory_fwd_s;
+  }
+  // A hybrid's Gated DeltaNet layers: the chunked delta rule (flash-linear-attention's
+  // chunk_gated_delta_rule, which vLLM, SGLang and transformers call), per token and value head on
+  // this rank, over the layers' share, at the rate those kernels were measured at.
+  if (m.linear_attention) {
+    const double rate = (s.attention_peak_flops_per_s > 0 ? s.attention_peak_flops_per_s : s.peak_flops_per_s) * s.compute_fraction;
+    c.linear_attention_fwd_flops = d(m.linear_attention->layers) / L * d(l.micro_batch) * d(local_seq) *
+                                   linear_attention_chunked_flops_per_token(*m.linear_attention) / d(tp);
+    c.linear_attention_fwd_s = c.linear_attention_fwd_flops / (rate * linear_attention_fwd_efficiency);
+    c.linear_attention_bwd_s = linear_attention_backward_over_forward * c.linear_attention_fwd_flops / (rate * linear_attention_bwd_efficiency);
+    c.attention_fwd_s += c.linear_attention_fwd_s;
+    c.attention_bwd_s += c.linear_attention_bwd_s;
+    c.attention_fwd_flops += c.linear_attention_fwd_flops;
   }
 
   // Elementwise work per layer, forward. h-wide tensors are replicated on every tensor-parallel

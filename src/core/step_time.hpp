@@ -217,6 +217,9 @@ struct LayerCost {
   // (pipelined and bulk-overlapped; StepSetup::tp_overlap_comm_sms), per layer.
   double tp_margin_fwd_s = 0, tp_margin_bwd_s = 0;
   double attention_fwd_flops = 0;                 // per layer, useful (causal) attention FLOPs
+  // Of attention_fwd_s, _bwd_s and _flops: a hybrid's Gated DeltaNet layers' chunked delta rule,
+  // at flash-linear-attention's rate (core/attention_rate.hpp), per layer on average.
+  double linear_attention_fwd_s = 0, linear_attention_bwd_s = 0, linear_attention_fwd_flops = 0;
   // flash kernels: the fraction of the attention peak each direction reached (flash_attention_s)
   double attention_fwd_efficiency = 0, attention_bwd_efficiency = 0;
   double tokens = 0;                              // b · s / cp on this GPU

@@ -322,16 +322,24 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
   const double gemm_eff = c.gemm_fwd_flops / (c.gemm_fwd_s * peak);
   o += fmt::format("  matrix products    {} FLOP forward in {} ({} of the {} peak; {}), backward {}\n",
                    format_sci(c.gemm_fwd_flops, 4), secs(c.gemm_fwd_s), pct(gemm_eff), format_si(peak, "FLOP/s"), s.gemm.source, secs(c.gemm_bwd_s));
-  if (s.flash_attention)
+  if (s.flash_attention) {
     // Under a power cap the kernel runs at compute_fraction of the datasheet peak: shown, so the
     // division gives the time printed.
     o += fmt::format("  attention (flash)  {} useful FLOP forward / ({}{} × {:.3f}) = {}; backward {} × as many at {:.3f} = {}\n",
-                     format_sci(c.attention_fwd_flops, 4), format_si(s.attention_peak_flops_per_s > 0 ? s.attention_peak_flops_per_s : peak, "FLOP/s"),
+                     format_sci(c.attention_fwd_flops - c.linear_attention_fwd_flops, 4),
+                     format_si(s.attention_peak_flops_per_s > 0 ? s.attention_peak_flops_per_s : peak, "FLOP/s"),
                      s.compute_fraction < 1 ? fmt::format(" × {} (power limit)", format_sig(s.compute_fraction, 3)) : "", c.attention_fwd_efficiency,
-                     secs(c.attention_fwd_s), flash_backward_over_forward, c.attention_bwd_efficiency, secs(c.attention_bwd_s));
-  else
+                     secs(c.attention_fwd_s - c.linear_attention_fwd_s), flash_backward_over_forward, c.attention_bwd_efficiency,
+                     secs(c.attention_bwd_s - c.linear_attention_bwd_s));
+  if (c.linear_attention_fwd_flops > 0)
+    o += fmt::format("  linear attention   {} FLOP forward (the chunked delta rule, over the layers) at {:.3f} of the peak "
+                     "(flash-linear-attention's kernels) = {}; backward {} × as many at {:.3f} = {}\n",
+                     format_sci(c.linear_attention_fwd_flops, 4), linear_attention_fwd_efficiency, secs(c.linear_attention_fwd_s),
+                     format_sig(linear_attention_backward_over_forward, 2), linear_attention_bwd_efficiency, secs(c.linear_attention_bwd_s));
+  } else {
     o += fmt::format("  attention          Q·Kᵀ and P·V as dense products + softmax{} over the scores: forward {}, backward {}\n",
                      s.dropout ? " and dropout" : "", secs(c.attention_fwd_s), secs(c.attention_bwd_s));
+  }
   if (s.lora.on)
     o += fmt::format("  LoRA               frozen products: forward and input gradient, no weight gradient; of the products above, the adapters' "
                      "(rank {}) {} forward, {} backward\n",
