@@ -309,7 +309,8 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                         pct(validated_v32_decode.worst_abs_error)));
   if (r.model.linear_attention)
     r.assumptions.push_back(fmt::format("linear attention (Gated DeltaNet, {} of {} layers): no KV cache there but a state per sequence, "
-                                        "read and written each decode step; its kernels priced as attention's. Against vLLM's and SGLang's "
+                                        "read and written each decode step, with the engine's extra kernels; the chunked prefill at flash-linear-attention's "
+                                        "measured rate. Against vLLM's and SGLang's "
                                         "published Qwen3-Next runs ({} on B200 and H200) napkin came out faster on every row, by {} on average "
                                         "(worst {}): treat these speeds as optimistic",
                                         r.model.linear_attention->layers, r.model.layers, validated_linear_attention.rows,
