@@ -16,7 +16,6 @@
 #include "core/model_checks.hpp"
 #include "core/step_gemms.hpp"
 #include "core/training.hpp"
-#include "spec/hf_config.hpp"
 #include "spec/registry.hpp"
 
 using namespace napkin;
@@ -59,10 +58,7 @@ TEST_CASE("KV bytes per token: GQA, replicated heads, MLA latent and sliding win
 }
 
 TEST_CASE("Qwen3-Next: KV on its 12 full-attention layers, a Gated DeltaNet state on the other 36, by hand") {
-  const std::string path = std::string(NAPKIN_SOURCE_DIR) + "/tests/data/hf/qwen3-next-80b-a3b/config.json";
-  std::ifstream in(path);
-  REQUIRE(in);
-  const Model m = import_hf_config(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), path, "qwen3-next").model;
+  const Model m = specs().model(std::string(NAPKIN_SOURCE_DIR) + "/tests/data/hf/qwen3-next-80b-a3b/config.json");
   // KV: 12 layers × 2 KV heads × 256 × 2 (K, V) × 2 B = 24,576 B a token; at tp 4 (> 2 KV heads)
   // each rank holds one head whole: 12,288 B.
   const KvCache kv = kv_cache(m, 4, 1, kv_format("bf16"));
@@ -122,7 +118,7 @@ TEST_CASE("Qwen3-Next: KV on its 12 full-attention layers, a Gated DeltaNet stat
   Layout cp2;
   cp2.cp = 2;
   REQUIRE(layout_problem(m, cp2));
-  CHECK(layout_problem(m, cp2)->find("context parallelism of qwen3-next's linear-attention layers") != std::string::npos);
+  CHECK(layout_problem(m, cp2)->find("context parallelism of qwen3-next-80b-a3b's linear-attention layers") != std::string::npos);
   Model odd = m;
   odd.linear_attention->key_heads = 8, odd.linear_attention->value_heads = 24;  // tp 16 splits 16 heads, not 8
   Layout tp16;

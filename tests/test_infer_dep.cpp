@@ -7,8 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "cli_helpers.hpp"
@@ -17,7 +15,6 @@
 #include "core/infer_serving.hpp"
 #include "core/infer_validation.hpp"
 #include "infer_helpers.hpp"
-#include "spec/hf_config.hpp"
 
 using namespace napkin;
 
@@ -384,10 +381,7 @@ constexpr NextRow next_rows[] = {
 
 TEST_CASE("Qwen3-Next against vLLM and SGLang's published runs (out of sample)") {
   const SpecRegistry specs = SpecRegistry::builtin_only();
-  const std::string path = std::string(NAPKIN_SOURCE_DIR) + "/tests/data/hf/qwen3-next-80b-a3b/config.json";
-  std::ifstream in(path);
-  REQUIRE(in);
-  const Model m = import_hf_config(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), path, "qwen3-next").model;
+  const Model m = specs.model(std::string(NAPKIN_SOURCE_DIR) + "/tests/data/hf/qwen3-next-80b-a3b/config.json");
   const char* v = std::getenv("NAPKIN_VALIDATION_TABLE");
   const bool table = v && std::strcmp(v, "1") == 0;
   if (table) std::printf("\n| GPU | engine | tp | in/out | concurrency | measured | napkin | error |\n|---|---|---|---|---|---|---|---|\n");

@@ -283,12 +283,13 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   // attention is priced at, so half its FLOPs count here (sparse_index_flops_weight).
   if (m.mla && m.mla->sparse())
     c.attention_fwd_flops += sparse_index_flops_weight * d(l.micro_batch) * d(local_seq) * d(s.seq) * d(m.mla->index_heads * m.mla->index_head_dim);
+  // The attention kernels' peak (bf16 under an fp8 recipe), under a power cap at its fraction.
+  const double attention_rate = (s.attention_peak_flops_per_s > 0 ? s.attention_peak_flops_per_s : s.peak_flops_per_s) * s.compute_fraction;
   if (s.flash_attention) {
-    const double rate = (s.attention_peak_flops_per_s > 0 ? s.attention_peak_flops_per_s : s.peak_flops_per_s) * s.compute_fraction;
-    c.attention_fwd_s = flash_attention_s(s.flash_rate, false, c.attention_fwd_flops, rate, d(s.seq), l.cp);
-    c.attention_bwd_s = flash_attention_s(s.flash_rate, true, c.attention_fwd_flops, rate, d(s.seq), l.cp);
-    c.attention_fwd_efficiency = c.attention_fwd_flops / (rate * c.attention_fwd_s);
-    c.attention_bwd_efficiency = flash_backward_over_forward * c.attention_fwd_flops / (rate * c.attention_bwd_s);
+    c.attention_fwd_s = flash_attention_s(s.flash_rate, false, c.attention_fwd_flops, attention_rate, d(s.seq), l.cp);
+    c.attention_bwd_s = flash_attention_s(s.flash_rate, true, c.attention_fwd_flops, attention_rate, d(s.seq), l.cp);
+    c.attention_fwd_efficiency = c.attention_fwd_flops / (attention_rate * c.attention_fwd_s);
+    c.attention_bwd_efficiency = flash_backward_over_forward * c.attention_fwd_flops / (attention_rate * c.attention_bwd_s);
   } else {
     // Scaled-masked softmax reads and writes a·s scores per token; dropout on the
     // probabilities reads, writes, and stores a 1-byte mask.
@@ -302,11 +303,10 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   // chunk_gated_delta_rule, which vLLM, SGLang and transformers call), per token and value head on
   // this rank, over the layers' share, at the rate those kernels were measured at.
   if (m.linear_attention) {
-    const double rate = (s.attention_peak_flops_per_s > 0 ? s.attention_peak_flops_per_s : s.peak_flops_per_s) * s.compute_fraction;
     c.linear_attention_fwd_flops = d(m.linear_attention->layers) / L * d(l.micro_batch) * d(local_seq) *
                                    linear_attention_chunked_flops_per_token(*m.linear_attention) / d(tp);
-    c.linear_attention_fwd_s = c.linear_attention_fwd_flops / (rate * linear_attention_fwd_efficiency);
-    c.linear_attention_bwd_s = linear_attention_backward_over_forward * c.linear_attention_fwd_flops / (rate * linear_attention_bwd_efficiency);
+    c.linear_attention_fwd_s = c.linear_attention_fwd_flops / (attention_rate * linear_attention_fwd_efficiency);
+    c.linear_attention_bwd_s = linear_attention_backward_over_forward * c.linear_attention_fwd_flops / (attention_rate * linear_attention_bwd_efficiency);
     c.attention_fwd_s += c.linear_attention_fwd_s;
     c.attention_bwd_s += c.linear_attention_bwd_s;
     c.attention_fwd_flops += c.linear_attention_fwd_flops;
