@@ -118,14 +118,21 @@ std::vector<HeldOut> megatron_bridge_2511() {
   fsdp.zero = 3;
   Layout qwen = megatron_layout(1, 2, 1, 24, 8);
   qwen.ep = 8, qwen.micro_batch = 2;
-  // GPT-OSS 120B, the table's BF16 row: 64 GPUs, GBS 512, MBS 4, PP 4, EP 8; its H100 preset
-  // recomputes the norms and the experts' activation (recompute_modules layernorm, moe_act).
+  // GPT-OSS 120B, the table's BF16 row: 64 GPUs, GBS 512, PP 4, EP 8. The table prints MBS 4 beside
+  // GA 2, which cannot both hold at DP 16 (512 / (4 · 16) = 8): the B200 row's pair, copied. The
+  // config that ran it sets micro_batch_size 1 on H100 (Megatron-Bridge 97ad8cc6f, v0.2.0:
+  // scripts/performance/configs/gpt_oss/workload_base_configs.py, BASE_GPT_OSS_120B_CONFIG; only the
+  // Blackwell entries set 4), and 512 / (1 · 16) = 32 micro-batches is what 26.04's MBS 1 row's time
+  // per micro-batch agrees with (166 ms here, 170 there). Its recompute_modules (layernorm, moe_act)
+  // did not run: 25.11's perf scripts set the modules without recompute_granularity "selective"
+  // (set only from c9dd05869, 2025-12-10), and Megatron-Core reads them only under it
+  // (transformer_layer.py at 0d8e0714cd). Priced first as MBS 4 with the recompute: +22.4%.
   const Model oss = gpt_oss_120b();
   Layout oss_layout = megatron_layout(1, 4, 1, 1, 16);
-  oss_layout.ep = 8, oss_layout.micro_batch = 4;
+  oss_layout.ep = 8, oss_layout.micro_batch = 1;
   const StepSetup bf16 = dgx_h100(false);
   const std::vector<std::pair<Run, double>> runs = {
-      {Run{"GPT-OSS 120B on 64 H100, EP 8, BF16", oss, recomputing(with_moe(bf16, EpDispatcher::alltoall, false), "layernorm,moe_act"), selective(oss_layout), 512, 4096, 5630}, 0.2243},
+      {Run{"GPT-OSS 120B on 64 H100, EP 8, BF16", oss, with_moe(bf16, EpDispatcher::alltoall, false), oss_layout, 512, 4096, 5630}, 0.4278},
       {Run{"Llama 3 8B on 8 H100, Megatron-FSDP, FP8", l3_8, s, fsdp, 128, 8192, 14451}, -0.0358},
       {Run{"Llama 3 70B on 64 H100, FP8", l3_70, s, megatron_layout(4, 8, 1, 5, 2), 128, 8192, 1602}, -0.0673},
       {Run{"Llama 3.1 405B on 1024 H100, FP8", l405, s, megatron_layout(8, 8, 2, 8, 8), 512, 8192, 292}, 0.0384},
@@ -411,9 +418,11 @@ TEST_CASE("held-out training runs: napkin's error on measurements no constant ca
       low = n_rows ? std::min(low, e) : e, high = n_rows ? std::max(high, e) : e, abs_sum += std::fabs(e), ++n_rows;
     }
     CHECK(n_rows == want.rows);
-    CHECK(low == doctest::Approx(want.low).epsilon(0.01));
-    CHECK(high == doctest::Approx(want.high).epsilon(0.01));
-    CHECK(abs_sum / n_rows == doctest::Approx(want.mean_abs).epsilon(0.01));
+    INFO("live figure: " << n_rows << " rows, " << low << " to " << high << ", mean |error| " << abs_sum / n_rows);
+    // Relative, not doctest's default scale of 1 (which let a mean of 0.207 pass for 0.2155).
+    CHECK(low == doctest::Approx(want.low).epsilon(0.01).scale(0));
+    CHECK(high == doctest::Approx(want.high).epsilon(0.01).scale(0));
+    CHECK(abs_sum / n_rows == doctest::Approx(want.mean_abs).epsilon(0.01).scale(0));
   };
   // Fine-grained MoE: experts narrower than the measured MoE runs' (Grok-1's 5.3 × d_model).
   check_figure(heldout_fine_grained_moe,
