@@ -93,3 +93,43 @@ TEST_CASE("FlashAttention-2 on A100 and FlashAttention-1: the FlashAttention-2 p
   }
   CHECK(flash_rate_for(AttentionKernel::fa1, "a100").efficiency(false, true, 1024) == doctest::Approx(62.0 / 312));
 }
+
+TEST_CASE("Blackwell fused attention and fp8 attention: cuDNN's GB200 and GB300 points, and the rate a GPU gets") {
+  // GB200, cuDNN 9.19, over 2500 TFLOP/s: causal 8k forward 1598, backward 1311; unmasked 4k forward 1593.
+  CHECK(blackwell_fused_attention_efficiency(false, false, true, 8192) == doctest::Approx(1598.0 / 2500));
+  CHECK(blackwell_fused_attention_efficiency(false, true, true, 8192) == doctest::Approx(1311.0 / 2500));
+  CHECK(blackwell_fused_attention_efficiency(false, false, false, 4096) == doctest::Approx(1593.0 / 2500));
+  // GB300 (Blackwell Ultra), cuDNN 9.22: causal 4k backward 1248, 16k forward 1915.
+  CHECK(blackwell_fused_attention_efficiency(true, true, true, 4096) == doctest::Approx(1248.0 / 2500));
+  CHECK(blackwell_fused_attention_efficiency(true, false, true, 16384) == doctest::Approx(1915.0 / 2500));
+  // fp8 rows over the same bf16 peak: GB200 causal 8k 1987 forward; GB300 2897 (above the bf16 peak's
+  // 1.0, which fp8 can be); H200's causal backward in fp8 is slower than in bf16 (430 vs 541 at 8k).
+  CHECK(blackwell_fused_attention_efficiency(false, false, true, 8192, true) == doctest::Approx(1987.0 / 2500));
+  CHECK(blackwell_fused_attention_efficiency(true, false, true, 8192, true) == doctest::Approx(2897.0 / 2500));
+  CHECK(hopper_fused_attention_efficiency(true, true, 8192, true) == doctest::Approx(430.0 / 989.5));
+  CHECK(hopper_fused_attention_efficiency(true, true, 8192, true) < hopper_fused_attention_efficiency(true, true, 8192));
+  // Blackwell Ultra's doubled exponentials: faster than GB200 at every length, both directions.
+  for (double len : {1024.0, 2048.0, 6000.0, 8192.0, 65536.0})
+    for (bool bwd : {false, true}) CHECK(blackwell_fused_attention_efficiency(true, bwd, true, len) > blackwell_fused_attention_efficiency(false, bwd, true, len));
+
+  // Which rate a part gets: B200 and GB200 the GB200 curve, B300 and GB300 the GB300 one, held at
+  // 1237/1450 of the short benchmark (FlashAttention-4 back to back on a B200); FA1/FA2 stay flat.
+  const FlashRate b200 = flash_rate_for(AttentionKernel::fa3, "b200");
+  CHECK(b200.curve == FlashCurve::blackwell_fused);
+  CHECK(b200.sustained == doctest::Approx(1237.0 / 1450));
+  CHECK(b200.efficiency(false, true, 8192) == doctest::Approx(1237.0 / 1450 * 1598.0 / 2500));
+  CHECK(flash_rate_for(AttentionKernel::fa3, "gb200").curve == FlashCurve::blackwell_fused);
+  CHECK(flash_rate_for(AttentionKernel::fa3, "gb300").curve == FlashCurve::blackwell_ultra_fused);
+  CHECK(flash_rate_for(AttentionKernel::fa3, "b300").curve == FlashCurve::blackwell_ultra_fused);
+  CHECK(flash_rate_for(AttentionKernel::fa2, "gb200").curve == FlashCurve::flat);
+  CHECK(flash_rate_for(AttentionKernel::fa3, "mi300x").curve == FlashCurve::flat);
+  // FlashRate::fp8 switches the curve to its fp8 rows; the flat rate has none and ignores it.
+  FlashRate fp8 = b200;
+  fp8.fp8 = true;
+  CHECK(fp8.efficiency(false, true, 8192) == doctest::Approx(1237.0 / 1450 * 1987.0 / 2500));
+  CHECK(fp8_attention_measured(FlashCurve::hopper_fused));
+  CHECK_FALSE(fp8_attention_measured(FlashCurve::hopper_fa2));
+  FlashRate flat = flash_rate_for(AttentionKernel::fa2, "gb200");
+  flat.fp8 = true;
+  CHECK(flat.efficiency(false, true, 8192) == doctest::Approx(flash_attention_efficiency));
+}

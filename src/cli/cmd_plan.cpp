@@ -155,6 +155,8 @@ void setup_plan(CLI::App& app, Context& ctx) {
   sub->add_option("--optimizer", f.optimizer, "Optimizer, as in 'napkin memory' [adamw]")->type_name("O");
   sub->add_option("--precision", f.precision, "Precision recipe, as in 'napkin memory' [bf16-mixed]")->type_name("R");
   sub->add_option("--dtype", f.dtype, "Dtype whose dense peak the products run at [bf16]")->type_name("DTYPE");
+  sub->add_flag("--fp8-attention", f.fp8_attention,
+                "Attention kernels in fp8 too (Transformer Engine's fp8_dot_product_attention; needs --dtype fp8) [bf16 attention]");
   sub->add_option("--power-limit", f.power_limit,
                   "GPU power limit in watts (500 or 500W): products and attention slow as (P/TDP)^0.47 [the spec's deployed limit, else TDP]")
       ->type_name("W");

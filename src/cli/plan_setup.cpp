@@ -232,6 +232,14 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   q.step.bytes_per_param = bytes_per_param(opt, recipe, opt.factored_second_moment ? std::optional<double>(adafactor_state_values_per_param(m)) : std::nullopt);
   q.step.grad_reduce_bytes = recipe.grad_bytes;
   take_framework(ps, f, m.moe.has_value());
+  if (f.fp8_attention) {
+    if (ps.dtype != Dtype::fp8) throw Error("--fp8-attention: the attention runs in fp8 only beside fp8 products; add --dtype fp8");
+    if (!q.step.flash_attention) throw Error("--fp8-attention: fp8 attention is a fused kernel's; it does not go with --no-flash-attention");
+    q.step.flash_rate.fp8 = true;
+    if (!fp8_attention_measured(q.step.flash_rate.curve))
+      ps.warnings.push_back(fmt::format("--fp8-attention: no fp8 measurement of {} ('napkin frameworks show {}'); priced at its bf16 rate",
+                                        flash_curve_name(q.step.flash_rate.curve), ps.framework.key));
+  }
   if (q.step.sm_count > 0 && q.step.tp_overlap_comm_sms >= q.step.sm_count)
     throw Error(fmt::format("--framework {}: tp_overlap_comm_sms = {} holds every one of {}'s {} SMs (its sm_count), leaving none for the products; "
                             "give the framework fewer (Transformer Engine's default is 16)",
@@ -364,10 +372,11 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
                            : q.step.flash_rate.curve == FlashCurve::flat
                                ? fmt::format("attention: flash kernels at {} of peak, backward {}× forward (recomputes the scores)",
                                              q.step.flash_rate.flat_efficiency, flash_backward_over_forward)
-                               : fmt::format("attention: {}: causal "
+                               : fmt::format("attention: {}{}: causal "
                                              "{}-token calls at {:.2f} of peak forward, {:.2f} backward (backward {}× forward's FLOPs); "
                                              "shorter calls under --cp slower",
                                              flash_curve_name(q.step.flash_rate.curve),
+                                             q.step.flash_rate.fp8 && fp8_attention_measured(q.step.flash_rate.curve) ? ", in fp8 (--fp8-attention)" : "",
                                              q.step.seq, q.step.flash_rate.efficiency(false, true, static_cast<double>(q.step.seq)),
                                              q.step.flash_rate.efficiency(true, true, static_cast<double>(q.step.seq)), flash_backward_over_forward));
   if (q.gpus > 1) {

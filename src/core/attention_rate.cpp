@@ -28,6 +28,43 @@ constexpr double cudnn_unmasked_forward[] = {633, 671, 691, 702, 693};
 constexpr double cudnn_unmasked_backward[] = {504, 560, 594, 612, 572};
 constexpr MeasuredCurve cudnn_h200 = {hopper_dense_bf16_tflops, cudnn_lengths, cudnn_causal_forward, cudnn_causal_backward, cudnn_unmasked_forward,
                                       cudnn_unmasked_backward};
+// The same run's fp8 rows (Transformer Engine's fp8 dot-product attention), over the bf16 peak:
+// faster forward, but a causal backward slower than bf16's (370-471 TFLOP/s against 370-581).
+constexpr double h200_fp8_causal_forward[] = {698, 854, 964, 1010, 1042};
+constexpr double h200_fp8_causal_backward[] = {393, 471, 430, 374, 370};
+constexpr double h200_fp8_unmasked_forward[] = {870, 973, 1023, 1055, 1062};
+constexpr double h200_fp8_unmasked_backward[] = {531, 602, 636, 659, 674};
+constexpr MeasuredCurve cudnn_h200_fp8 = {hopper_dense_bf16_tflops, cudnn_lengths, h200_fp8_causal_forward, h200_fp8_causal_backward,
+                                          h200_fp8_unmasked_forward, h200_fp8_unmasked_backward};
+
+// cuDNN on Blackwell (see the header): the same five lengths, TFLOP/s of 2500 (GB200 and GB300
+// dense bf16). GB200 with cuDNN 9.19, GB300 with 9.22 (its earliest published run).
+constexpr double blackwell_dense_bf16_tflops = 2500;
+constexpr double gb200_causal_forward[] = {1042, 1335, 1598, 1687, 1720};
+constexpr double gb200_causal_backward[] = {836, 1132, 1311, 1402, 1473};
+constexpr double gb200_unmasked_forward[] = {1245, 1593, 1709, 1769, 1781};
+constexpr double gb200_unmasked_backward[] = {1089, 1287, 1409, 1455, 1501};
+constexpr MeasuredCurve cudnn_gb200 = {blackwell_dense_bf16_tflops, cudnn_lengths, gb200_causal_forward, gb200_causal_backward,
+                                       gb200_unmasked_forward, gb200_unmasked_backward};
+constexpr double gb300_causal_forward[] = {1373, 1703, 1856, 1915, 1953};
+constexpr double gb300_causal_backward[] = {967, 1248, 1435, 1507, 1490};
+constexpr double gb300_unmasked_forward[] = {1805, 1900, 2017, 2014, 1836};
+constexpr double gb300_unmasked_backward[] = {1213, 1429, 1531, 1536, 1427};
+constexpr MeasuredCurve cudnn_gb300 = {blackwell_dense_bf16_tflops, cudnn_lengths, gb300_causal_forward, gb300_causal_backward,
+                                       gb300_unmasked_forward, gb300_unmasked_backward};
+// Their fp8 rows (the same files), over the bf16 peak.
+constexpr double gb200_fp8_causal_forward[] = {1286, 1707, 1987, 2135, 2210};
+constexpr double gb200_fp8_causal_backward[] = {897, 1229, 1478, 1626, 1705};
+constexpr double gb200_fp8_unmasked_forward[] = {1615, 1995, 2094, 2199, 2220};
+constexpr double gb200_fp8_unmasked_backward[] = {1198, 1465, 1630, 1734, 1778};
+constexpr MeasuredCurve cudnn_gb200_fp8 = {blackwell_dense_bf16_tflops, cudnn_lengths, gb200_fp8_causal_forward, gb200_fp8_causal_backward,
+                                           gb200_fp8_unmasked_forward, gb200_fp8_unmasked_backward};
+constexpr double gb300_fp8_causal_forward[] = {1954, 2532, 2897, 3054, 3108};
+constexpr double gb300_fp8_causal_backward[] = {944, 1396, 1781, 2035, 2128};
+constexpr double gb300_fp8_unmasked_forward[] = {2728, 2988, 3160, 3182, 3050};
+constexpr double gb300_fp8_unmasked_backward[] = {1390, 1839, 2111, 2177, 2178};
+constexpr MeasuredCurve cudnn_gb300_fp8 = {blackwell_dense_bf16_tflops, cudnn_lengths, gb300_fp8_causal_forward, gb300_fp8_causal_backward,
+                                           gb300_fp8_unmasked_forward, gb300_fp8_unmasked_backward};
 
 // FlashAttention-2 on an H100 SXM5 (see the header): 512, 1k, 2k, 4k, 8k, 16k tokens. The causal
 // backward is not published; it is the unmasked backward scaled by the same kernel's causal over
@@ -84,8 +121,13 @@ double efficiency_on(const MeasuredCurve& c, bool backward, bool causal, double 
 
 }  // namespace
 
-double hopper_fused_attention_efficiency(bool backward, bool causal, double length) {
-  return efficiency_on(cudnn_h200, backward, causal, length);
+double hopper_fused_attention_efficiency(bool backward, bool causal, double length, bool fp8) {
+  return efficiency_on(fp8 ? cudnn_h200_fp8 : cudnn_h200, backward, causal, length);
+}
+
+double blackwell_fused_attention_efficiency(bool ultra, bool backward, bool causal, double length, bool fp8) {
+  const auto& c = ultra ? (fp8 ? cudnn_gb300_fp8 : cudnn_gb300) : (fp8 ? cudnn_gb200_fp8 : cudnn_gb200);
+  return efficiency_on(c, backward, causal, length);
 }
 
 double hopper_fa2_efficiency(bool backward, bool causal, double length) { return efficiency_on(fa2_h100, backward, causal, length); }
@@ -99,6 +141,8 @@ double fa1_efficiency(bool hopper, bool backward, bool causal, double length) {
 std::string_view flash_curve_name(FlashCurve c) {
   switch (c) {
     case FlashCurve::hopper_fused: return "fused kernels (cuDNN / FlashAttention-3) as cuDNN 9.19 measured them on Hopper";
+    case FlashCurve::blackwell_fused: return "fused kernels (cuDNN / FlashAttention-4) as cuDNN 9.19 measured them on GB200";
+    case FlashCurve::blackwell_ultra_fused: return "fused kernels (cuDNN / FlashAttention-4) as cuDNN 9.22 measured them on GB300";
     case FlashCurve::hopper_fa2: return "FlashAttention-2 on Hopper, as the FlashAttention-3 paper measured it";
     case FlashCurve::ampere_fa2: return "FlashAttention-2 on A100, forward + backward as its paper measured them";
     case FlashCurve::hopper_fa1: return "FlashAttention-1 (or a Triton kernel of its algorithm) on Hopper, as the FlashAttention-2 paper measured it";
@@ -110,7 +154,9 @@ std::string_view flash_curve_name(FlashCurve c) {
 
 double FlashRate::efficiency(bool backward, bool causal, double length) const {
   switch (curve) {
-    case FlashCurve::hopper_fused: return sustained * hopper_fused_attention_efficiency(backward, causal, length);
+    case FlashCurve::hopper_fused: return sustained * hopper_fused_attention_efficiency(backward, causal, length, fp8);
+    case FlashCurve::blackwell_fused: return sustained * blackwell_fused_attention_efficiency(false, backward, causal, length, fp8);
+    case FlashCurve::blackwell_ultra_fused: return sustained * blackwell_fused_attention_efficiency(true, backward, causal, length, fp8);
     case FlashCurve::hopper_fa2: return sustained * hopper_fa2_efficiency(backward, causal, length);
     case FlashCurve::ampere_fa2: return sustained * ampere_fa2_efficiency(backward, causal, length);
     case FlashCurve::hopper_fa1: return sustained * fa1_efficiency(true, backward, causal, length);
@@ -131,6 +177,13 @@ FlashRate flash_rate_for(AttentionKernel k, std::string_view gpu_generation) {
     if (k == AttentionKernel::fa1) return {FlashCurve::ampere_fa1, flash_attention_efficiency};
     return {FlashCurve::ampere_fa2, flash_attention_efficiency};
   }
+  // Blackwell's fused kernels (Transformer Engine's cuDNN backend, FlashAttention-4); FlashAttention-1
+  // and -2 there have no measured curve and keep the flat rate.
+  const bool blackwell = gpu_generation == "b200" || gpu_generation == "gb200";
+  const bool ultra = gpu_generation == "b300" || gpu_generation == "gb300";
+  if ((blackwell || ultra) && k != AttentionKernel::fa1 && k != AttentionKernel::fa2)
+    return {ultra ? FlashCurve::blackwell_ultra_fused : FlashCurve::blackwell_fused, flash_attention_efficiency,
+            blackwell_attention_sustained_over_short};
   return {FlashCurve::flat, flash_attention_efficiency};
 }
 

@@ -37,7 +37,12 @@ inline constexpr double flash_attention2_hopper_efficiency = 0.35;
 // length: Hopper's fused attention (cuDNN, FlashAttention-3; hopper_fused_attention_efficiency),
 // FlashAttention-2 on Hopper (hopper_fa2_efficiency) or on Ampere (ampere_fa2_efficiency), and
 // FlashAttention-1 on either (fa1_efficiency).
-enum class FlashCurve { flat, hopper_fused, hopper_fa2, ampere_fa2, hopper_fa1, ampere_fa1 };
+enum class FlashCurve { flat, hopper_fused, blackwell_fused, blackwell_ultra_fused, hopper_fa2, ampere_fa2, hopper_fa1, ampere_fa1 };
+
+// Whether a curve has fp8 rows (FlashRate::fp8): the fused kernels' on Hopper and Blackwell.
+constexpr bool fp8_attention_measured(FlashCurve c) {
+  return c == FlashCurve::hopper_fused || c == FlashCurve::blackwell_fused || c == FlashCurve::blackwell_ultra_fused;
+}
 
 // Which measurement a curve is, in a few words, for the answer's assumptions.
 std::string_view flash_curve_name(FlashCurve c);
@@ -48,6 +53,10 @@ struct FlashRate {
   // What a curve measured in a short benchmark keeps over minutes of work: on Hopper SXM at 700 W,
   // core/gemm_time.hpp's hopper_sxm_sustained_over_short (0.91, measured); 1 elsewhere.
   double sustained = 1.0;
+  // The fused kernels in fp8 (Transformer Engine's fp8_dot_product_attention, plan --fp8-attention):
+  // the measured curves' fp8 rows, over the same bf16 peak. Kernels with no fp8 measurement keep
+  // their bf16 rate.
+  bool fp8 = false;
   // The fraction of the dense peak one call of `length` queries × keys (its geometric mean when
   // they differ) reaches.
   double efficiency(bool backward, bool causal, double length) const;
@@ -61,7 +70,25 @@ struct FlashRate {
 // follows e∞ / (1 + s₀/s) through the 2k and 4k points (a cost per diagonal tile); above 32k it
 // stays at 32k's. FlashAttention-3's own causal forward (Shah et al. 2024, Fig. 5: 521, 579, 602
 // TFLOP/s at 2k, 4k, 8k) is within 8% of cuDNN's; its backward is published only without a mask.
-double hopper_fused_attention_efficiency(bool backward, bool causal, double length);
+// fp8: the same run's fp8 rows (Transformer Engine's fp8 dot-product attention, fp8_dpa), still as a
+// fraction of the bf16 peak.
+double hopper_fused_attention_efficiency(bool backward, bool causal, double length, bool fp8 = false);
+
+// Fused attention on Blackwell, measured the same way (NVIDIA/cudnn-frontend,
+// benchmark/sdpa_benchmark_training, the llama3.1 shape: bf16, head dim 128, 64 query and 8 KV
+// heads, 2k-32k tokens): on a GB200, cuDNN 9.19 (results/gb200_919_only_cudnn/
+// llama3.1_20260226_174648.csv @ df73764a, batch 1), causal 1042-1720 TFLOP/s forward and 836-1473
+// backward of its 2.5 PFLOP/s: 0.64 and 0.52 at 8k, where napkin had priced a flat 0.6 both ways.
+// B200 is the same die (148 SMs) at a lower clock, which its datasheet peak already carries, so it
+// takes the same fractions. Blackwell Ultra (GB300, B300) doubles the special-function units'
+// exponentials that the softmax is bound by (NVIDIA's Blackwell Ultra announcement: "2x attention-
+// layer acceleration"): on a GB300, cuDNN 9.22 (results/llama3.1/gb300/llama3.1_20260424_100757.csv
+// @ 60e572b7, batch 2), causal 1373-1953 forward and 967-1507 backward (the non-deterministic
+// backward Transformer Engine runs): 0.74 and 0.57 at 8k. A short benchmark's rate: the kernels
+// hold blackwell_attention_sustained_over_short of it through minutes of work.
+// fp8 as for Hopper: the same files' fp8 rows over the bf16 peak (GB200 8k causal 0.79 forward,
+// 0.59 backward; GB300 1.16 and 0.71).
+double blackwell_fused_attention_efficiency(bool ultra, bool backward, bool causal, double length, bool fp8 = false);
 
 // FlashAttention-2 on an H100 SXM5, bf16, head dim 128, as the FlashAttention-3 paper measured it
 // (Shah et al. 2024, arXiv 2407.08608, Fig. 5 forward, causal and not; Fig. 6 backward, unmasked;
@@ -88,8 +115,8 @@ double ampere_fa2_efficiency(bool backward, bool causal, double length);
 double fa1_efficiency(bool hopper, bool backward, bool causal, double length);
 
 // The rate of a framework's kernel on a GPU generation, held for minutes (FlashRate::sustained): on
-// Hopper and Ampere the measured curve of
-// the kernel (Transformer Engine's fused attention falls back to FlashAttention-2 below Hopper:
+// Hopper and Ampere the measured curve of the kernel, on Blackwell (b200, gb200; b300, gb300) the
+// fused kernels' (cuDNN, FlashAttention-4) (Transformer Engine's fused attention falls back to FlashAttention-2 below Hopper:
 // transformer_engine/pytorch/attention/dot_product_attention/utils.py, get_attention_backend,
 // prefers FusedAttention over FlashAttention only on sm90 and later); elsewhere flat at 0.6.
 FlashRate flash_rate_for(AttentionKernel k, std::string_view gpu_generation);

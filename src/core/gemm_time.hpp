@@ -57,6 +57,11 @@ inline constexpr double hopper_sxm_sustained_over_short = 0.91;
 // Blackwell's attention keeps the flat 0.6 of core/attention_rate.hpp: between FA4's short 0.64 and
 // its held 0.55 of B200's bf16 peak in the same measurement.
 inline constexpr double blackwell_sustained_over_mamf = 0.80;
+// The attention kernels' own held share on Blackwell, from the same flashinfer#2899 measurement:
+// FlashAttention-4 back to back on a B200, 1237 of its short 1450 TFLOP/s. What the measured cuDNN
+// curves of core/attention_rate.hpp keep over minutes of work on every Blackwell part (no GB300 or
+// B300 measurement of it is published; their higher power limits may hold more).
+inline constexpr double blackwell_attention_sustained_over_short = 1237.0 / 1450.0;
 // Blackwell's fp4 against its fp8, per unit of peak: the best published dense FP4 products on a B200,
 // 5,702 TFLOP/s at 8192³ (DeepGEMM's MXFP4 kernel, deepseek-ai/DeepGEMM#348; cuBLASLt ran 5,239 there),
 // are 0.634 of its 9 PFLOP/s, where the MAMF table's B200 fp8 is 0.763 of 4.5: 0.831. B200 and GB200
