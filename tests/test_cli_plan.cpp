@@ -416,6 +416,12 @@ TEST_CASE("the answer says where the best plan leaves napkin's validation set") 
   CHECK(bf16_attention.out.find("in fp8 (--fp8-attention)") == std::string::npos);
   CHECK(nlohmann::json::parse(fp8_attention.out)["plans"][0]["tokens_per_s"].get<double>() >
         nlohmann::json::parse(bf16_attention.out)["plans"][0]["tokens_per_s"].get<double>());
+  // --dtype fp4 casts its products' inputs too (NVFP4: an amax pass, then the quantize), and says so.
+  const auto fp4 = run_napkin("plan --model llama3-70b --hardware gb300 --gpus 64 --tp 1 --pp 4 --cp 1 --interleave 5 --micro-batch 1 "
+                              "--global-batch 256 --seq 8192 --dtype fp4 --precision fp8-mixed --framework nemo --zero 1 --recompute none --explain");
+  REQUIRE_MESSAGE(fp4.exit_code == 0, fp4.err);
+  CHECK(fp4.out.find("fp4 casts") != std::string::npos);
+  CHECK(fp4.out.find("an amax pass") != std::string::npos);
   const auto no_fp8 = run_napkin("plan --model llama3-8b --gpus 8 --global-batch 64 --fp8-attention");
   CHECK(no_fp8.exit_code != 0);
   CHECK(no_fp8.err.find("--fp8-attention") != std::string::npos);

@@ -540,6 +540,13 @@ TEST_CASE("fp8 products: each linear product's input and output gradient are cas
   CHECK(fp8.memory_fwd_s - bf16.memory_fwd_s == near(114688.0 / 0.83e12).epsilon(1e-9));
   CHECK(fp8.memory_bwd_s - bf16.memory_bwd_s == near(147456.0 / 0.83e12).epsilon(1e-9));
   CHECK(fp8.memory_fwd_bytes == near(bf16.memory_fwd_bytes));  // the elementwise work alone
+  // NVFP4 (--dtype fp4): an amax pass (2 bytes read), then read 2, write 0.5 + 0.5 and two E4M3
+  // scales a 16 values: 5.125 bytes a value, the same values cast: 114,688 · 5.125 / 4 = 146,944.
+  s.cast_bytes_per_value = nvfp4_casts_bytes_per_value;
+  CHECK(nvfp4_casts_bytes_per_value == near(5.125));
+  const LayerCost fp4 = layer_cost(toy(), l, s);
+  CHECK(fp4.fp8_cast_fwd_bytes == near(146944.0));
+  CHECK(fp4.fp8_cast_bwd_bytes == near(147456.0 * 5.125 / 4));
 }
 
 TEST_CASE("fp8 products: the LM head stays on the 16-bit curve unless the framework converts it") {

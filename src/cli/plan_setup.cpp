@@ -214,7 +214,8 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   if (!peak) throw Error(fmt::format("--dtype: {} has no {} peak in its spec", hw.key, f.dtype));
   q.step.peak_flops_per_s = *peak;
   if (dtype_bytes(ps.dtype) < 2) q.step.attention_peak_flops_per_s = hw.dense_peak(Dtype::bf16).value_or(hw.dense_peak(Dtype::fp16).value_or(*peak));
-  q.step.fp8_casts = ps.dtype == Dtype::fp8;
+  q.step.fp8_casts = ps.dtype == Dtype::fp8 || ps.dtype == Dtype::fp4;
+  q.step.cast_bytes_per_value = ps.dtype == Dtype::fp4 ? nvfp4_casts_bytes_per_value : fp8_casts_bytes_per_value;
   const PowerCap cap = power_cap(hw, f.power_limit);
   q.step.compute_fraction = cap.compute_fraction;
   q.step.memory_bandwidth_bytes_per_s = hw.memory_bandwidth_bytes_per_s;
@@ -276,9 +277,9 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
                                    format_sig(q.step.gemm.peak_efficiency, 3),
                                    eff.mamf ? fmt::format("MAMF {} × {}", format_sig(*eff.mamf, 3), eff.over_mamf) : "no MAMF measured for this part: a median",
                                    format_sig(q.step.mbu, 3), gemm_tile_m, gemm_launch_s * 1e6);
-  // fp8: the routed experts are priced on the 16-bit curve, at fp8_expert_time_over_bf16 of it, and
-  // so is the LM head unless the framework converts it (fp8_lm_head).
-  if (ps.dtype == Dtype::fp8) {
+  // fp8 and fp4: the routed experts are priced on the 16-bit curve, at fp8_expert_time_over_bf16 of it,
+  // and so is the LM head unless the framework converts it (fp8_lm_head).
+  if (ps.dtype == Dtype::fp8 || ps.dtype == Dtype::fp4) {
     if (const std::optional<double> bf16 = hw.dense_peak(Dtype::bf16)) {
       q.step.bf16_under_fp8 = q.step.gemm;
       q.step.bf16_under_fp8.peak_flops_per_s = *bf16;

@@ -236,8 +236,8 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
         // Projections fed the same input (k and v beside q, gate beside up, MLA's kv_down beside
         // q_down) are one fused module in TE: that input is cast once.
         const bool shared_input = ends_with(g.name, ".k_proj") || ends_with(g.name, ".v_proj") || ends_with(g.name, ".gate") || g.name == "attn.kv_down";
-        if (!shared_input) c.fp8_cast_fwd_bytes += calls * d(gm) * d(gk) * fp8_casts_bytes_per_value;
-        c.fp8_cast_bwd_bytes += calls * d(gm) * d(g.n) * fp8_casts_bytes_per_value;
+        if (!shared_input) c.fp8_cast_fwd_bytes += calls * d(gm) * d(gk) * s.cast_bytes_per_value;
+        c.fp8_cast_bwd_bytes += calls * d(gm) * d(g.n) * s.cast_bytes_per_value;
       }
     }
   }

@@ -151,9 +151,11 @@ struct StepSetup {
   // Of the datasheet compute rates, what a power-capped GPU sustains (core/power.hpp): scales the
   // products' and the flash kernels' rates, not the bandwidths. MFU stays on the datasheet peak.
   double compute_fraction = 1;
-  // The products run in fp8 (--dtype fp8): each linear product's input activation is cast to fp8 in
-  // the forward and its output gradient in the backward (Transformer Engine; torchtitan's Float8).
+  // The products run in fp8 or fp4 (--dtype fp8|fp4): each linear product's input activation is cast
+  // in the forward and its output gradient in the backward (Transformer Engine; torchtitan's Float8),
+  // at cast_bytes_per_value a value (fp8_casts_bytes_per_value, nvfp4_casts_bytes_per_value).
   bool fp8_casts = false;
+  double cast_bytes_per_value = 4;
   double memory_bandwidth_bytes_per_s = 0;
   // Of that bandwidth, what memory-bound work (elementwise kernels, the loss, the optimizer, copies)
   // reaches: a STREAM copy's share (core/gemm_time.hpp), or plan --mbu's (measured by bench --memory).
@@ -186,6 +188,12 @@ struct StepSetup {
 // read 2 bytes, write 1 + 1, per value. Where a norm or an activation writes the fp8 input itself
 // (LayerNormLinear, LayerNormMLP) the read is shared; napkin counts it anyway.
 inline constexpr double fp8_casts_bytes_per_value = 4;
+// NVFP4 (--dtype fp4): Transformer Engine's NVFP4Quantizer::quantize_impl (v2.14,
+// transformer_engine/pytorch/csrc/quantizer.cpp) first takes the tensor's amax in a pass of its own
+// (nvte_compute_amax, or nvte_hadamard_transform_amax where the random Hadamard transform applies)
+// for the per-tensor fp32 scale of NVFP4's two-level scaling, then quantizes: read 2 + 2 bytes, write
+// half a byte rowwise and half columnwise, each with an E4M3 scale per 16 values (2 × 1/16).
+inline constexpr double nvfp4_casts_bytes_per_value = 2 + 2 + 0.5 + 0.5 + 2.0 / 16;
 // A MoE layer's routed experts gain far less from fp8 than dense products: Megatron-LM's moe_perf
 // test (one MoELayer on 8 H100s at EP 8, 4096 tokens a rank, Transformer Engine's grouped linear,
 // FP8 blockwise against BF16; tests/functional_tests/test_cases/common/moe_perf/baseline.json at
@@ -196,6 +204,10 @@ inline constexpr double fp8_casts_bytes_per_value = 4;
 // the mean, against the 0.57 the dense fp8 curve gives. So under fp8 the experts are priced at
 // 0.80 of their BF16 time (StepSetup::bf16_under_fp8), the dense products on the fp8 curve.
 inline constexpr double fp8_expert_time_over_bf16 = 0.80;
+// NVFP4 experts are priced the same: Transformer Engine's NVFP4 GroupedLinear on a B200 ran no faster
+// than MXFP8 in many MoE shapes and at most 15% faster (NVIDIA/TransformerEngine#2281, 2025-10,
+// its quantisation and Hadamard kernels launched one after another), where napkin prices MXFP8
+// experts as fp8's.
 
 struct LayerCost {
   double gemm_fwd_s = 0, gemm_bwd_s = 0;          // linear layers

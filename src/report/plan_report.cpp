@@ -350,9 +350,12 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
                    format_si(s.memory_bandwidth_bytes_per_s, "B/s"), memory_bandwidth_efficiency, secs(elementwise_fwd_s),
                    memory_bound_backward_over_forward, secs(memory_bound_backward_over_forward * elementwise_fwd_s));
   if (c.fp8_cast_fwd_bytes > 0)
-    o += fmt::format("  fp8 casts          {} forward = {}, {} backward = {} (each product's input, then its output gradient: "
-                     "read 2 bytes, write fp8 and its transpose)\n",
-                     gb(c.fp8_cast_fwd_bytes), secs(c.fp8_cast_fwd_bytes / bw_eff), gb(c.fp8_cast_bwd_bytes), secs(c.fp8_cast_bwd_bytes / bw_eff));
+    o += fmt::format("  {}          {} forward = {}, {} backward = {} (each product's input, then its output gradient: {})\n",
+                     s.cast_bytes_per_value == fp8_casts_bytes_per_value ? "fp8 casts" : "fp4 casts",
+                     gb(c.fp8_cast_fwd_bytes), secs(c.fp8_cast_fwd_bytes / bw_eff), gb(c.fp8_cast_bwd_bytes), secs(c.fp8_cast_bwd_bytes / bw_eff),
+                     s.cast_bytes_per_value == fp8_casts_bytes_per_value
+                         ? "read 2 bytes, write fp8 and its transpose"
+                         : "an amax pass, then read 2 bytes, write NVFP4 rowwise and columnwise with their block scales");
   o += "\nper micro-batch on the slowest stage:\n";
   KeyValues kv;
   kv.max_width = w;
