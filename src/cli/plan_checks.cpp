@@ -168,17 +168,22 @@ std::vector<std::string> validation_caveats(const Model& m, const std::string& h
   }
   if (const double w = expert_width_of(m), narrowest = widest_measured().narrowest_experts; m.moe && narrowest > 0 && w < narrowest)
     out.push_back(fmt::format("{}'s routed experts are {:.2g} × d_model wide, narrower than any measured MoE run's the error bars use ({:.2g} ×): "
-                              "on {} held-out runs of such models (Qwen3, GPT-OSS and DeepSeek-V3 on H100 and GB200 under Megatron-Core and PyTorch "
+                              "on {} held-out runs of such models (Qwen3, GPT-OSS and DeepSeek-V3 on H100, B200, GB200 and GB300 under Megatron-Core and PyTorch "
                               "FSDP2, 2025-26; docs/validation/README.md) napkin read {:+.0f}% to {:+.0f}% (mean |error| {:.0f}%): within 8% on four "
-                              "controlled BF16 runs priced with their own dispatcher and EP overlap (--ep-dispatcher, --ep-overlap), within 21% of "
-                              "the newest GB200 builds, fast on older builds and on FP8 most; treat this MFU as uncertain by that much",
+                              "controlled BF16 runs priced with their own dispatcher and EP overlap (--ep-dispatcher, --ep-overlap), within 17% of "
+                              "the newest GB200 builds, fast on older builds, on FP8 and on GPT-OSS most; treat this MFU as uncertain by that much",
                               m.key, w, narrowest, heldout_fine_grained_moe.rows, 100 * heldout_fine_grained_moe.low,
                               100 * heldout_fine_grained_moe.high, 100 * heldout_fine_grained_moe.mean_abs));
-  if (hardware_key == "gb200")
+  const HeldOutFigure* blackwell = hardware_key == "gb200" ? &heldout_gb200
+                                   : hardware_key == "b200"  ? &heldout_b200
+                                   : hardware_key == "gb300" ? &heldout_gb300
+                                                             : nullptr;
+  if (blackwell)
     out.push_back(fmt::format("{} has no row in napkin's validation set (docs/validation: A100 SXM 80GB and H100 SXM runs); on {} held-out "
-                              "GB200 runs (Megatron-Bridge 26.x, dense and MoE, FP8 and MXFP8) napkin read {:+.0f}% to {:+.0f}% (mean |error| "
-                              "{:.0f}%), with no constant taken from them",
-                              hardware_key, heldout_gb200.rows, 100 * heldout_gb200.low, 100 * heldout_gb200.high, 100 * heldout_gb200.mean_abs));
+                              "{} runs (Megatron-Bridge 25.11-26.06, dense and MoE, FP8, MXFP8 and NVFP4) napkin read {:+.0f}% to {:+.0f}% "
+                              "(mean |error| {:.0f}%), with no constant taken from them",
+                              hardware_key, blackwell->rows, hardware_key == "gb200" ? "GB200" : hardware_key == "b200" ? "B200" : "GB300",
+                              100 * blackwell->low, 100 * blackwell->high, 100 * blackwell->mean_abs));
   else if (!validated_hardware.count(hardware_key))
     out.push_back(fmt::format("{} has no row in napkin's validation set (docs/validation: A100 SXM 80GB and H100 SXM runs): its prediction "
                               "uses the same constants, unchecked on this part",

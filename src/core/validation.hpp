@@ -62,9 +62,12 @@ struct HeldOutFigure {
   int rows = 0;
   double low = 0, high = 0, mean_abs = 0;  // napkin / measured − 1
 };
-inline constexpr HeldOutFigure heldout_fine_grained_moe{24, -0.201, 1.291, 0.212};
-// The held-out GB200 runs (Megatron-Bridge 26.04.01-26.06, dense and MoE): plan quotes them on that part.
-inline constexpr HeldOutFigure heldout_gb200{6, -0.163, 0.110, 0.102};
+inline constexpr HeldOutFigure heldout_fine_grained_moe{31, -0.201, 1.291, 0.218};
+// The held-out Blackwell runs (Megatron-Bridge 25.11-26.06, dense and MoE, FP8, MXFP8 and NVFP4): plan
+// quotes each part's on that part.
+inline constexpr HeldOutFigure heldout_gb200{12, -0.163, 0.785, 0.158};
+inline constexpr HeldOutFigure heldout_b200{6, 0.076, 0.299, 0.173};
+inline constexpr HeldOutFigure heldout_gb300{7, -0.156, 0.085, 0.074};
 
 // How many of the most similar runs a bar is taken from.
 inline constexpr std::size_t similar_runs = 9;
