@@ -362,3 +362,25 @@ TEST_CASE("memory --pipeline-layout and --mtp-layers: the same layout as --inter
   check_bad("--model llama3-70b --seq 8192 --pipeline-layout 'E(tttt|)*19ttttL'", "--pipeline-layout needs --pp");
   check_bad(base + " --pipeline-layout 'E(tttt|)*19ttttL' --mtp-layers 1", "--mtp-layers 1 but --pipeline-layout places 0 MTP layers");
 }
+
+TEST_CASE("--cross-entropy te keeps only the 16-bit logits: half the fp32 copy, and no loss copies beside it") {
+  // Llama 3 8B, 1 sequence of 8192 tokens, vocabulary 128,256: fp32 logits 4 · 8192 · 128256 =
+  // 4.203 GB under fused (and the 16-bit copy, 2.101 GB, with the runtime reserve); under te, the
+  // 16-bit logits alone, 2.101 GB.
+  const std::string base = "memory --model llama3-8b --hardware h100-sxm --gpus 8 --zero 3 --micro-batch 1 --seq 8192 --json";
+  const auto fused = run_napkin(base);
+  const auto te = run_napkin(base + " --cross-entropy te");
+  REQUIRE(fused.exit_code == 0);
+  REQUIRE_MESSAGE(te.exit_code == 0, te.err);
+  const auto logits = [](const napkin::test::CliResult& r) {
+    const auto j = nlohmann::json::parse(r.out);
+    return j["activations"]["logits_bytes"].get<double>();
+  };
+  CHECK(logits(fused) == doctest::Approx(4.0 * 8192 * 128256));
+  CHECK(logits(te) == doctest::Approx(2.0 * 8192 * 128256));
+  const auto text = run_napkin("memory --model llama3-8b --hardware h100-sxm --gpus 8 --zero 3 --micro-batch 1 --seq 8192 --cross-entropy te");
+  CHECK(text.out.find("16-bit, the loss's gradient in place") != std::string::npos);
+  const auto bad = run_napkin("memory --model llama3-8b --gpus 8 --cross-entropy tee");
+  CHECK(bad.exit_code != 0);
+  CHECK(bad.err.find("expected fused, eager or te") != std::string::npos);
+}

@@ -193,6 +193,34 @@ TEST_CASE("layouts their authors ran that napkin once refused now fit") {
     s.recipe = find_recipe("bf16-mixed");
     CHECK_FALSE(memory_per_gpu(reg.model("qwen3-30b-a3b"), l, s).fits);
   }
+  // GPT-OSS 120B on 64 B200 180GB in BF16, as Megatron-Bridge 26.04.01 ran it (performance-summary-
+  // archive.md at 4ab94dfad, 13,568 tokens/s a GPU; v0.4.2 GPT_OSS_120B_B200_BF16_V2): ep 8, micro-batch
+  // 4, sequence 4096, global batch 1280, recompute_modules layernorm and moe_act, the distributed
+  // optimizer, and the benchmarks' cross_entropy_fusion_impl 'te' (scripts/performance/utils/
+  // overrides.py): Transformer Engine's loss keeps only the 16-bit logits (201,088 a token), not the
+  // fp32 copy and the 16-bit one beside it, 13.2 GB less here; napkin had it 8.8 GB over.
+  {
+    Layout l;
+    l.dp = 64, l.ep = 8, l.micro_batch = 4, l.zero = 1, l.recompute = Recompute::selective;
+    MemorySetup s;
+    s.seq = 4096;
+    s.micro_batches = 5;  // 1280 over dp 64 at micro-batch 4
+    s.recompute_modules = recompute_modules_from_names("layernorm,moe_act");
+    s.memory_bytes = reg.hardware("b200").memory_bytes;
+    s.runtime_reserve = true;
+    s.cross_entropy = CrossEntropy::te;
+    const LayoutMemory te = memory_per_gpu(reg.model("gpt-oss-120b"), l, s);
+    CHECK(te.fits);
+    s.cross_entropy = CrossEntropy::fused;
+    const LayoutMemory fused = memory_per_gpu(reg.model("gpt-oss-120b"), l, s);
+    CHECK_FALSE(fused.fits);
+    // The difference is the logits: fp32 (4 bytes) and the 16-bit copy (2) against 2 bytes, over 4 ·
+    // 4096 tokens × 201,088 logits: 4 · 4096 · 201088 · 4 = 13.18 GB, and the allocator's 9.8% on it.
+    const double logits = 4.0 * 4096 * 201088;
+    CHECK(fused.most_loaded().logits_bytes - te.most_loaded().logits_bytes == doctest::Approx(2 * logits));
+    CHECK(fused.most_loaded().loss_copies_bytes == doctest::Approx(2 * logits));
+    CHECK(te.most_loaded().loss_copies_bytes == 0);
+  }
 }
 
 TEST_CASE("every-other-matmul keeps the block input and the 1st, 3rd, 5th and 7th products' outputs") {

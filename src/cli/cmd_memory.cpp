@@ -194,8 +194,8 @@ void setup_memory(CLI::App& app, Context& ctx) {
                   "What selective recomputation recomputes: attention-core (Megatron) or every-other-matmul (torchtitan op-level AC) (default attention-core)")
       ->type_name("POLICY");
   sub->add_option("--cross-entropy", o->cross_entropy,
-                  "How the loss copies the logits: fused (Megatron vocab-parallel) or eager (F.cross_entropy on fp32 logits) (default fused)")
-      ->type_name("fused|eager");
+                  "How the loss copies the logits: fused (Megatron vocab-parallel), eager (F.cross_entropy on fp32 logits) or te (Transformer Engine's, in place on the 16-bit logits) (default fused)")
+      ->type_name("fused|eager|te");
   sub->add_flag("--flash-attention,!--no-flash-attention", o->flash_attention,
                 "Attention without the s² score tensors (FlashAttention; the default); --no-flash-attention counts them");
   sub->add_flag("--dropout,!--no-dropout", o->dropout,

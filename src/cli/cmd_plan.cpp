@@ -146,8 +146,8 @@ void setup_plan(CLI::App& app, Context& ctx) {
                   "What selective recomputation recomputes: attention-core (Megatron) or every-other-matmul (torchtitan op-level AC) [attention-core]")
       ->type_name("POLICY");
   sub->add_option("--cross-entropy", f.cross_entropy,
-                  "How the loss copies the logits: fused (Megatron vocab-parallel) or eager (F.cross_entropy on fp32 logits) [fused]")
-      ->type_name("fused|eager");
+                  "How the loss copies the logits: fused (Megatron vocab-parallel), eager (F.cross_entropy on fp32 logits) or te (Transformer Engine's, in place on the 16-bit logits) [fused]")
+      ->type_name("fused|eager|te");
   sub->add_option("--zero", f.zero, "ZeRO stage over the data-parallel ranks [searched]")->type_name("0|1|2|3");
   sub->add_flag("--flash-attention,!--no-flash-attention", f.flash_attention,
                 "Flash attention (default), or unfused attention with s² scores (--no-flash-attention)");

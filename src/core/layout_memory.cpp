@@ -259,7 +259,9 @@ StageMemory stage_memory(const Model& m, const Layout& l, const MemorySetup& s, 
     // The head's chunk runs each micro-batch's backward right after its forward: one in flight.
     // Each MTP layer keeps its own loss's logits and head input too.
     const double heads = 1 + static_cast<double>(l.mtp_layers);
-    if (g.lm_head) g.output_bytes = heads * edge.output_bytes, g.logits_bytes = heads * edge.logits_bytes;
+    if (g.lm_head)
+      g.output_bytes = heads * edge.output_bytes,
+      g.logits_bytes = heads * edge.logits_bytes * cross_entropy_kept_bytes_per_logit(s.cross_entropy) / 4;  // edge: fp32 logits
     // With LoRA the library's entry says what its loss keeps of the logits (lora_memory), so the
     // loss copies are not counted twice.
     if (g.lm_head && s.runtime_reserve && !s.lora)

@@ -9,16 +9,20 @@
 
 namespace napkin {
 
-std::string_view cross_entropy_name(CrossEntropy c) { return c == CrossEntropy::eager ? "eager" : "fused"; }
-
-CrossEntropy cross_entropy_from_name(std::string_view name) {
-  for (CrossEntropy c : {CrossEntropy::fused, CrossEntropy::eager})
-    if (cross_entropy_name(c) == name) return c;
-  throw Error("--cross-entropy: unknown kind '" + std::string(name) + "'" + did_you_mean(name, {"fused", "eager"}) +
-              " (expected fused or eager)");
+std::string_view cross_entropy_name(CrossEntropy c) {
+  return c == CrossEntropy::eager ? "eager" : c == CrossEntropy::te ? "te" : "fused";
 }
 
-double cross_entropy_extra_bytes_per_logit(CrossEntropy c) { return c == CrossEntropy::eager ? 8 : 2; }
+CrossEntropy cross_entropy_from_name(std::string_view name) {
+  for (CrossEntropy c : {CrossEntropy::fused, CrossEntropy::eager, CrossEntropy::te})
+    if (cross_entropy_name(c) == name) return c;
+  throw Error("--cross-entropy: unknown kind '" + std::string(name) + "'" + did_you_mean(name, {"fused", "eager", "te"}) +
+              " (expected fused, eager or te)");
+}
+
+double cross_entropy_extra_bytes_per_logit(CrossEntropy c) { return c == CrossEntropy::eager ? 8 : c == CrossEntropy::te ? 0 : 2; }
+
+double cross_entropy_kept_bytes_per_logit(CrossEntropy c) { return c == CrossEntropy::te ? 2 : 4; }
 
 std::string runtime_reserve_assumption(CrossEntropy c) {
   const auto mb = [](double b) { return std::to_string(static_cast<long long>(b / 1e6 + 0.5)) + " MB"; };
@@ -26,8 +30,10 @@ std::string runtime_reserve_assumption(CrossEntropy c) {
          mb(nccl_channels * nccl_ring_peers * nccl_buffer_bytes_per_channel_peer) + " per communicator, library workspaces " +
          mb(library_workspace_bytes) + ", allocator overhead " + std::to_string(static_cast<int>(allocator_overhead_fraction * 1000 + 0.5) / 10) +
          "." + std::to_string(static_cast<int>(allocator_overhead_fraction * 1000 + 0.5) % 10) + "% of the allocated peak; the " +
-         std::string(cross_entropy_name(c)) + " loss's copies of the logits (" +
-         std::to_string(static_cast<int>(cross_entropy_extra_bytes_per_logit(c))) + " bytes per logit) with the activations";
+         (c == CrossEntropy::te ? std::string("te loss's 16-bit logits, its gradient in place (no fp32 copy)")
+                                : std::string(cross_entropy_name(c)) + " loss's copies of the logits (" +
+                                      std::to_string(static_cast<int>(cross_entropy_extra_bytes_per_logit(c))) + " bytes per logit)") +
+         " with the activations";
 }
 
 long long communicators_for(long long tp, long long cp, long long pp, long long dp, long long ep) {

@@ -50,10 +50,19 @@ enum class CrossEntropy {
   // gradient and makes the outgoing one, 8·s·b·v more at the peak (the 16-bit gradient is made
   // after the saved output is freed).
   eager,
+  // Transformer Engine's parallel cross entropy (Megatron-Core's cross_entropy_fusion_impl 'te',
+  // which Megatron-Bridge's benchmarks set: scripts/performance/utils/overrides.py): a Triton kernel
+  // computes the loss from the LM head's 16-bit logits and writes their gradient into them in place,
+  // keeping only them for the backward (TE transformer_engine/pytorch/cross_entropy.py,
+  // CrossEntropyFunction.forward: save_for_backward(inp) after cross_entropy_forward). No fp32 copy:
+  // 2·s·b·v/t in all, where the other two keep the 4·s·b·v/t fp32 copy and more.
+  te,
 };
 std::string_view cross_entropy_name(CrossEntropy c);           // "fused", "eager"
 CrossEntropy cross_entropy_from_name(std::string_view name);   // throws Error naming --cross-entropy
-double cross_entropy_extra_bytes_per_logit(CrossEntropy c);    // 2 (fused) or 8 (eager)
+double cross_entropy_extra_bytes_per_logit(CrossEntropy c);    // 2 (fused), 8 (eager) or 0 (te)
+// What the loss keeps of each logit in the activations: 4 (the fp32 copy: fused, eager) or 2 (te).
+double cross_entropy_kept_bytes_per_logit(CrossEntropy c);
 
 struct RuntimeSetup {
   long long communicators = 1;  // NCCL communicators this GPU runs collectives on (world + each group > 1)

@@ -132,10 +132,14 @@ std::string loss_peak_formula(const MemoryReport& r) {
 
 // The logits the loss keeps: fp32 in full training; with LoRA, what the library keeps (FinetuneLib::logits_bytes).
 std::string logits_formula(const MemoryReport& r) {
-  return r.setup.lora ? fmt::format("{}·s·b·v", r.setup.lora->lib.logits_bytes) : "4·s·b·v";
+  return r.setup.lora                                   ? fmt::format("{}·s·b·v", r.setup.lora->lib.logits_bytes)
+         : r.setup.cross_entropy == CrossEntropy::te ? "2·s·b·v"
+                                                      : "4·s·b·v";
 }
 std::string logits_label(const MemoryReport& r) {
-  return r.setup.lora ? fmt::format("logits kept for the loss ({})", r.setup.lora->lib.name) : "output logits (fp32)";
+  return r.setup.lora                                   ? fmt::format("logits kept for the loss ({})", r.setup.lora->lib.name)
+         : r.setup.cross_entropy == CrossEntropy::te ? "output logits (16-bit, the loss's gradient in place: --cross-entropy te)"
+                                                      : "output logits (fp32)";
 }
 
 std::string header(const MemoryReport& r, std::size_t w) {
