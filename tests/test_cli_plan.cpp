@@ -426,6 +426,9 @@ TEST_CASE("the answer says where the best plan leaves napkin's validation set") 
   CHECK(no_fp8.exit_code != 0);
   CHECK(no_fp8.err.find("--fp8-attention") != std::string::npos);
   CHECK(no_fp8.err.find("--dtype fp8") != std::string::npos);
+  const auto unfused = run_napkin("plan --model llama3-8b --gpus 8 --global-batch 64 --dtype fp8 --fp8-attention --no-flash-attention");
+  CHECK(unfused.exit_code != 0);
+  CHECK(unfused.err.find("--no-flash-attention") != std::string::npos);
   // Expert parallelism on a MoE model.
   const auto moe = run_napkin("plan --model mixtral-8x7b --hardware a100-sxm-80gb --gpus 64 --global-batch 512 --seq 4096 --ep 8 --cp 1");
   REQUIRE_MESSAGE(moe.exit_code == 0, moe.err);

@@ -260,21 +260,25 @@ std::vector<HeldOut> olmo_core() {
 // 2.5 PFLOP/s bf16 dense, 5 fp8, 8 TB/s), 72 GPUs a scale-up domain at 900 GB/s, a 400 Gb/s NIC a
 // GPU, 152 SMs; NeMo's knobs. MXFP8 and FP8 current scaling are priced alike (fp8 products, the
 // routed experts on the bf16 curve at fp8_expert_time_over_bf16), attention in bf16.
-StepSetup dgx_gb200(bool fp8) {
-  StepSetup s = card("gb200", 2500e12, 8e12, 50e9, "nemo");
-  s.net.domain_gpus = 72, s.net.scale_up_bytes_per_s = 900e9;
-  s.sm_count = 152;
-  s.flash_rate = flash_rate_for(load_framework("nemo").attention_kernel, "gb200");
-  if (fp8) {
-    s.bf16_under_fp8 = s.gemm;
-    s.bytes_per_param = bytes_per_param(find_optimizer("adamw"), find_recipe("fp8-mixed"));
-    s.peak_flops_per_s = s.gemm.peak_flops_per_s = 5000e12;
-    s.gemm.peak_efficiency = gemm_peak_efficiency("gb200", Dtype::fp8);
-    s.attention_peak_flops_per_s = 2500e12;
-    s.fp8_casts = true;
-  }
+// The same for any Blackwell system: DGX B200 (8 GPUs a node, a 400 Gb/s NIC a GPU, 148 SMs) and
+// GB300 NVL72 (an 800 Gb/s ConnectX-8 a GPU, 160 SMs) from hardware/b200.toml and gb300.toml; fp4:
+// NVFP4, the products on the fp4 peak with NVFP4's casts.
+StepSetup dgx_blackwell(const char* key, double bf16, double hbm, double scale_out, long long domain, long long sms, Dtype dtype) {
+  StepSetup s = card(key, bf16, hbm, scale_out, "nemo");
+  s.net.domain_gpus = domain, s.net.scale_up_bytes_per_s = 900e9;
+  s.sm_count = sms;
+  s.flash_rate = flash_rate_for(load_framework("nemo").attention_kernel, key);
+  if (dtype == Dtype::bf16) return s;
+  s.bf16_under_fp8 = s.gemm;
+  s.bytes_per_param = bytes_per_param(find_optimizer("adamw"), find_recipe("fp8-mixed"));
+  s.peak_flops_per_s = s.gemm.peak_flops_per_s = bf16 * (dtype == Dtype::fp4 ? (std::string(key) == "gb300" ? 6 : 4) : 2);
+  s.gemm.peak_efficiency = gemm_peak_efficiency(key, dtype);
+  s.attention_peak_flops_per_s = bf16;
+  s.fp8_casts = true;
+  s.cast_bytes_per_value = dtype == Dtype::fp4 ? nvfp4_casts_bytes_per_value : fp8_casts_bytes_per_value;
   return s;
 }
+StepSetup dgx_gb200(bool fp8) { return dgx_blackwell("gb200", 2500e12, 8e12, 50e9, 72, 152, fp8 ? Dtype::fp8 : Dtype::bf16); }
 
 // NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md (main 067f987df0), the 26.06 and
 // 26.04.01 containers' pre-training tables: DGX GB200 and, beside them, DGX H100; tokens/s/GPU as
@@ -320,25 +324,6 @@ std::vector<HeldOut> megatron_bridge_blackwell() {
   for (const auto& [run, e] : gb200) out.push_back({priced(run, src, "gb200", "nemo"), e});
   for (const auto& [run, e] : h100) out.push_back({priced(run, src, "h100", "nemo"), e});
   return out;
-}
-
-// DGX B200 (8 GPUs a node, NVLink 5 at 900 GB/s, a 400 Gb/s NIC a GPU, 148 SMs) and GB300 NVL72 (72 a
-// scale-up domain, an 800 Gb/s ConnectX-8 a GPU, 160 SMs), from hardware/b200.toml and gb300.toml,
-// NeMo's knobs; fp8 as dgx_gb200's. fp4: NVFP4, the products on the fp4 peak with NVFP4's casts.
-StepSetup dgx_blackwell(const char* key, double bf16, double hbm, double scale_out, long long domain, long long sms, Dtype dtype) {
-  StepSetup s = card(key, bf16, hbm, scale_out, "nemo");
-  s.net.domain_gpus = domain, s.net.scale_up_bytes_per_s = 900e9;
-  s.sm_count = sms;
-  s.flash_rate = flash_rate_for(load_framework("nemo").attention_kernel, key);
-  if (dtype == Dtype::bf16) return s;
-  s.bf16_under_fp8 = s.gemm;
-  s.bytes_per_param = bytes_per_param(find_optimizer("adamw"), find_recipe("fp8-mixed"));
-  s.peak_flops_per_s = s.gemm.peak_flops_per_s = bf16 * (dtype == Dtype::fp4 ? (std::string(key) == "gb300" ? 6 : 4) : 2);
-  s.gemm.peak_efficiency = gemm_peak_efficiency(key, dtype);
-  s.attention_peak_flops_per_s = bf16;
-  s.fp8_casts = true;
-  s.cast_bytes_per_value = dtype == Dtype::fp4 ? nvfp4_casts_bytes_per_value : fp8_casts_bytes_per_value;
-  return s;
 }
 
 // Megatron-Bridge's other Blackwell pre-training rows (added 2026-12-07): `docs/performance-summary.md`
