@@ -12,7 +12,7 @@ namespace napkin {
 // FlashAttention-2 forward + backward on A100 reaches about 0.6 of the dense peak at head size
 // 128 and long calls (Dao 2023, "FlashAttention-2", Fig. 4(b),(d): 182-203 TFLOP/s of 312 at
 // 8k-16k, causal and not). Used flat wherever no measured curve by length exists (GPUs other than
-// A100 and H100, and serving's prefill).
+// A100, Hopper and Blackwell's fused kernels, and serving's prefill).
 inline constexpr double flash_attention_efficiency = 0.6;
 inline constexpr double flash_backward_over_forward = 2.5;
 // A hybrid's Gated DeltaNet layers run the chunked delta rule in flash-linear-attention's Triton
@@ -115,10 +115,10 @@ double ampere_fa2_efficiency(bool backward, bool causal, double length);
 double fa1_efficiency(bool hopper, bool backward, bool causal, double length);
 
 // The rate of a framework's kernel on a GPU generation, held for minutes (FlashRate::sustained): on
-// Hopper and Ampere the measured curve of the kernel, on Blackwell (b200, gb200; b300, gb300) the
-// fused kernels' (cuDNN, FlashAttention-4) (Transformer Engine's fused attention falls back to FlashAttention-2 below Hopper:
-// transformer_engine/pytorch/attention/dot_product_attention/utils.py, get_attention_backend,
-// prefers FusedAttention over FlashAttention only on sm90 and later); elsewhere flat at 0.6.
+// Hopper and Ampere the measured curve of the kernel (Transformer Engine's fused attention falls
+// back to FlashAttention-2 below Hopper: transformer_engine/pytorch/attention/dot_product_attention/
+// utils.py, get_attention_backend, prefers FusedAttention over FlashAttention only on sm90 and
+// later); on Blackwell (b200, gb200; b300, gb300) the fused kernels' curve; elsewhere flat at 0.6.
 FlashRate flash_rate_for(AttentionKernel k, std::string_view gpu_generation);
 
 // The attention core of one micro-batch, forward or backward, in seconds: `fwd_flops` useful

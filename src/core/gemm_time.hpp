@@ -54,8 +54,8 @@ inline constexpr double hopper_sxm_sustained_over_short = 0.91;
 // harness ran Hopper's fp8 at 0.96 of its MAMF (ND_H100_v5: 6144×12288×12288 1351.4 of 1403), so the
 // drop is the part's, not the harness's. B200 and GB200 products in bf16, fp16, fp8 and fp4 (its
 // share from a short benchmark's best, below) run at MAMF × 0.80.
-// Blackwell's attention keeps the flat 0.6 of core/attention_rate.hpp: between FA4's short 0.64 and
-// its held 0.55 of B200's bf16 peak in the same measurement.
+// Blackwell's attention is priced from cuDNN's measured curves (core/attention_rate.hpp), held at
+// blackwell_attention_sustained_over_short below.
 inline constexpr double blackwell_sustained_over_mamf = 0.80;
 // The attention kernels' own held share on Blackwell, from the same flashinfer#2899 measurement:
 // FlashAttention-4 back to back on a B200, 1237 of its short 1450 TFLOP/s. What the measured cuDNN

@@ -58,7 +58,7 @@ enum class CrossEntropy {
   // 2·s·b·v/t in all, where the other two keep the 4·s·b·v/t fp32 copy and more.
   te,
 };
-std::string_view cross_entropy_name(CrossEntropy c);           // "fused", "eager"
+std::string_view cross_entropy_name(CrossEntropy c);           // "fused", "eager", "te"
 CrossEntropy cross_entropy_from_name(std::string_view name);   // throws Error naming --cross-entropy
 double cross_entropy_extra_bytes_per_logit(CrossEntropy c);    // 2 (fused), 8 (eager) or 0 (te)
 // What the loss keeps of each logit in the activations: 4 (the fp32 copy: fused, eager) or 2 (te).
