@@ -208,6 +208,51 @@ TEST_CASE("data-parallel buckets: max(40M, 1M × dp) parameters each, the last o
   CHECK(term(t, "dp_comm_s") >= t.dp_grads.time_per_call_s * (1 - 1e-12));
 }
 
+TEST_CASE("Megatron-Core's eager expert bias and clamp: bytes and kernels counted by hand") {
+  // The bare function: 1,000 token copies, d_model 100, each fc1 half 200 wide, 4 local experts,
+  // bf16, 1 TB/s, no kernel floor. Bias (core/moe_eager.hpp): U = 1000·100·2 = 200 kB, u = U/4 =
+  // 50 kB; forward 4 × (u + 3u) + 2U = 1.2 MB, backward 4 × 6u + 2U = 1.6 MB. Clamp: V = 1000·200 =
+  // 200k values; forward 8·V·2 = 3.2 MB, backward V·(11·2 + 8) = 6.0 MB, the replay 3.2 MB.
+  Model m = toy();
+  m.mlp = MlpKind::swiglu, m.bias = BiasKind::all, m.activation_clamp = 7;
+  m.moe = MoeSpec{4, 2, 0, 128, 0};
+  const MoeEagerShape x{1000, 100, 200, 4, 2};
+  const MoeEagerCost c = moe_eager_cost(m, x, 1e12, 0);
+  CHECK(c.fwd_bytes == near(4.4e6));
+  CHECK(c.bwd_bytes == near(7.6e6));
+  CHECK(c.replay_bytes == near(3.2e6));
+  CHECK(c.fwd_s == near(4.4e-6));
+  CHECK(c.bwd_s == near(7.6e-6));
+  CHECK(c.kernels == 36);  // bias: 6 a local expert + 2 cats; clamp: 3 forward, 7 backward
+  // A 1 µs floor: the bias's 8 per-expert forward kernels and its cat (0.4 µs) at 1 µs each; the
+  // clamps at 1 µs (0.8 µs of bytes each) and their cat at its 1.6 µs: 9 + 3.6 = 12.6 µs.
+  CHECK(moe_eager_cost(m, x, 1e12, 1e-6).fwd_s == near(12.6e-6));
+  // Without biases or a clamp there is nothing to price; a dense model neither.
+  Model plain = m;
+  plain.bias = BiasKind::none, plain.activation_clamp = 0;
+  CHECK(!has_moe_eager_ops(plain));
+  CHECK(moe_eager_cost(plain, x, 1e12, 0).kernels == 0);
+  CHECK(!has_moe_eager_ops(toy()));
+  CHECK(has_moe_eager_ops(m));
+
+  // In a step, on the toy's 2 layers made MoE: 2 micro-batches of 64 tokens, 128 token copies, every
+  // kernel under the 3.8 µs floor (the largest, the clamp's cat, moves 131 kB: 0.16 µs at 0.83 TB/s).
+  // A layer: forward 9 (bias) + 3 (clamp), backward 17 + 7 kernels: 36 × 3.8 µs = 136.8 µs;
+  // 2 layers × 2 micro-batches: 547.2 µs.
+  Layout l;
+  l.micro_batch = 2;
+  StepSetup s = setup();
+  CHECK(term(step_time(m, l, s), "moe_eager_s") == 0);  // the framework knob off
+  s.moe_bias_clamp_eager = true;
+  CHECK(term(step_time(m, l, s), "moe_eager_s") == near(547.2e-6));
+  CHECK(term(step_time(plain, l, s), "moe_eager_s") == 0);
+  // The frameworks that run Megatron-Core's TEGroupedMLP set it; torchtitan and FSDP do not.
+  CHECK(load_framework("megatron").moe_bias_clamp_eager);
+  CHECK(load_framework("nemo").moe_bias_clamp_eager);
+  CHECK(!load_framework("torchtitan").moe_bias_clamp_eager);
+  CHECK(!load_framework("fsdp").moe_bias_clamp_eager);
+}
+
 TEST_CASE("framework files: the built-in ones parse, the knobs are read, bad input is one line") {
   const auto all = builtin_frameworks();
   CHECK(all.size() >= 5);

@@ -83,6 +83,10 @@ struct Framework {
   // count: Megatron-Core's moe_flex_dispatcher_num_sms, which replaced moe_deepep_num_sms and
   // moe_hybridep_num_sms); hidden behind compute, that compute runs on the rest. 0: not priced.
   long long ep_comm_sms = 0;
+  // Megatron-Core's grouped experts run the experts' output bias (a Python loop over the local
+  // experts) and an activation clamp as eager ops beside the fused kernels (core/moe_eager.hpp);
+  // priced only for models with either.
+  bool moe_bias_clamp_eager = false;
   // Under an fp8 recipe, whether the LM head's product runs in fp8 too. Megatron-Core's output layer
   // is tensor_parallel.ColumnParallelLinear, outside Transformer Engine's fp8_autocast, unless the
   // MXFP8 output projection is switched on (megatron/core/models/gpt/gpt_model.py,

@@ -121,6 +121,11 @@ struct Model {
   // Attention sinks (gpt-oss: transformers GptOssAttention.sinks, one learned logit per head and
   // layer that joins each softmax's denominator without a value): heads parameters a layer.
   bool attention_sinks = false;
+  // A clamp on the gated MLP's two halves before the activation (gpt-oss: swiglu_limit 7, the gate
+  // at most 7 and the linear half within ±7; transformers GptOssExperts._apply_gate). No
+  // parameters; Megatron-Core runs it as eager ops outside its fused activation (core/moe_eager.hpp).
+  // 0: none.
+  double activation_clamp = 0;
   // The released checkpoint's weight format when it is not 16-bit: a name of napkin infer's
   // --weights ("mxfp4" for gpt-oss, "fp8", "int4"), its default for the model; empty: bf16.
   std::string checkpoint_weights;

@@ -143,6 +143,7 @@ void apply_framework(const Framework& f, StepSetup& s) {
   s.ep_comm_overlap = f.ep_comm_overlap;
   s.ep_comm_sms = f.ep_comm_sms;
   s.fp8_lm_head = f.fp8_lm_head;
+  s.moe_bias_clamp_eager = f.moe_bias_clamp_eager;
   if (f.grad_reduce_bytes > 0) s.grad_reduce_bytes = f.grad_reduce_bytes;
 }
 
@@ -366,6 +367,22 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
     c.head_eager_s = (1 + memory_bound_backward_over_forward) * norm_extra * h_tokens * h / bw;  // the final norm
   }
   c.memory_bwd_s = memory_bound_backward_over_forward * c.memory_fwd_s;
+  if (s.moe_bias_clamp_eager && has_moe_eager_ops(m)) {
+    // A rank's experts see its tokens' top-k copies, times etp / tp: with the experts split over
+    // tp (etp = tp) the tensor-parallel group's tokens are gathered first, at 1/etp of the width.
+    const double etp = d(l.expert_tp());
+    MoeEagerShape x;
+    x.rows = T * d(m.moe->experts_per_token) * etp / d(tp);
+    x.hidden = h;
+    x.fc1_half = d(m.moe->d_ff_expert) / etp;
+    x.local_experts = d(m.moe->experts) / d(l.ep);
+    x.value_bytes = B;
+    c.moe_eager = moe_eager_cost(m, x, bw, kernel_floor_s);
+    const double share = d(moe_layer_count(m)) / L;
+    c.moe_eager_fwd_s = share * c.moe_eager.fwd_s;
+    c.moe_eager_bwd_s = share * c.moe_eager.bwd_s;
+    if (modules && rm.moe_act) c.moe_eager_replay_s = share * c.moe_eager.replay_s;
+  }
   c.memory_fwd_s += c.fp8_cast_fwd_bytes / bw;
   c.memory_bwd_s += c.fp8_cast_bwd_bytes / bw;
 
@@ -783,8 +800,14 @@ StepTime step_time_on(const Model& m, const Layout& l, const StepSetup& s, const
   // backward replays (full recomputation; torchtitan's op-level policy replays the elementwise work).
   const double eager_replays = recompute_full + (selective && s.selective == SelectiveRecompute::every_other_matmul ? 1 : 0);
   r.eager_s = layers * (1 + memory_bound_backward_over_forward + eager_replays) * c.eager_fwd_s + (last_is_slowest ? heads * c.head_eager_s : 0);
+  // Megatron-Core's eager expert bias and clamp, on this stage's MoE layers: forward, backward, the
+  // clamp again under moe_act recompute, and the whole forward again under full recompute.
+  if (c.moe_eager.kernels > 0) {
+    const bool replay_act = l.recompute == Recompute::selective && s.selective == SelectiveRecompute::attention_core && s.recompute_modules.moe_act;
+    r.moe_eager_s = moe_layers_here * ((1 + recompute_full) * c.moe_eager.fwd_s + c.moe_eager.bwd_s + (replay_act ? c.moe_eager.replay_s : 0));
+  }
   r.microbatch_s = r.matmul_s + r.attention_s + r.memory_bound_s + r.recompute_s + r.tp_exposed_s + r.cp_exposed_s +
-                   r.ep_exposed_s + r.moe_tp.total_s() + r.pp_exposed_s + r.zero3_exposed_s + r.zero3_copy_s + r.launch_s + r.eager_s + r.dequant_s + r.tp_overlap_sm_s + r.ep_overlap_sm_s;
+                   r.ep_exposed_s + r.moe_tp.total_s() + r.pp_exposed_s + r.zero3_exposed_s + r.zero3_copy_s + r.launch_s + r.eager_s + r.moe_eager_s + r.dequant_s + r.tp_overlap_sm_s + r.ep_overlap_sm_s;
 
   // Per step. 1F1B idles p−1 micro-batch times in the warm-up and cool-down (Narayanan et al.
   // 2021 §2.2.1): (p−1)·(t_f + t_b). The interleaved schedule pipelines model chunks instead of
@@ -815,6 +838,7 @@ StepTime step_time_on(const Model& m, const Layout& l, const StepSetup& s, const
       {"recompute_s", "recomputation", mb * r.recompute_s},
       {"launch_s", "kernel launch floor", mb * r.launch_s},
       {"eager_s", "unfused elementwise (eager)", mb * r.eager_s},
+      {"moe_eager_s", "MoE eager ops (expert bias, clamp)", mb * r.moe_eager_s},
       {"dequant_s", "dequantisation of the base", mb * r.dequant_s},
       {"tp_comm_s", "tensor-parallel communication (exposed)", mb * r.tp_exposed_s},
       {"cp_comm_s", "context-parallel communication (exposed)", mb * r.cp_exposed_s},

@@ -15,6 +15,7 @@
 #include "core/layout.hpp"
 #include "core/memory.hpp"
 #include "core/model.hpp"
+#include "core/moe_eager.hpp"
 
 namespace napkin {
 
@@ -141,6 +142,9 @@ struct StepSetup {
   // gate; the flex dispatcher's traffic depends on it.
   MoeRouting moe_routing = MoeRouting::even;
   bool ep_comm_overlap = false;
+  // Megatron-Core's eager expert bias and activation clamp (Framework::moe_bias_clamp_eager,
+  // core/moe_eager.hpp), for models that have them.
+  bool moe_bias_clamp_eager = false;
   long long ep_comm_sms = 0;  // SMs the flex dispatch and combine kernels hold (Framework); 0: not priced
   FlashRate flash_rate;  // the flash kernels' fraction of the dense peak (flash_rate_for)
   double peak_flops_per_s = 0;               // dense, for the dtype
@@ -239,6 +243,11 @@ struct LayerCost {
   // (StepSetup::recompute_modules): their forward again, per layer, and its products' FLOPs.
   double module_recompute_fwd_s = 0, module_recompute_fwd_flops = 0;
   double mtp_proj_fwd_s = 0, mtp_proj_bwd_s = 0;  // one MTP layer's input projection (Layout::mtp_layers)
+  // Megatron-Core's eager expert bias and clamp (StepSetup::moe_bias_clamp_eager), per layer on
+  // average (the MoE layers' share): forward, backward, and the clamp replayed under moe_act
+  // recompute; one MoE layer's cost for --explain.
+  double moe_eager_fwd_s = 0, moe_eager_bwd_s = 0, moe_eager_replay_s = 0;
+  MoeEagerCost moe_eager;
 };
 
 LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s);
@@ -288,6 +297,7 @@ struct StepTime {
   double ep_overlap_sm_s = 0;      // per micro-batch: compute slowed by the SMs a hidden flex dispatch holds
   double launch_s = 0;             // per micro-batch: kernel launch floor
   double eager_s = 0;              // per micro-batch: eager PyTorch's elementwise traffic beyond the fused kernels'
+  double moe_eager_s = 0;          // per micro-batch: Megatron-Core's eager expert bias and clamp (core/moe_eager.hpp)
   CommTerm dp_grad_bucket;         // ZeRO 0-2: one gradient bucket (dp_grads.calls of them a step)
   double microbatch_s = 0;
   // Per step.

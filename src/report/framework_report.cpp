@@ -50,6 +50,7 @@ std::string framework_show_text(const Framework& f) {
                             (f.ep_comm_sms > 0 ? "; flex kernels on " + std::to_string(f.ep_comm_sms) + " SMs" : ""));
   line("attention kernel", std::string(attention_kernel_name(f.attention_kernel)));
   line("LM head under fp8", f.fp8_lm_head ? "fp8 (converted with the other linear layers)" : "16 bits");
+  line("MoE expert bias, clamp", f.moe_bias_clamp_eager ? "eager ops beside the fused kernels (Megatron-Core's TEGroupedMLP)" : "fused");
   line("cross entropy", fmt::format("{} bytes a logit, forward and backward{}", format_sig(f.loss_bytes_per_logit, 3),
                                     f.loss_bytes_per_logit > 30 ? " (unfused)" : " (fused)"));
   out += "sources:\n";
@@ -79,6 +80,7 @@ nlohmann::json framework_json(const Framework& f) {
           {"ep_comm_sms", f.ep_comm_sms},
           {"attention_kernel", std::string(attention_kernel_name(f.attention_kernel))},
           {"fp8_lm_head", f.fp8_lm_head},
+          {"moe_bias_clamp_eager", f.moe_bias_clamp_eager},
           {"loss_bytes_per_logit", f.loss_bytes_per_logit},
           {"sources", f.sources}};
 }

@@ -149,7 +149,7 @@ std::string model_show_text(const Model& m, std::size_t max_width) {
     arch.add("heads", fmt::format("{} (kv heads {}, head dim {})", m.heads, m.kv_heads, m.head_dim),
              std::string(m.kv_heads == m.heads ? "multi-head" : m.kv_heads == 1 ? "multi-query" : "grouped-query") +
                  (m.attention_sinks ? ", attention sinks" : "") + (m.attention_output_gate ? ", output gate" : ""));
-  arch.add("d_ff", std::to_string(m.d_ff), mlp_name(m.mlp));
+  arch.add("d_ff", std::to_string(m.d_ff), std::string(mlp_name(m.mlp)) + (m.activation_clamp > 0 ? fmt::format(", clamped at ±{}", format_sig(m.activation_clamp, 3)) : ""));
   arch.add("vocab", std::to_string(m.vocab), m.tied_embeddings ? "tied embeddings" : "untied embeddings");
   arch.add("context", std::to_string(m.context),
            std::string(positions_name(m.positions)) + " positions" +
@@ -244,6 +244,7 @@ nlohmann::json model_json(const Model& m) {
                       {"sliding_window", m.sliding_window > 0 ? nlohmann::json(m.sliding_window) : nlohmann::json(nullptr)},
                       {"windowed_layers", m.windowed_layers},
                       {"attention_sinks", m.attention_sinks},
+                      {"activation_clamp", m.activation_clamp > 0 ? nlohmann::json(m.activation_clamp) : nlohmann::json(nullptr)},
                       {"checkpoint_weights", m.checkpoint_weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.checkpoint_weights)},
                       {"source", m.source},
                       {"spec", m.origin}};

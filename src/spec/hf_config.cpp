@@ -288,6 +288,10 @@ void read_gpt_oss(HfReader& r, Model& m) {
   r.derive("bias", "the experts' gate_up_proj and down_proj carry biases (GptOssExperts), q/k/v/o as attention_bias says");
   m.attention_sinks = true;
   r.derive("attention_sinks", "GptOssAttention.sinks: one learned logit per head and layer");
+  if (const auto limit = r.opt_number("swiglu_limit")) {
+    m.activation_clamp = *limit;
+    r.derive("activation_clamp", "swiglu_limit (GptOssExperts clamps the gate and the linear half)");
+  }
   MoeSpec e;
   e.experts = r.count("num_local_experts", "moe.experts", "the number of experts");
   // GptOssConfig names the top-k num_experts_per_tok (and the release's config also experts_per_token).
