@@ -352,7 +352,11 @@ TEST_CASE("tensor-parallel overlap's SMs: a framework that holds them all is ref
   std::ofstream(few) << std::string(spec).replace(at, 14, "sm_count = 16");
   std::ofstream(none) << std::string(spec).replace(at, 14, "");
   refused("plan --model llama3-70b --hardware " + few + " --gpus 64 --global-batch 64 --seq 4096 --tp 8 --tp-overlap",
-          "tp_overlap_comm_sms = 16 holds every one of few's 16 SMs");
+          "holds tp_overlap_comm_sms = 16 SMs, every one of the 16 SMs of few (sm_count in " + few + ")");
+  // Without the overlap (Megatron's default, or --no-tp-overlap) the same GPU is planned: nothing holds its SMs.
+  CHECK(run_bounded("plan --model llama3-70b --hardware " + few + " --gpus 64 --global-batch 64 --seq 4096 --tp 8").exit_code == 0);
+  CHECK(run_bounded("plan --model llama3-70b --hardware " + few + " --gpus 64 --global-batch 64 --seq 4096 --tp 8 --framework nemo --no-tp-overlap")
+            .exit_code == 0);
   const CliResult r = run_bounded("plan --model llama3-70b --hardware " + none + " --gpus 64 --global-batch 64 --seq 4096 --tp 8 --framework nemo");
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("the SMs nemo holds for its communication are not priced (none gives no sm_count)") != std::string::npos);

@@ -140,3 +140,34 @@ TEST_CASE("models import of a config whose quoted value holds a control characte
   std::ofstream(spec) << r.out;
   CHECK(run_napkin("models show " + spec, "timeout 20").exit_code == 0);
 }
+
+TEST_CASE("an eighth sweep: work bounded before it starts, a flag's range said, a file's contradiction refused") {
+  const std::string nccl = std::string(NAPKIN_SOURCE_DIR) + "/tests/data/nccl/h100-a3mega-2node-all_reduce.txt";
+  // bench: a dot product of 1e9 terms made 2e9 operand values and then recomputed 64 of its
+  // outputs term by term, over an hour before the first product, deaf to Ctrl-C.
+  check_one_line_error(run_napkin("bench --device cpu --shape 1x1x1000000000 --iters 1 --warmup 0", "timeout 20"),
+                       "--shape 1x1x1000000000 fp32: its operands and the correctness check of 64 sampled outputs");
+  // calibrate: --gpus and --tokens out of range are refused before the timing, not after it.
+  check_one_line_error(run_napkin("calibrate --model gpt2 --device cpu --seq 16 --tokens 1 --gpus 1e15", "timeout 20"),
+                       "--gpus must be at most 1000000000");
+  check_one_line_error(run_napkin("calibrate --model gpt2 --device cpu --seq 16 --tokens 1e31 --gpus 1", "timeout 20"),
+                       "--tokens 1e+31 is outside what napkin answers for");
+  check_one_line_error(run_napkin("calibrate --model gpt2 --device cpu --seq 16 --assumed-mfu 1e-308", "timeout 20"),
+                       "--assumed-mfu '1e-308' is below 1%");
+  // infer: a rate of 1e-308 requests a second answered 2.56e-306 tokens/s.
+  check_one_line_error(run_napkin("infer --model llama3-8b --rate 1e-308", "timeout 20"), "--rate must be at least 1e-5 requests a second");
+  // plan: a number out of (0, 1] for --gemm-efficiency is a fraction out of range, not a missing file.
+  for (const char* v : {"0", "1.5", "200%"})
+    check_one_line_error(run_napkin(std::string("plan --model llama3-8b --gpus 8 --global-batch 64 --gemm-efficiency ") + v, "timeout 20"),
+                         std::string("--gemm-efficiency: '") + v + "' is not a fraction in (0, 1]");
+  // --network: one collective and one scope a file, and one file a collective and scope.
+  const std::string plan = "plan --model llama3-8b --gpus 16 --global-batch 64 --seq 4096 --tp 1 --pp 1 --cp 1 --network ";
+  check_one_line_error(run_napkin(plan + "inter,all_reduce,alltoall=" + nccl, "timeout 20"), "one collective a file, not two");
+  check_one_line_error(run_napkin(plan + "intra,inter,all_reduce=" + nccl, "timeout 20"), "one scope a file (intra or inter), not two");
+  check_one_line_error(run_napkin(plan + "inter,all_reduce=" + nccl + " --network inter,all_reduce=" + nccl, "timeout 20"),
+                       "all-reduce across scale-up domains is already measured by");
+  // train: int8 products are an inference format; said, not silently priced.
+  const CliResult t = run_napkin("train --model llama3-8b --tokens 1T --gpus 8 --dtype int8", "timeout 20");
+  CHECK(t.exit_code == 0);
+  CHECK(has(t.err, "--dtype int8: training does not run its products in int8"));
+}

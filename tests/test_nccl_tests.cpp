@@ -134,6 +134,12 @@ TEST_CASE("malformed files and flags: one line naming the file and line") {
                            "1048576 1048576 float sum -1 203.2 0 0 0 203.2 0 0 0\n";
     CHECK_THROWS_WITH_AS(load_nccl_tests(zero, Collective::send_recv),
                          doctest::Contains("zero.txt:2: algbw 0 GB/s, but 1048576 bytes in 203.2 us is 5.16 GB/s"), Error);
+    // The other way: a time of days beside a bandwidth of 100 GB/s (a plan read a 12-day step from it).
+    const std::string slow = (tmp.path / "slow.txt").string();
+    std::ofstream(slow) << "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+                           "1048576 1048576 float sum -1 1e12 100.00 187.50 0 1e12 100.00 187.50 0\n";
+    CHECK_THROWS_WITH_AS(load_nccl_tests(slow, Collective::all_reduce), doctest::Contains("slow.txt:2: algbw 100.00 GB/s, but 1048576 bytes in 1e12 us is"),
+                         Error);
   }
   // Devices, folders and FIFOs are refused before a byte is read (/dev/zero used to be read without end).
   CHECK_THROWS_WITH_AS(load_nccl_tests("/dev/zero", Collective::all_reduce), doctest::Contains("--network: /dev/zero: is a character device"), Error);

@@ -29,6 +29,13 @@ namespace {
 
 // The longest one product may run (at the nominal peak) for prepare() to take its shape.
 constexpr double max_product_s = 60;
+// Values napkin generates before the first product: both operands (fill_operand: a Box-Muller
+// normal each, on one core), then each of the 64 sampled outputs recomputed from its k terms
+// (check_samples: two normals a term). On the 2-core VM of docs/bench/README.md that ran 20 ns a
+// value (2e9 values of --shape 1x1x1000000000: 40 s of fill, then over an hour of checking, with no
+// product yet timed); at this cap, about 20 s.
+constexpr double max_generated_values = 1e9;
+constexpr double checked_samples = 64;
 
 std::string gib(double bytes) { return std::to_string(static_cast<long long>(bytes / 1048576.0)) + " MiB"; }
 
@@ -92,6 +99,11 @@ class CpuBackend final : public Backend {
       throw Error(fmt::format("--shape {} {}: one product is {:.3g} FLOP, at least {:.0f} s at this CPU's nominal peak of {:.3g} GFLOP/s, and "
                               "each is timed several times; napkin refuses a product over {:.0f} s on the CPU: give a smaller --shape",
                               shape_text(s), dtype_name(dtype), matmul_flops(s), matmul_flops(s) / *peak, *peak / 1e9, max_product_s));
+    const double generated = (double(s.m) * double(s.k) + double(s.k) * double(s.n)) * double(s.batch) + checked_samples * 2 * double(s.k);
+    if (generated > max_generated_values)
+      throw Error(fmt::format("--shape {} {}: its operands and the correctness check of {:.0f} sampled outputs ({} terms each) are {:.3g} "
+                              "generated values, over napkin's {:.0e} (about 20 s on one core before the first product): give a smaller --shape",
+                              shape_text(s), dtype_name(dtype), checked_samples, s.k, generated, max_generated_values));
     const double elt = dtype_bytes(dtype);
     const double flush = opts.flush_cache ? 2 * info_.last_level_cache_bytes.value_or(32.0 * 1048576) : 0;
     const double need =
@@ -145,7 +157,7 @@ class CpuBackend final : public Backend {
   }
 
   CorrectnessCheck check_correctness() override {
-    const auto samples = sample_entries(shape_, 64);
+    const auto samples = sample_entries(shape_, static_cast<int>(checked_samples));
     std::vector<double> got;
     for (const Entry& e : samples) {
       const auto i = static_cast<std::size_t>(e.index(shape_));

@@ -12,6 +12,7 @@
 #include "core/calibration.hpp"
 #include "core/error.hpp"
 #include "core/step_gemms.hpp"
+#include "core/training.hpp"
 #include "core/units.hpp"
 #include "report/calibrate_report.hpp"
 #include "report/format.hpp"
@@ -44,8 +45,12 @@ void run(Context& ctx, const CalibrateOptions& o, const CLI::App& sub) {
   rep.step.tp = whole_flag(o.tp, "--tp");
   rep.dtype = dtype_flag(o.dtype);
   const double assumed = parse_fraction(o.assumed_mfu, "--assumed-mfu");
-  const auto tokens = count_flag(o.tokens, "--tokens");
-  const auto gpus = o.gpus.empty() ? std::nullopt : std::optional<double>(static_cast<double>(whole_flag(o.gpus, "--gpus")));
+  // As --gemm-efficiency and --mbu: below 1% no run is meant (1e-308 printed "measured is 2e307x that").
+  if (assumed < 0.01) throw Error(fmt::format("--assumed-mfu '{}' is below 1%: give the MFU a run reaches, such as 0.45 or 45%", o.assumed_mfu));
+  // Checked here, before minutes of timing, against the ranges napkin train answers for.
+  auto tokens = count_flag(o.tokens, "--tokens");
+  if (tokens) tokens = check_input(*tokens, tokens_range, "--tokens");
+  const auto gpus = o.gpus.empty() ? std::nullopt : std::optional<double>(static_cast<double>(whole_flag(o.gpus, "--gpus", gpus_range.hi)));
   if (tokens.has_value() != gpus.has_value()) throw Error("--tokens and --gpus go together: give both for days-to-train, or neither");
   if (o.device != "auto" && o.device != "cuda" && o.device != "cpu")
     throw Error("--device: unknown '" + o.device + "'; expected auto, cuda or cpu");

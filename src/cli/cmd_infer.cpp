@@ -167,7 +167,8 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
   if (given("--rate"))
     for (const std::string& item : split_list(o.rate)) {
       const double v = count_flag(item, "--rate").value_or(0);
-      if (!(v > 0)) throw Error(fmt::format("--rate must be above 0 requests a second, found '{}'", item));
+      // Below one request a day no server is loaded: the answer would read 1e-306 tokens/s.
+      if (!(v >= 1e-5)) throw Error(fmt::format("--rate must be at least 1e-5 requests a second (about one a day), found '{}'", item));
       // A million requests a second is past any deployment napkin prices (and keeps the queueing sums finite).
       if (v > 1e6) throw Error(fmt::format("--rate must be at most 1e6 requests a second, found '{}'", item));
       r.rates.push_back(v);

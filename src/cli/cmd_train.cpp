@@ -79,6 +79,11 @@ TrainReport build(const TrainOptions& o, Context& ctx, CLI::App* sub) {
     for (const auto& [d, f] : hw.dense_peak_flops_per_s) have += (have.empty() ? "" : ", ") + std::string(dtype_name(d));
     throw Error("--dtype: " + hw.key + " has no " + o.dtype + " peak in its spec (it lists: " + have + ")");
   }
+  // int8 is an inference format: no training recipe runs its products in integers (fp8 and fp4
+  // ones keep scales in floating point); the answer is at a peak no training run reaches.
+  if (r.dtype == Dtype::int8)
+    r.warnings.push_back("--dtype int8: training does not run its products in int8 (inference does); this prices them at the int8 "
+                         "peak, which no training recipe reaches: use bf16, fp8 or fp4");
   if (o.sparse) {
     if (!hw.tensor_figures_quoted_sparse) throw Error("--sparse: " + hw.key + " has no 2:4 structured sparsity");
     if (!dtype_has_sparse_variant(r.dtype)) throw Error("--sparse: 2:4 sparsity applies to tensor dtypes, not " + o.dtype);

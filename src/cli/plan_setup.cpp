@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 
 #include "cli/common.hpp"
 #include "core/error.hpp"
@@ -241,10 +243,12 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
       ps.warnings.push_back(fmt::format("--fp8-attention: no fp8 measurement of {} ('napkin frameworks show {}'); priced at its bf16 rate",
                                         flash_curve_name(q.step.flash_rate.curve), ps.framework.key));
   }
-  if (q.step.sm_count > 0 && q.step.tp_overlap_comm_sms >= q.step.sm_count)
-    throw Error(fmt::format("--framework {}: tp_overlap_comm_sms = {} holds every one of {}'s {} SMs (its sm_count), leaving none for the products; "
-                            "give the framework fewer (Transformer Engine's default is 16)",
-                            ps.framework.key, q.step.tp_overlap_comm_sms, hw.key, q.step.sm_count));
+  // Only where the overlap runs: a framework without it (or --no-tp-overlap) holds no SMs.
+  if (q.step.tp_comm_overlap && q.step.sm_count > 0 && q.step.tp_overlap_comm_sms >= q.step.sm_count)
+    throw Error(fmt::format("--framework {}: its tensor-parallel overlap holds tp_overlap_comm_sms = {} SMs, every one of the {} SMs of {} "
+                            "(sm_count in {}), leaving none for the products; add --no-tp-overlap, or give the framework fewer "
+                            "(Transformer Engine's default is 16)",
+                            ps.framework.key, q.step.tp_overlap_comm_sms, q.step.sm_count, hw.key, hw.origin));
   // What the overlap's SMs cost needs the GPU's SM count: say so where the spec has none.
   if (q.step.tp_overlap_comm_sms > 0 && q.step.sm_count == 0 && q.step.tp_comm_overlap)
     ps.assumptions.push_back(fmt::format("tensor-parallel overlap: the SMs {} holds for its communication are not priced ({} gives no sm_count)",
@@ -293,6 +297,13 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
     try {
       fraction = parse_fraction(f.gemm_efficiency, "--gemm-efficiency");
     } catch (const Error&) {
+      // A number outside (0, 1] ('0', '1.5', '200%') is a fraction out of range, not a file name,
+      // unless a file of that name is there.
+      const std::string& t = f.gemm_efficiency;
+      char* end = nullptr;
+      const double v = std::strtod(t.c_str(), &end);
+      const std::string rest = end ? std::string(end) : std::string();
+      if (end != t.c_str() && (rest.empty() || rest == "%") && std::isfinite(v) && !std::filesystem::exists(t)) throw;
       is_fraction = false;
     }
     if (is_fraction) {
@@ -345,7 +356,15 @@ PlanSetup build_plan_setup(const Model& m, const Hardware& hw, const PlanFlags& 
   if (ic.scale_out.latency_s) net.scale_out_latency_s = *ic.scale_out.latency_s;
   net.scale_up_mesh = ic.scale_up_mesh;
   for (const std::string& v : f.network) {
-    net.measured.push_back(network_flag(v));
+    MeasuredCurve added = network_flag(v);
+    // Two files for one collective and scope: which prices it would be arbitrary.
+    for (const MeasuredCurve& had : net.measured)
+      if (had.collective == added.collective && had.crosses_domains == added.crosses_domains)
+        throw Error(fmt::format("--network '{}': {} {} is already measured by {}; give one file a collective and scope", v,
+                                collective_name(added.collective),
+                                !added.crosses_domains ? "in every group" : *added.crosses_domains ? "across scale-up domains" : "inside a scale-up domain",
+                                had.source));
+    net.measured.push_back(std::move(added));
     const MeasuredCurve& c = net.measured.back();
     ps.assumptions.push_back(fmt::format(
         "{} {}: measured by nccl-tests in {} ({} ranks{}, {} to {}), interpolated between its sizes and scaled to each group by the ring "

@@ -788,10 +788,11 @@ StepTime step_time_on(const Model& m, const Layout& l, const StepSetup& s, const
   // sm_count / (sm_count − held) as long; and it splits products into chunks, each a product of
   // its own. Hidden communication's HBM traffic is priced apart (overlap_contention_s).
   // Only with sequence parallelism, as the overlap itself (Megatron's --tp-comm-overlap requires it).
-  if (s.sm_count > 0 && s.tp_overlap_comm_sms >= s.sm_count)
+  const bool tp_overlap_priced = l.tp > 1 && s.tp_comm_overlap && l.sequence_parallel && s.tp_overlap_comm_sms > 0 && s.sm_count > 0;
+  if (tp_overlap_priced && s.tp_overlap_comm_sms >= s.sm_count)
     throw Error("the framework's tp_overlap_comm_sms (" + std::to_string(s.tp_overlap_comm_sms) + ") holds every one of the GPU's " +
                 std::to_string(s.sm_count) + " SMs (sm_count): nothing is left for the products");
-  if (l.tp > 1 && s.tp_comm_overlap && l.sequence_parallel && s.tp_overlap_comm_sms > 0 && s.sm_count > 0) {
+  if (tp_overlap_priced) {
     const double held = d(s.tp_overlap_comm_sms) / d(s.sm_count - s.tp_overlap_comm_sms);
     const double per_product_s = s.gemm.kind == GemmTimeModel::Kind::fraction ? 0.0 : gemm_launch_s;  // the curve's fixed cost
     r.tp_overlap_sm_s = layers * ((1 + recompute_full) * c.tp_margin_fwd_s + c.tp_margin_bwd_s) * held +

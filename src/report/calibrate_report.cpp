@@ -118,7 +118,8 @@ std::string calibrate_text(const CalibrateReport& r, std::size_t max_width) {
     kv.add("measured MFU", format_sig(c.mfu_measured, 3),
            fmt::format("6·P + attention = {} FLOPs/token, as napkin train counts them", format_sci(c.model_flops_per_token, 4)));
     kv.add("assumed MFU", format_sig(c.mfu_assumed, 3),
-           fmt::format("napkin train's default; measured is {}x that", format_sig(c.mfu_measured / c.mfu_assumed, 3)));
+           fmt::format("{}; measured is {}x that", c.mfu_assumed == 0.5 ? "napkin train's default" : "--assumed-mfu",
+                       format_sig(c.mfu_measured / c.mfu_assumed, 3)));
   }
   if (r.run_measured)
     kv.add("days to train (measured MFU)", format_sig(r.run_measured->days(), 4),

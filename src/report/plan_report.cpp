@@ -62,6 +62,8 @@ std::string bars_line(const std::vector<Plan>& plans) {
 }
 
 std::string gb(double bytes) { return format_si(bytes, "B", 3); }
+// Tokens a second with SI prefixes above 1, plain below: "998.6 m" (milli) reads like millions.
+std::string per_s(double tokens_per_s) { return tokens_per_s < 1 ? format_sig(tokens_per_s, 4) : format_si(tokens_per_s, "", 4); }
 
 std::string yes(bool b) { return b ? "yes" : "no"; }
 
@@ -114,7 +116,7 @@ Table plans_table(const std::vector<Plan>& plans, bool moe, const std::optional<
     if (moe) row.push_back(std::to_string(l.ep));
     row.insert(row.end(), {std::to_string(l.micro_batch), std::to_string(l.interleave), yes(l.sequence_parallel),
                            std::string(recompute_name(l.recompute)), std::to_string(l.zero), secs(p.time.step_time_s),
-                           format_si(p.time.tokens_per_s, "", 4), mfu_cell(p), pct(p.time.hfu), gb(p.memory.total_bytes)});
+                           per_s(p.time.tokens_per_s), mfu_cell(p), pct(p.time.hfu), gb(p.memory.total_bytes)});
     if (tokens) row.push_back(format_sig(plan_duration(p, gpus, *tokens).days, 4));
     t.add(std::move(row));
   }
@@ -458,7 +460,7 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
   o += st.render();
 
   const double cluster = static_cast<double>(r.gpus) * peak * t.step_time_s;
-  o += fmt::format("\ntokens/s = B · s / step = {} / {} = {}\n", format_count(t.tokens_per_step), secs(t.step_time_s), format_si(t.tokens_per_s, "", 4));
+  o += fmt::format("\ntokens/s = B · s / step = {} / {} = {}\n", format_count(t.tokens_per_step), secs(t.step_time_s), per_s(t.tokens_per_s));
   o += fmt::format("MFU = tokens · ({} + causal attention) / (N · peak · step) = {} / ({} · {} · {}) = {}\n",
                    s.lora.on ? "4·P_active + 6·A_active" : "6·P_active", format_sci(t.model_flops_per_step, 4), r.gpus, format_si(peak, "FLOP/s"), secs(t.step_time_s), pct(t.model_flops_per_step / cluster));
   if (t.recompute_flops_per_step > 0)
@@ -471,7 +473,7 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
   if (r.tokens) {
     const PlanDuration d = plan_duration(p, r.gpus, *r.tokens);
     o += fmt::format("days = {} tokens / {} tokens/s / 86400 = {}; {}-hours = {} · days · 24 = {}\n", format_count(*r.tokens),
-                     format_si(t.tokens_per_s, "", 4), format_sig(d.days, 4), r.device, r.gpus, format_count(d.gpu_hours));
+                     per_s(t.tokens_per_s), format_sig(d.days, 4), r.device, r.gpus, format_count(d.gpu_hours));
   }
   for (const std::string& n : plan_notes(r, p)) o += "note: " + n + "\n";
   o += "\nassumptions:\n";

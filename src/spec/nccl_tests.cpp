@@ -170,10 +170,11 @@ MeasuredCurve parse_nccl_tests(std::string_view text, const std::string& file, C
     if (!(*size / (*time_us * 1e-6) <= 1e14))
       throw Error(where() + first + " bytes in " + w[o].substr(0, 24) + " us: above 100 TB/s, no link is that fast");
     if (!(*busbw <= 1e5)) throw Error(where() + "a bus bandwidth of " + w[o + 2].substr(0, 24) + " GB/s: above 100 TB/s, no link is that fast");
-    // nccl-tests prints algbw = size / time (GB/s, two decimals): a row where they disagree (a
-    // bandwidth of 0 beside a time that says 5 GB/s) is not its output.
+    // nccl-tests prints algbw = size / time (GB/s, two decimals): a row where they disagree either
+    // way (a bandwidth of 0 beside a time that says 5 GB/s, or 100 GB/s beside a time of days) is
+    // not its output.
     const double implied_gb_per_s = *size / (*time_us * 1e3);
-    if (implied_gb_per_s >= 0.1 && std::fabs(*algbw - implied_gb_per_s) > 0.1 * implied_gb_per_s + 0.01)
+    if (std::fabs(*algbw - implied_gb_per_s) > 0.1 * implied_gb_per_s + 0.01)
       throw Error(where() + "algbw " + w[o + 1] + " GB/s, but " + w[0] + " bytes in " + w[o] + " us is " + format_gb_per_s(implied_gb_per_s) +
                   " GB/s: nccl-tests prints algbw = size / time");
     curve.size_bytes.push_back(*size);
@@ -232,12 +233,17 @@ MeasuredCurve network_flag(const std::string& value) {
   for (Collective k : all_collectives) names.emplace_back(nccl_tests_name(k));
   for (std::string part; std::getline(parts, part, ',');) {
     if (part == "intra" || part == "inter") {
+      // One file measures one scope and one collective: a second of either is not what it holds.
+      if (crosses) throw Error("--network '" + value + "': one scope a file (intra or inter), not two; give each file its own --network");
       crosses = part == "inter";
       continue;
     }
     bool known = false;
     for (Collective k : all_collectives)
-      if (part == nccl_tests_name(k)) c = k, known = true;
+      if (part == nccl_tests_name(k)) {
+        if (c) throw Error("--network '" + value + "': one collective a file, not two; give each file its own --network");
+        c = k, known = true;
+      }
     if (!known)
       throw Error("--network '" + value + "': unknown '" + part + "'" + did_you_mean(part, names) +
                   " (expected [intra|inter][,all_reduce|all_gather|reduce_scatter|alltoall|sendrecv]=FILE)");
