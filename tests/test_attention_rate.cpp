@@ -133,3 +133,26 @@ TEST_CASE("Blackwell fused attention and fp8 attention: cuDNN's GB200 and GB300 
   flat.fp8 = true;
   CHECK(flat.efficiency(false, true, 8192) == doctest::Approx(flash_attention_efficiency));
 }
+
+TEST_CASE("head size: a head of 64 at FlashAttention-3's measured share of 128's, linear between, in proportion below") {
+  // Shah et al. 2024, Fig. 5 and 6 (H100 SXM5, bf16, 4k-16k): fused forward 0.73, backward 0.84;
+  // FlashAttention-2 0.87 and 0.90.
+  CHECK(head_dim_rate_factor(FlashCurve::hopper_fused, false, 64) == doctest::Approx(0.73));
+  CHECK(head_dim_rate_factor(FlashCurve::hopper_fused, true, 64) == doctest::Approx(0.84));
+  CHECK(head_dim_rate_factor(FlashCurve::hopper_fa2, false, 64) == doctest::Approx(0.87));
+  CHECK(head_dim_rate_factor(FlashCurve::hopper_fa2, true, 64) == doctest::Approx(0.90));
+  // Halfway (96): 0.73 + 0.27 / 2 = 0.865; at and above 128 the curves' own rate; at 32, half of 64's.
+  CHECK(head_dim_rate_factor(FlashCurve::blackwell_fused, false, 96) == doctest::Approx(0.865));
+  CHECK(head_dim_rate_factor(FlashCurve::hopper_fused, false, 128) == 1);
+  CHECK(head_dim_rate_factor(FlashCurve::hopper_fused, false, 256) == 1);
+  CHECK(head_dim_rate_factor(FlashCurve::hopper_fused, false, 32) == doctest::Approx(0.365));
+  // Unmeasured kernels keep their rate: A100's, FlashAttention-1's, the flat one.
+  CHECK(head_dim_rate_factor(FlashCurve::ampere_fa2, false, 64) == 1);
+  CHECK(head_dim_rate_factor(FlashCurve::hopper_fa1, false, 64) == 1);
+  CHECK(head_dim_rate_factor(FlashCurve::flat, true, 64) == 1);
+  // Through FlashRate: the same call at head 64 runs at 0.73 of head 128's rate.
+  FlashRate r = flash_rate_for(AttentionKernel::fa3, "h100");
+  const double at128 = r.efficiency(false, true, 4096);
+  r.head_dim = 64;
+  CHECK(r.efficiency(false, true, 4096) == doctest::Approx(0.73 * at128));
+}

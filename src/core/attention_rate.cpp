@@ -152,12 +152,27 @@ std::string_view flash_curve_name(FlashCurve c) {
   return "flash kernels at a flat fraction of peak";
 }
 
+double head_dim_rate_factor(FlashCurve c, bool backward, double head_dim) {
+  if (!(head_dim > 0) || head_dim >= 128) return 1;
+  double at64 = 1;
+  switch (c) {
+    case FlashCurve::hopper_fused:
+    case FlashCurve::blackwell_fused:
+    case FlashCurve::blackwell_ultra_fused: at64 = backward ? fused_head64_bwd_over_head128 : fused_head64_fwd_over_head128; break;
+    case FlashCurve::hopper_fa2: at64 = backward ? hopper_fa2_head64_bwd_over_head128 : hopper_fa2_head64_fwd_over_head128; break;
+    default: return 1;
+  }
+  if (head_dim >= 64) return at64 + (1 - at64) * (head_dim - 64) / 64;
+  return at64 * head_dim / 64;
+}
+
 double FlashRate::efficiency(bool backward, bool causal, double length) const {
+  const double head = head_dim_rate_factor(curve, backward, head_dim);
   switch (curve) {
-    case FlashCurve::hopper_fused: return sustained * hopper_fused_attention_efficiency(backward, causal, length, fp8);
-    case FlashCurve::blackwell_fused: return sustained * blackwell_fused_attention_efficiency(false, backward, causal, length, fp8);
-    case FlashCurve::blackwell_ultra_fused: return sustained * blackwell_fused_attention_efficiency(true, backward, causal, length, fp8);
-    case FlashCurve::hopper_fa2: return sustained * hopper_fa2_efficiency(backward, causal, length);
+    case FlashCurve::hopper_fused: return head * sustained * hopper_fused_attention_efficiency(backward, causal, length, fp8);
+    case FlashCurve::blackwell_fused: return head * sustained * blackwell_fused_attention_efficiency(false, backward, causal, length, fp8);
+    case FlashCurve::blackwell_ultra_fused: return head * sustained * blackwell_fused_attention_efficiency(true, backward, causal, length, fp8);
+    case FlashCurve::hopper_fa2: return head * sustained * hopper_fa2_efficiency(backward, causal, length);
     case FlashCurve::ampere_fa2: return sustained * ampere_fa2_efficiency(backward, causal, length);
     case FlashCurve::hopper_fa1: return sustained * fa1_efficiency(true, backward, causal, length);
     case FlashCurve::ampere_fa1: return sustained * fa1_efficiency(false, backward, causal, length);

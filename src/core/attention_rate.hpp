@@ -47,6 +47,28 @@ constexpr bool fp8_attention_measured(FlashCurve c) {
 // Which measurement a curve is, in a few words, for the answer's assumptions.
 std::string_view flash_curve_name(FlashCurve c);
 
+// Head size. Every curve above was measured at head dim 128. A head of 64 does half the matrix work
+// per score for the same exponentials, and on Hopper the exponential unit (16 a clock an SM against
+// 4096 FLOP of bf16 tensor work) then paces the kernel: FlashAttention-3's paper measures it on an
+// H100 SXM5 in bf16 (Shah et al. 2024, arXiv:2407.08608, Fig. 5 forward and Fig. 6 backward, the
+// bars at 4k-16k tokens): forward, head dim 64 over 128, FlashAttention-3 causal 420/579 and 460/602,
+// not causal 476/638, 496/646, 497/648, cuDNN not causal 408/609, 412/600, 413/595: mean 0.73;
+// backward (not causal), FlashAttention-3 453/542, 472/559, 474/561, cuDNN 417/499, 432/518,
+// 433/516: 0.84. FlashAttention-2 on the same H100, far from that limit: forward 321/368, 322/370,
+// 324/370 (0.87), backward 279/310, 287/318, 291/322 (0.90).
+inline constexpr double fused_head64_fwd_over_head128 = 0.73;
+inline constexpr double fused_head64_bwd_over_head128 = 0.84;
+inline constexpr double hopper_fa2_head64_fwd_over_head128 = 0.87;
+inline constexpr double hopper_fa2_head64_bwd_over_head128 = 0.90;
+// The rate of a head of `head_dim` over the measured 128's: 1 from 128 up (no gain claimed for wider
+// heads), the measured ratio at 64 and linear between, and below 64 in proportion to the head (the
+// exponentials alone pace it: half the head, half the rate). Hopper's fused kernels and
+// FlashAttention-2 as measured; Blackwell's fused kernels take Hopper's ratio (B200 doubled the
+// tensor rate an SM and not the exponential unit's, Blackwell Ultra doubled both, so neither is
+// less bound by it; not measured there); A100's kernels, FlashAttention-1 and the flat rate: 1, no
+// measurement.
+double head_dim_rate_factor(FlashCurve c, bool backward, double head_dim);
+
 struct FlashRate {
   FlashCurve curve = FlashCurve::flat;
   double flat_efficiency = flash_attention_efficiency;
@@ -57,6 +79,8 @@ struct FlashRate {
   // the measured curves' fp8 rows, over the same bf16 peak. Kernels with no fp8 measurement keep
   // their bf16 rate.
   bool fp8 = false;
+  // The model's query-key head size (head_dim_rate_factor); 0: the curves' own 128.
+  double head_dim = 0;
   // The fraction of the dense peak one call of `length` queries × keys (its geometric mean when
   // they differ) reaches.
   double efficiency(bool backward, bool causal, double length) const;

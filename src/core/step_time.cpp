@@ -287,8 +287,11 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
   // The attention kernels' peak (bf16 under an fp8 recipe), under a power cap at its fraction.
   const double attention_rate = (s.attention_peak_flops_per_s > 0 ? s.attention_peak_flops_per_s : s.peak_flops_per_s) * s.compute_fraction;
   if (s.flash_attention) {
-    c.attention_fwd_s = flash_attention_s(s.flash_rate, false, c.attention_fwd_flops, attention_rate, d(s.seq), l.cp);
-    c.attention_bwd_s = flash_attention_s(s.flash_rate, true, c.attention_fwd_flops, attention_rate, d(s.seq), l.cp);
+    // At the model's head size (head_dim_rate_factor: a head of 64 runs slower than the curves' 128).
+    FlashRate rate = s.flash_rate;
+    rate.head_dim = qk_head_dim(m);
+    c.attention_fwd_s = flash_attention_s(rate, false, c.attention_fwd_flops, attention_rate, d(s.seq), l.cp);
+    c.attention_bwd_s = flash_attention_s(rate, true, c.attention_fwd_flops, attention_rate, d(s.seq), l.cp);
     c.attention_fwd_efficiency = c.attention_fwd_flops / (attention_rate * c.attention_fwd_s);
     c.attention_bwd_efficiency = flash_backward_over_forward * c.attention_fwd_flops / (attention_rate * c.attention_bwd_s);
   } else {
