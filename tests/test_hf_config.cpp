@@ -364,6 +364,14 @@ TEST_CASE("what the families' configs say is read as the architecture") {
   CHECK(oss.windowed_layers == 18);
   CHECK(oss.seq_len == 4096);
   CHECK(oss.context == 131072);
+  CHECK(oss.activation_clamp == 7);  // swiglu_limit: Megatron-Core's eager clamp (core/moe_eager.hpp)
+  {
+    std::ifstream in(std::string(NAPKIN_SOURCE_DIR) + "/tests/data/hf/reconstructed/gpt-oss-20b/config.json");
+    nlohmann::json j = nlohmann::json::parse(in);
+    REQUIRE(j.contains("swiglu_limit"));
+    j["swiglu_limit"] = 1e300;
+    CHECK_THROWS_WITH_AS(import_hf_config(j.dump(), "c.json", "c"), doctest::Contains("swiglu_limit: must be at most 1e6"), Error);
+  }
   const Model ds = load("reconstructed/deepseek-v3").model;
   REQUIRE(ds.moe);
   CHECK(ds.moe->router_bias);

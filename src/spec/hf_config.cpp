@@ -289,6 +289,8 @@ void read_gpt_oss(HfReader& r, Model& m) {
   m.attention_sinks = true;
   r.derive("attention_sinks", "GptOssAttention.sinks: one learned logit per head and layer");
   if (const auto limit = r.opt_number("swiglu_limit")) {
+    // As the spec key's range (a clamp past 1e6 clamps nothing a bf16 activation holds).
+    if (*limit > 1e6) r.fail("swiglu_limit", "must be at most 1e6");
     m.activation_clamp = *limit;
     r.derive("activation_clamp", "swiglu_limit (GptOssExperts clamps the gate and the linear half)");
   }
