@@ -59,7 +59,7 @@ void check_dim(double v, const char* what) {
 // A hybrid's Gated DeltaNet layers (core/model.hpp LinearAttentionSpec): their projections, split
 // by heads under TP as vLLM's Qwen3NextGatedDeltaNet splits them (in_proj_qkvz and in_proj_ba
 // column-parallel, out_proj row-parallel). The delta rule itself is not a product of this list: it
-// is priced beside attention (core/step_time.cpp).
+// is priced beside attention (core/layer_cost.cpp).
 void linear_attention(Builder& b, const Model& m, long long tp) {
   if (!m.linear_attention) return;
   const LinearAttentionSpec& a = *m.linear_attention;

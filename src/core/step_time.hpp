@@ -43,7 +43,7 @@ inline constexpr double backward_kernels_over_forward = 2.0;
 // residual add is one kernel either way; RMSNorm, SwiGLU and rotary embeddings are written as
 // chains of ops (Hugging Face LlamaRMSNorm, torchtitan's RMSNorm and apply_rotary_emb, PyTorch
 // 2.7's composite rms_norm). Extra bytes an element over the fused kernel, forward, at b bytes an
-// activation (eager_layer_bytes in step_time.cpp counts them per layer; the backward moves about
+// activation (layer_cost in core/layer_cost.cpp counts them per layer; the backward moves about
 // twice that, memory_bound_backward_over_forward):
 //   RMSNorm: cast to fp32 (b + 4), pow (8), mean (4), × rsqrt (8), cast back (4 + b), × weight
 //     (2b) = 28 + 4b against 2b fused: 28 + 2b more;
