@@ -77,6 +77,10 @@ const Expected kTranscribed[] = {
     // norms 4·4608: 217,106,944 × 32 = 6,947,422,208; final norm 9,216.
     {"transcribed/starcoder2-7b", 226492416.0 + 6947422208.0 + 9216, "hand count"},
     {"reconstructed/qwen3-30b-a3b", 61064245248.0 / 2, "Qwen/Qwen3-30B-A3B total_size 61,064,245,248 B / 2"},
+    // Qwen3 8B by hand: embedding and head 2·151,936·4096 = 1,244,659,712; per layer q, o 2·4096²,
+    // k, v 2·4096·1024, q/k norms 2·128, MLP 3·4096·12288, norms 2·4096: 192,946,432 × 36 =
+    // 6,946,071,552; final norm 4096. The model card: 8.2B, 6.95B non-embedding.
+    {"reconstructed/qwen3-8b", 1244659712.0 + 6946071552.0 + 4096, "hand count; Qwen3-8B model card: 8.2B, 6.95B non-embedding"},
     {"reconstructed/olmo-7b-hf", 6888095744.0, "allenai/OLMo-7B safetensors total 6,888,095,744"},
     // DeepSeek-V3's checkpoint is fp8 with scales and holds the MTP module, so its total_size
     // gives no count; the paper's 671B main model.

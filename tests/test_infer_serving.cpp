@@ -343,3 +343,63 @@ TEST_CASE("InferenceX's best configuration per GPU at a fixed concurrency (out o
   CHECK(amd.worst == doctest::Approx(validated_inferencex_best_amd.worst_abs_error).epsilon(0.03).scale(0));
   CHECK(amd.sum / amd.n == doctest::Approx(validated_inferencex_best_amd.mean_abs_error).epsilon(0.03).scale(0));
 }
+
+// One H100 at a small client concurrency, 2025-26 engines (gathered after every constant was set):
+// - GPUStack's performance lab (gpustack/gpustack docs/performance-lab/qwen3-8b/h100-latency.md @
+//   1dbc3b81): Qwen/Qwen3-8B on one H100 SXM, `vllm bench serve --dataset-name sharegpt --num-prompts
+//   100 --max-concurrency 4` against vLLM 0.11.0, SGLang 0.5.3.post3 and TensorRT-LLM 1.2.0rc1 (and
+//   SGLang with Qwen3-8B-FP8, block-128 weights); 23,260 prompt and 22,061 generated tokens in all:
+//   napkin prices the means, 233 in and 221 out. Output tokens/s and mean TPOT as printed.
+// - vLLM's blog "The State of FP8 KV-Cache" (vllm-project.github.io, 2026-04-22, Tables 4 and 5):
+//   one H100 (FlashAttention-3), 150 requests at concurrency 8 of ~20k input and ~2k output tokens
+//   (±15%), Llama-3.1-8B in bf16 and gpt-oss-20b as released, the cache bf16 or fp8; output tokens/s
+//   and the median ITL (napkin's is a mean over steps, prompt chunks included).
+struct SmallLoadRow {
+  const char* source;
+  const char* model;  // a built-in name, or a folder under tests/data/hf
+  const char* engine;
+  const char* weights;
+  const char* kv;
+  long long input, output, concurrency;
+  double output_tokens_per_s, tpot_ms;
+  double recorded_error;
+};
+constexpr SmallLoadRow small_load_rows[] = {
+    {"GPUStack qwen3-8b/h100-latency.md", "reconstructed/qwen3-8b", "vllm", "bf16", "bf16", 233, 221, 4, 496.88, 7.38, -0.0280},
+    {"GPUStack qwen3-8b/h100-latency.md", "reconstructed/qwen3-8b", "sglang", "bf16", "bf16", 233, 221, 4, 525.59, 7.19, -0.0082},
+    {"GPUStack qwen3-8b/h100-latency.md", "reconstructed/qwen3-8b", "tensorrt-llm", "bf16", "bf16", 233, 221, 4, 487.38, 7.67, 0.1241},
+    {"GPUStack qwen3-8b/h100-latency.md", "reconstructed/qwen3-8b", "sglang", "fp8", "bf16", 233, 221, 4, 657.83, 5.65, 0.2013},
+    {"vLLM blog, FP8 KV cache (2026-04-22)", "llama3.1-8b", "vllm", "bf16", "bf16", 20000, 2000, 8, 450.3, 15.18, -0.0433},
+    {"vLLM blog, FP8 KV cache (2026-04-22)", "llama3.1-8b", "vllm", "bf16", "fp8", 20000, 2000, 8, 517.5, 12.93, 0.0581},
+    {"vLLM blog, FP8 KV cache (2026-04-22)", "gpt-oss-20b", "vllm", "mxfp4", "bf16", 20000, 2000, 8, 831.6, 8.09, 0.0051},
+    {"vLLM blog, FP8 KV cache (2026-04-22)", "gpt-oss-20b", "vllm", "mxfp4", "fp8", 20000, 2000, 8, 853.0, 7.90, 0.0629},
+};
+
+TEST_CASE("one H100 at a small concurrency, 2025-26 engines: GPUStack's and vLLM's runs (out of sample)") {
+  const SpecRegistry specs = SpecRegistry::builtin_only();
+  const char* v = std::getenv("NAPKIN_VALIDATION_TABLE");
+  const bool table = v && std::strcmp(v, "1") == 0;
+  if (table)
+    std::printf("\n| source | model | engine | weights / KV | in/out | concurrency | measured out tok/s | napkin | error | measured TPOT/ITL ms | napkin ITL |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|\n");
+  double sum = 0, worst = 0;
+  for (const SmallLoadRow& r : small_load_rows) {
+    const bool file = std::strchr(r.model, '/') != nullptr;
+    const Model m = file ? specs.model(std::string(NAPKIN_SOURCE_DIR) + "/tests/data/hf/" + r.model + "/config.json") : specs.model(r.model);
+    const Hardware hw = specs.hardware("h100-sxm");
+    InferSetup s = test::serving_setup(specs, hw, r.engine, r.weights, r.kv, r.input, r.output);
+    const InferTimeSetup t = infer_time_setup(hw, s.weights, default_decode_mbu);
+    const SteadyState st = steady_state(m, s, infer_memory(m, s), t, r.concurrency);
+    const double e = st.output_tokens_per_s / r.output_tokens_per_s - 1;
+    INFO(r.source << " " << r.model << " " << r.engine << " " << r.weights << "/" << r.kv << ": live error " << e);
+    CHECK(std::fabs(e - r.recorded_error) < 0.002);
+    if (table)
+      std::printf("| %s | %s | %s | %s / %s | %lld/%lld | %lld | %.1f | %.1f | %+.1f%% | %.2f | %.2f |\n", r.source, r.model, r.engine, r.weights, r.kv, r.input,
+                  r.output, r.concurrency, r.output_tokens_per_s, st.output_tokens_per_s, 100 * e, r.tpot_ms, 1e3 * st.itl_s);
+    sum += std::fabs(e), worst = std::max(worst, std::fabs(e));
+  }
+  const double n = static_cast<double>(std::size(small_load_rows));
+  if (table) std::printf("\none H100, small concurrency: rows %.0f, output tokens/s mean |error| %.1f%%, worst %.1f%%\n", n, 100 * sum / n, 100 * worst);
+  CHECK(sum / n < 0.08);
+  CHECK(worst < 0.21);
+}
