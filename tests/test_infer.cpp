@@ -336,6 +336,24 @@ TEST_CASE("one decode step of Llama 3 8B at batch 1, by hand") {
   InferSetup eager = s;
   eager.engine.cuda_graphs = false;
   CHECK(decode_step(m, eager, mem, t, 1, 2048).kernels_s == doctest::Approx(364 * 5e-6));
+  // fp8 weights (W8A8): vLLM quantises each linear layer's input in a kernel of its own (Fp8LinearOp:
+  // scaled_fp8_quant), four a Llama layer: 32 · 4 = 128 more; TensorRT-LLM fuses it (none); bf16 and
+  // weight-only formats quantise nothing. DeepSeek-V3 under SGLang in fp8-block: 61 layers · 4 = 244.
+  InferSetup f8 = s;
+  f8.weights = weight_format("fp8");
+  CHECK(activation_quant_kernels(m, f8) == 128);
+  CHECK(decode_step(m, f8, infer_memory(m, f8), t, 1, 2048).kernels == doctest::Approx(364 + 128));
+  InferSetup trt = f8;
+  trt.engine = specs().engine("tensorrt-llm");
+  CHECK(activation_quant_kernels(m, trt) == 0);
+  CHECK(activation_quant_kernels(m, s) == 0);
+  InferSetup w4 = s;
+  w4.weights = weight_format("int4");
+  CHECK(activation_quant_kernels(m, w4) == 0);
+  InferSetup ds = s;
+  ds.engine = specs().engine("sglang");
+  ds.weights = weight_format("fp8-block");
+  CHECK(activation_quant_kernels(specs().model("deepseek-v3"), ds) == 244);
   // 256 outputs: the mean of 255 steps at contexts 2048 … 2302 is the step at their midpoint
   // 2175 (the KV term is linear): 131,072 · 127 B more than at 2048.
   const InferTime it = infer_time(m, s, mem, t, 1);

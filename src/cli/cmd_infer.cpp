@@ -204,12 +204,16 @@ void run(Context& ctx, const InferOptions& o, const CLI::App& sub) {
                                       format_sig(t.gemm.peak_efficiency, 3)));
   if (!cap.assumption.empty()) r.assumptions.push_back(cap.assumption);
   r.assumptions.push_back(fmt::format("decode reads weights and KV at MBU {} of {} ({})", format_sig(t.mbu, 3), bw, r.mbu_source));
-  r.assumptions.push_back(fmt::format("each decode step launches {} kernels ({} a layer{}, {} outside; the engine file's count), each at least {} µs{}",
-                                      format_sig(decode_kernels(r.model, s.engine), 4), format_sig(s.engine.decode_kernels_per_layer, 3),
+  const double quant_kernels = activation_quant_kernels(r.model, s);
+  r.assumptions.push_back(fmt::format("each decode step launches {} kernels ({} a layer{}, {} outside; the engine file's count{}), each at least {} µs{}",
+                                      format_sig(decode_kernels(r.model, s.engine) + quant_kernels, 4), format_sig(s.engine.decode_kernels_per_layer, 3),
                                       (r.model.moe ? fmt::format(", {} a MoE layer", format_sig(s.engine.decode_kernels_per_moe_layer, 3)) : std::string()) +
                                           (r.model.linear_attention ? fmt::format(", {} more a linear-attention layer", format_sig(s.engine.decode_kernels_linear_layer_extra, 3))
                                                                     : std::string()),
                                       format_sig(s.engine.decode_kernels_outside_layers, 3),
+                                      quant_kernels > 0 ? fmt::format("; and {} quantising the {} products' inputs, one a linear layer (the engine does not fuse it)",
+                                                                      format_sig(quant_kernels, 4), s.weights.name)
+                                                        : std::string(),
                                       format_sig((s.engine.cuda_graphs ? kernel_floor_s : std::max(kernel_floor_s, eager_launch_s)) * 1e6, 3),
                                       !s.engine.cuda_graphs              ? " (launched from the host, no graphs)"
                                       : r.hardware.made_by("NVIDIA") ? " (NVIDIA's CUDA-graphs measurement)"

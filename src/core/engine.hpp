@@ -89,6 +89,10 @@ struct Engine {
   // own between decode steps (SGLang without --enable-mixed-chunk), each stalling every running
   // sequence for its whole prefill.
   bool prefill_mixed_with_decode = true;
+  // Whether the engine fuses the on-the-fly quantisation of a W8A8 / W4A4 product's input (fp8,
+  // fp8-block, nvfp4 weights) into the norm or activation before it; if not, each linear input is one
+  // more kernel a step (activation_quant_kernels).
+  bool fused_activation_quant = true;
   // Whether, with pipeline parallelism, the engine keeps one batch in flight per stage under load
   // (vLLM V1: max_concurrent_batches = pipeline_parallel_size, EngineCore.step_with_batch_queue;
   // TensorRT-LLM's PyExecutor._executor_loop_pp: pp_size micro-batches; SGLang's event_loop_pp: a

@@ -117,6 +117,14 @@ double decode_kernels(const Model& m, const Engine& e) {
          d(m.linear_attention_layers()) * e.decode_kernels_linear_layer_extra;
 }
 
+double activation_quant_kernels(const Model& m, const InferSetup& s) {
+  if (s.engine.fused_activation_quant || s.weights.weight_only || s.weights.compute == Dtype::bf16 || s.weights.compute == Dtype::fp16) return 0;
+  const double moe_layers = d(m.moe_layers()), dense_layers = d(m.layers) - moe_layers;
+  // A dense layer's four linear inputs (q/k/v, o, gate/up, down); a MoE layer's attention two and
+  // its experts' two (the fused MoE kernels quantise the gathered tokens, then the activation).
+  return 4 * dense_layers + 4 * moe_layers;
+}
+
 double host_sequences_exposed_s(const Engine& e, double sequences, double gpu_step_s) {
   const double host_s = e.host_per_sequence_s * std::max(0.0, sequences);
   return e.host_overlaps_gpu ? std::max(0.0, host_s - gpu_step_s) : host_s;
@@ -217,7 +225,7 @@ DecodeStep decode_step(const Model& m, const InferSetup& s, const InferMemory& m
   st.tp_comm_s = tp_all_reduces_s(s, t, 2 * d(m.layers), b, m);
   st.pp_comm_s = pp_sends_s(s, t, b, m);
   st.ep_comm_s = ep_exchanges_s(s, t, b, m);
-  st.kernels = decode_kernels(m, s.engine);
+  st.kernels = decode_kernels(m, s.engine) + activation_quant_kernels(m, s);
   st.kernels_s = st.kernels * (s.engine.cuda_graphs ? kernel_floor_s : std::max(kernel_floor_s, eager_launch_s));
   st.overhead_s = s.engine.step_overhead_s;
   const double gpu_s = st.gemm_s + st.attention_s + st.kernels_s + st.tp_comm_s + st.pp_comm_s + st.ep_comm_s + st.overhead_s;

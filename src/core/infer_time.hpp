@@ -118,6 +118,9 @@ struct MoeRegime {
 MoeRegime moe_regime(const Model& m, long long batch);
 // GPU kernels one decode step launches: dense layers, MoE layers and the rest, from the engine.
 double decode_kernels(const Model& m, const Engine& e);
+// Kernels a decode step adds to quantise W8A8 / W4A4 products' inputs where the engine does not fuse
+// it (Engine::fused_activation_quant): one a linear input.
+double activation_quant_kernels(const Model& m, const InferSetup& s);
 
 // The part of the engine's per-sequence host work (Engine::host_per_sequence_s × sequences) that a
 // step of gpu_step_s does not hide: all of it where the host prepares and finishes a step before and

@@ -57,14 +57,14 @@ inline constexpr SignedFigure validated_max_load_moe_nvfp4{12, 0.471, 1.326};
 // reads 11.5% (worst 36.8%). Quoted with every MoE answer beside the Qwen3 figure. Priced step by step
 // (core/infer_serving.cpp, loaded_step_s): with each prompt's tokens spread over every step instead,
 // 13.8% (worst 65.3%) and TPOT 18.7% (worst 173.5%).
-inline constexpr SignedFigure validated_inferencex_dsr1{25, 0.018, 0.266, 0.112};
+inline constexpr SignedFigure validated_inferencex_dsr1{25, -0.020, 0.256, 0.083};
 // DeepSeek-V3.2 (sparse attention) decoding fixed batches (tests/test_infer_dep.cpp, 5 rows gathered
 // after its pricing was written): vLLM 0.13 at tp 8 and SGLang with attention data parallel on 8 H200s
 // (gpustack's performance lab), SGLang's nightly table on 8 B200s. Time per output token; + = napkin's
 // step shorter than measured, as a throughput error: measured TPOT / napkin's − 1 (a step 1.43 times
 // napkin's reads +43%). napkin is short on every row. Quoted with every answer on a model with
 // sparse attention.
-inline constexpr SignedFigure validated_v32_decode{5, 0.427, 0.623, 0.427};
+inline constexpr SignedFigure validated_v32_decode{5, 0.357, 0.532, 0.357};
 // Qwen3-Next-80B-A3B (Gated DeltaNet hybrid) in bf16 (tests/test_infer_dep.cpp, 5 rows gathered after its
 // pricing was written): vLLM on 4 B200s at concurrency 256 (vllm-project/recipes#58), SGLang 0.5.6 on 8
 // B200s at concurrency 1 (its cookbook), SGLang on 2, 4 and 8 H200s at concurrency 8 (sglang#10404).
@@ -79,8 +79,8 @@ inline constexpr SignedFigure validated_linear_attention{5, 0.202, 0.514, 0.202}
 // tensor-parallel size inferred by Little's law. 12 NVIDIA rows (B200, H200 with TensorRT-LLM; H100
 // with vLLM), quoted with every answer under load; 8 AMD rows (MI300X, MI325X with vLLM), quoted with
 // every answer on an AMD part: napkin fast there as on AMD's own tables.
-inline constexpr SignedFigure validated_inferencex_best{12, -0.032, 0.233, 0.087};
-inline constexpr SignedFigure validated_inferencex_best_amd{8, 0.276, 0.634, 0.276};
+inline constexpr SignedFigure validated_inferencex_best{12, -0.038, 0.233, 0.088};
+inline constexpr SignedFigure validated_inferencex_best_amd{8, 0.262, 0.614, 0.262};
 // --ep (experts over the GPUs, attention data parallel) at maximum load, the same later table's Hopper
 // DEP columns (tests/test_infer_dep.cpp): DeepSeek-R1-0528 in FP8 on 8 H200s, gpt-oss-120b on 4
 // H100s, Qwen3-235B-A22B in FP8 on 4 H200s and 8 H100s, 17 rows gathered after --ep was priced, and
@@ -98,14 +98,14 @@ inline constexpr SignedFigure validated_max_load_dep_blackwell{47, 0.214, 1.260,
 // and 405B in FP8 at maximum load, gathered after every constant was set): napkin optimistic on every
 // row (+75.6% before vLLM 0.10's host work a running request was priced, 13 µs on top of each step:
 // engines/vllm.toml). Quoted with every answer on an AMD part.
-inline constexpr SignedFigure validated_max_load_mi300x{8, 0.521, 0.886, 0.521};
+inline constexpr SignedFigure validated_max_load_mi300x{8, 0.508, 0.873, 0.508};
 // The same README's latency table (tests/test_infer_max_load.cpp, 32 rows: the same models, batches
 // of 1-128, 128 or 2048 tokens in and 2048 out, end to end): napkin's latency short on 31 of 32 rows,
 // by 5.4-13.7% at batch 1 and up to 29% at batch 64-128 (mean_error + = napkin's latency short).
 // The miss grows with the batch at either prompt length, which points at the products at 16-128
 // rows: ROCm/aiter#1092 timed that release's untuned fp8 kernels for Llama 3.1 70B at tp 8 at 64-81 µs
 // for m = 64-128 against 11-12 µs tuned (the QKV product, n 1280, k 8192). Quoted with the above.
-inline constexpr SignedFigure validated_latency_mi300x{32, 0.131, 0.289, 0.135};
+inline constexpr SignedFigure validated_latency_mi300x{32, 0.045, 0.236, 0.074};
 
 // --rate (core/infer_serving open_loop_state) against 11 published request-rate runs
 // (tests/test_infer_rate.cpp recomputes them): in how many napkin and the run agree on whether
