@@ -66,7 +66,7 @@ std::string engine_show_text(const Engine& e, std::size_t max_width) {
   kv.add("KV under load", e.kv_grows_with_sequence ? "blocks as a sequence grows (I + O/2 on average)" : "the whole input + output reserved at admission",
          "how many run at once under --concurrency and --rate");
   kv.add("mixed prefill", e.prefill_mixed_with_decode ? "yes: prompts in the decode steps' pass (chunked)" : "no: prompts in passes of their own between decode steps");
-  kv.add("fp8/fp4 input quantisation", e.fused_activation_quant ? "fused into the norm or activation before each product" : "a kernel of its own before each linear layer");
+  kv.add("fp8 input quant", e.fused_activation_quant ? "fused into the norm or activation before each product" : "a kernel of its own before each linear layer");
   kv.add("pipeline", e.pipeline_micro_batches ? "a micro-batch a stage in flight under load (--pp)" : "one batch through the stages at a time (--pp)");
   kv.add("first token", e.prefill_skips_last_token ? "a decode step over the prompt's last token, after a prefill of the rest" : "from the prefill's last position");
   kv.add("source", e.source);
