@@ -404,7 +404,7 @@ TEST_CASE("the answer says where the best plan leaves napkin's validation set") 
   const auto gb = run_napkin("plan --model llama3-70b --hardware gb200 --gpus 64 --global-batch 256 --seq 8192 --tp 2 --pp 4 --cp 1 --interleave 5 --json");
   REQUIRE(gb.exit_code == 0);
   CHECK(gb.out.find("on 12 held-out GB200 runs (Megatron-Bridge 25.11-26.06") != std::string::npos);
-  CHECK(gb.out.find("-16% to +51%") != std::string::npos);
+  CHECK(gb.out.find("-16% to +46%") != std::string::npos);
   // --fp8-attention: only beside fp8 products; on GB200 the fused kernels' fp8 rows price it, faster.
   const std::string gb8 = "plan --model llama3-8b --hardware gb200 --gpus 8 --global-batch 128 --seq 8192 --tp 1 --pp 1 --cp 1 --micro-batch 2 "
                           "--zero 1 --recompute none --framework nemo --dtype fp8 --json";

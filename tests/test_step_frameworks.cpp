@@ -253,6 +253,28 @@ TEST_CASE("Megatron-Core's eager expert bias and clamp: bytes and kernels counte
   CHECK(!load_framework("fsdp").moe_bias_clamp_eager);
 }
 
+TEST_CASE("Megatron-Core's YaRN rotary unfused: the eager rotation's bytes on q and k, counted by hand") {
+  // The toy (2 layers, 4 heads of 16, rotary here), YaRN factor 32. 2 micro-batches of 2 × 32 = 64
+  // tokens; q and k: (4 + 4) heads × 16 = 128 values a token; 16 extra bytes each (eager_rotary_extra_bytes):
+  // 64 × 128 × 16 = 131,072 bytes a layer forward at 1 TB/s × 0.83 = 0.1579 µs; forward and twice that
+  // backward, 2 layers, 2 micro-batches: 12 × 131,072 / 0.83e12 = 1.895 µs.
+  Model m = toy();
+  m.positions = Positions::rotary;
+  Layout l;
+  l.micro_batch = 2;
+  StepSetup s = setup();
+  s.compiled = true;
+  s.yarn_rope_unfused = true;
+  CHECK(term(step_time(m, l, s), "eager_s") == 0);  // no YaRN, nothing unfused
+  m.yarn_factor = 32;
+  CHECK(term(step_time(m, l, s), "eager_s") == near(12 * 131072 / 0.83e12));
+  s.yarn_rope_unfused = false;  // a framework that fuses it (or does not use TE's RoPE)
+  CHECK(term(step_time(m, l, s), "eager_s") == 0);
+  CHECK(load_framework("megatron").yarn_rope_unfused);
+  CHECK(load_framework("nemo").yarn_rope_unfused);
+  CHECK(!load_framework("torchtitan").yarn_rope_unfused);
+}
+
 TEST_CASE("framework files: the built-in ones parse, the knobs are read, bad input is one line") {
   const auto all = builtin_frameworks();
   CHECK(all.size() >= 5);

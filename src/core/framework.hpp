@@ -87,6 +87,11 @@ struct Framework {
   // experts) and an activation clamp as eager ops beside the fused kernels (core/moe_eager.hpp);
   // priced only for models with either.
   bool moe_bias_clamp_eager = false;
+  // Megatron-Core applies rotary embeddings through Transformer Engine's fused kernel unless they
+  // carry YaRN's attention factor (rope_utils.py apply_rotary_pos_emb: "mscale ... is not supported
+  // by TE's fused RoPE. Using unfused implementation."): a YaRN model's q and k then take the eager
+  // rotation's extra traffic (core/layer_cost.cpp). Priced for models with Model::yarn_factor.
+  bool yarn_rope_unfused = false;
   // Under an fp8 recipe, whether the LM head's product runs in fp8 too. Megatron-Core's output layer
   // is tensor_parallel.ColumnParallelLinear, outside Transformer Engine's fp8_autocast, unless the
   // MXFP8 output projection is switched on (megatron/core/models/gpt/gpt_model.py,

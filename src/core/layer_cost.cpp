@@ -249,6 +249,15 @@ LayerCost layer_cost(const Model& m, const Layout& l, const StepSetup& s) {
     c.eager_fwd_s = eager / bw;
     c.head_eager_s = (1 + memory_bound_backward_over_forward) * norm_extra * h_tokens * h / bw;  // the final norm
   }
+  // Megatron-Core's unfused rotary for a YaRN model (its attention factor scales cos and sin, which
+  // TE's fused RoPE does not take): the eager rotation's extra bytes on q and k, as eager PyTorch's
+  // (t·cos + rotate_half(t)·sin: MCore's _apply_rotary_pos_emb_bshd), whatever else is fused. MLA
+  // models take YaRN's factor as a ratio that is 1 (mscale over mscale_all_dim) and stay fused.
+  if (s.compiled && s.yarn_rope_unfused && m.yarn_factor > 1 && !m.mla && m.positions == Positions::rotary) {
+    const double rope_dim = d(m.head_dim) * m.rotary_fraction;
+    c.yarn_rope_fwd_s = eager_rotary_extra_bytes * T * (heads_local + kv_heads_local(m, tp)) * rope_dim / bw;
+    c.eager_fwd_s += c.yarn_rope_fwd_s;
+  }
   c.memory_bwd_s = memory_bound_backward_over_forward * c.memory_fwd_s;
   if (s.moe_bias_clamp_eager && has_moe_eager_ops(m)) {
     // A rank's experts see its tokens' top-k copies, times etp / tp: with the experts split over

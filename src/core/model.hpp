@@ -126,6 +126,11 @@ struct Model {
   // parameters; Megatron-Core runs it as eager ops outside its fused activation (core/moe_eager.hpp).
   // 0: none.
   double activation_clamp = 0;
+  // YaRN's context extension of the rotary positions (gpt-oss: factor 32 over 4,096 tokens;
+  // transformers rope_scaling rope_type "yarn"): the factor, 0 for none. Its attention factor
+  // (0.1·ln(factor) + 1) scales cos and sin, which Megatron-Core's fused RoPE does not take
+  // (core/layer_cost.cpp, Framework::yarn_rope_unfused). No parameters.
+  double yarn_factor = 0;
   // The released checkpoint's weight format when it is not 16-bit: a name of napkin infer's
   // --weights ("mxfp4" for gpt-oss, "fp8", "int4"), its default for the model; empty: bf16.
   std::string checkpoint_weights;

@@ -111,6 +111,7 @@ void apply_framework(const Framework& f, StepSetup& s) {
   s.ep_comm_sms = f.ep_comm_sms;
   s.fp8_lm_head = f.fp8_lm_head;
   s.moe_bias_clamp_eager = f.moe_bias_clamp_eager;
+  s.yarn_rope_unfused = f.yarn_rope_unfused;
   if (f.grad_reduce_bytes > 0) s.grad_reduce_bytes = f.grad_reduce_bytes;
 }
 

@@ -145,6 +145,8 @@ struct StepSetup {
   // Megatron-Core's eager expert bias and activation clamp (Framework::moe_bias_clamp_eager,
   // core/moe_eager.hpp), for models that have them.
   bool moe_bias_clamp_eager = false;
+  // Megatron-Core's unfused rotary for YaRN models (Framework::yarn_rope_unfused).
+  bool yarn_rope_unfused = false;
   long long ep_comm_sms = 0;  // SMs the flex dispatch and combine kernels hold (Framework); 0: not priced
   FlashRate flash_rate;  // the flash kernels' fraction of the dense peak (flash_rate_for)
   double peak_flops_per_s = 0;               // dense, for the dtype
@@ -224,6 +226,8 @@ struct LayerCost {
   // Eager PyTorch (StepSetup::compiled false): elementwise traffic beyond the fused kernels',
   // per layer forward, and the final norm's forward + backward (last stage).
   double eager_fwd_s = 0, head_eager_s = 0;
+  // Of eager_fwd_s: the unfused rotary of a YaRN model under Megatron-Core (StepSetup::yarn_rope_unfused).
+  double yarn_rope_fwd_s = 0;
   double adapter_fwd_s = 0, adapter_bwd_s = 0;    // LoRA: of gemm_fwd_s and gemm_bwd_s, the adapters' products
   double memory_fwd_bytes = 0;                    // per layer, for --explain (without the fp8 casts)
   // fp8 products (StepSetup::fp8_casts): bytes of the casts per layer, in memory_fwd_s / memory_bwd_s.

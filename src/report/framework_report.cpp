@@ -51,6 +51,7 @@ std::string framework_show_text(const Framework& f) {
   line("attention kernel", std::string(attention_kernel_name(f.attention_kernel)));
   line("LM head under fp8", f.fp8_lm_head ? "fp8 (converted with the other linear layers)" : "16 bits");
   line("MoE expert bias, clamp", f.moe_bias_clamp_eager ? "eager ops beside the fused kernels (Megatron-Core's TEGroupedMLP)" : "fused");
+  line("YaRN rotary", f.yarn_rope_unfused ? "unfused (TE's fused RoPE takes no attention factor)" : "as the other elementwise ops");
   line("cross entropy", fmt::format("{} bytes a logit, forward and backward{}", format_sig(f.loss_bytes_per_logit, 3),
                                     f.loss_bytes_per_logit > 30 ? " (unfused)" : " (fused)"));
   out += "sources:\n";
@@ -81,6 +82,7 @@ nlohmann::json framework_json(const Framework& f) {
           {"attention_kernel", std::string(attention_kernel_name(f.attention_kernel))},
           {"fp8_lm_head", f.fp8_lm_head},
           {"moe_bias_clamp_eager", f.moe_bias_clamp_eager},
+          {"yarn_rope_unfused", f.yarn_rope_unfused},
           {"loss_bytes_per_logit", f.loss_bytes_per_logit},
           {"sources", f.sources}};
 }

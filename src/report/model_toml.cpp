@@ -99,6 +99,7 @@ std::string model_toml(const Model& m, const std::vector<std::pair<std::string, 
   }
   if (m.attention_sinks) w.line("", "attention_sinks", "true");
   if (m.activation_clamp > 0) w.line("", "activation_clamp", fmt::format("{}", m.activation_clamp));
+  if (m.yarn_factor > 0) w.line("", "yarn_factor", fmt::format("{}", m.yarn_factor));
   if (m.attention_output_gate) w.line("", "attention_output_gate", "true");
   if (!m.checkpoint_weights.empty()) w.line("", "checkpoint_weights", quoted(m.checkpoint_weights));
   if (m.moe) {

@@ -409,7 +409,12 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
   if (t.zero3_exposed_s > 0) kv.add("ZeRO-3 gathers", secs(t.zero3_exposed_s), "exposed beyond the compute they overlap");
   if (t.zero3_copy_s > 0) kv.add("ZeRO-3 buffer copies", secs(t.zero3_copy_s), "FSDP2: parameters out of the gathers, gradients into the reduce-scatter");
   if (t.launch_s > 0) kv.add("kernel launch floor", secs(t.launch_s));
-  if (t.eager_s > 0) {
+  if (t.eager_s > 0 && s.compiled) {
+    // A compiled framework's only eager work: Megatron-Core's unfused rotary for a YaRN model.
+    kv.add("unfused elementwise", secs(t.eager_s),
+           fmt::format("Megatron-Core's rotary embeddings unfused: YaRN's attention factor ({}) is not taken by TE's fused RoPE",
+                       format_sig(0.1 * std::log(r.model.yarn_factor) + 1, 3)));
+  } else if (t.eager_s > 0) {
     // Which of the block's ops eager PyTorch runs as chains of kernels (core/step_time.hpp).
     const EagerChains chains = eager_chains(r.model);
     std::vector<std::string> ops;

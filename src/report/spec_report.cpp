@@ -153,7 +153,8 @@ std::string model_show_text(const Model& m, std::size_t max_width) {
   arch.add("vocab", std::to_string(m.vocab), m.tied_embeddings ? "tied embeddings" : "untied embeddings");
   arch.add("context", std::to_string(m.context),
            std::string(positions_name(m.positions)) + " positions" +
-               (m.positions == Positions::rotary && m.rotary_fraction < 1 ? fmt::format(", rotary on {:.4g} of each head", m.rotary_fraction) : ""));
+               (m.positions == Positions::rotary && m.rotary_fraction < 1 ? fmt::format(", rotary on {:.4g} of each head", m.rotary_fraction) : "") +
+               (m.yarn_factor > 0 ? fmt::format(", YaRN × {}", format_sig(m.yarn_factor, 4)) : ""));
   if (m.seq_len > 0)
     arch.add("seq_len", std::to_string(m.seq_len), "pre-training sequence length (source below)");
   else
@@ -245,6 +246,7 @@ nlohmann::json model_json(const Model& m) {
                       {"windowed_layers", m.windowed_layers},
                       {"attention_sinks", m.attention_sinks},
                       {"activation_clamp", m.activation_clamp > 0 ? nlohmann::json(m.activation_clamp) : nlohmann::json(nullptr)},
+                      {"yarn_factor", m.yarn_factor > 0 ? nlohmann::json(m.yarn_factor) : nlohmann::json(nullptr)},
                       {"checkpoint_weights", m.checkpoint_weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.checkpoint_weights)},
                       {"source", m.source},
                       {"spec", m.origin}};

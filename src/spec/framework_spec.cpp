@@ -57,6 +57,7 @@ Framework parse_framework(std::string_view text, const std::string& display_path
   f.ep_comm_sms = r.optional_nonnegative_int("ep_comm_sms", 1024).value_or(0);
   f.fp8_lm_head = r.optional_bool("fp8_lm_head").value_or(false);
   f.moe_bias_clamp_eager = r.optional_bool("moe_bias_clamp_eager").value_or(false);
+  f.yarn_rope_unfused = r.optional_bool("yarn_rope_unfused").value_or(false);
   const std::string kernel = r.required_choice("attention_kernel", {"fa1", "fa2", "fa3"});
   f.attention_kernel = kernel == "fa1" ? AttentionKernel::fa1 : kernel == "fa2" ? AttentionKernel::fa2 : AttentionKernel::fa3;
   r.finish();

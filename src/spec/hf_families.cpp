@@ -281,6 +281,17 @@ void read_gpt_oss(HfReader& r, Model& m) {
   r.derive("bias", "the experts' gate_up_proj and down_proj carry biases (GptOssExperts), q/k/v/o as attention_bias says");
   m.attention_sinks = true;
   r.derive("attention_sinks", "GptOssAttention.sinks: one learned logit per head and layer");
+  if (const auto scaling = r.object("rope_scaling")) {
+    HfReader rs = *scaling;
+    const std::string type = rs.string_or("rope_type", rs.string_or("type", ""));
+    if (type == "yarn") {
+      if (const auto factor = rs.opt_number("factor"); factor && *factor > 1) {
+        if (*factor > 1e6) rs.fail("factor", "must be at most 1e6");
+        m.yarn_factor = *factor;
+        r.derive("yarn_factor", "rope_scaling.factor (rope_type yarn)");
+      }
+    }
+  }
   if (const auto limit = r.opt_number("swiglu_limit")) {
     // As the spec key's range (a clamp past 1e6 clamps nothing a bf16 activation holds).
     if (*limit > 1e6) r.fail("swiglu_limit", "must be at most 1e6");

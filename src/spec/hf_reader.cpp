@@ -119,6 +119,13 @@ const nlohmann::json* HfReader::find(std::string_view key) const {
 
 bool HfReader::has(std::string_view key) const { return find(key) != nullptr; }
 
+std::optional<HfReader> HfReader::object(std::string_view key) const {
+  const nlohmann::json* v = find(key);
+  if (!v) return std::nullopt;
+  if (!v->is_object()) fail(key, "expected an object, found " + shown(*v));
+  return HfReader(*v, path_, out_, prefix_ + std::string(key) + ".");
+}
+
 void HfReader::fail(std::string_view key, const std::string& message) const {
   // prefix_ is "" or "text_config.", napkin's own: split at its dots into the names it holds.
   std::vector<std::string> key_path;

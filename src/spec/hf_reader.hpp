@@ -53,6 +53,9 @@ class HfReader {
   HfReader(const nlohmann::json& j, std::string path, HfImport& out, std::string prefix = "");
 
   bool has(std::string_view key) const;  // present and not null
+  // A nested object (rope_scaling, quantization_config) read the same way, its keys named
+  // "key.sub" in errors; nullopt when absent. Fails when the key holds something else.
+  std::optional<HfReader> object(std::string_view key) const;
   // A required whole number ≥ 1; `what` says what napkin needs it for.
   long long count(std::string_view key, std::string_view napkin_key, std::string_view what);
   // The same, or `fallback` when absent (a default the transformers class documents: `why`).

@@ -256,6 +256,7 @@ Model read_model(const toml::table& root, const std::string& path, const std::st
   read_sliding_window(r, root, m);
   m.attention_sinks = r.optional_bool("attention_sinks").value_or(false);
   m.activation_clamp = r.optional_quantity("activation_clamp", QuantityKind::count, {1e-6, 1e6, ""}).value_or(0);
+  m.yarn_factor = r.optional_quantity("yarn_factor", QuantityKind::count, {1, 1e6, ""}).value_or(0);
   m.attention_output_gate = r.optional_bool("attention_output_gate").value_or(false);
   m.checkpoint_weights = r.optional_choice("checkpoint_weights", weight_format_names()).value_or("");
   if (const toml::table* t = r.optional_table("moe")) m.moe = read_moe(*t, path);
