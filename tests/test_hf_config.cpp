@@ -369,12 +369,20 @@ TEST_CASE("what the families' configs say is read as the architecture") {
   CHECK(oss.seq_len == 4096);
   CHECK(oss.context == 131072);
   CHECK(oss.activation_clamp == 7);  // swiglu_limit: Megatron-Core's eager clamp (core/moe_eager.hpp)
+  CHECK(oss.yarn_factor == 32);  // rope_scaling {rope_type yarn, factor 32}: Megatron-Core's unfused rotary
   {
     std::ifstream in(std::string(NAPKIN_SOURCE_DIR) + "/tests/data/hf/reconstructed/gpt-oss-20b/config.json");
     nlohmann::json j = nlohmann::json::parse(in);
     REQUIRE(j.contains("swiglu_limit"));
     j["swiglu_limit"] = 1e300;
     CHECK_THROWS_WITH_AS(import_hf_config(j.dump(), "c.json", "c"), doctest::Contains("swiglu_limit: must be at most 1e6"), Error);
+    // rope_scaling: YaRN's factor read from the nested object, its errors named by their path.
+    j["swiglu_limit"] = 7.0;
+    CHECK(import_hf_config(j.dump(), "c.json", "c").model.yarn_factor == 32);
+    j["rope_scaling"] = "yarn";
+    CHECK_THROWS_WITH_AS(import_hf_config(j.dump(), "c.json", "c"), doctest::Contains("rope_scaling: expected an object"), Error);
+    j["rope_scaling"] = nlohmann::json{{"rope_type", "yarn"}, {"factor", 1e300}};
+    CHECK_THROWS_WITH_AS(import_hf_config(j.dump(), "c.json", "c"), doctest::Contains("rope_scaling.factor: must be at most 1e6"), Error);
   }
   const Model ds = load("reconstructed/deepseek-v3").model;
   REQUIRE(ds.moe);
