@@ -371,6 +371,18 @@ TEST_CASE("what the families' configs say is read as the architecture") {
   CHECK(oss.activation_clamp == 7);  // swiglu_limit: Megatron-Core's eager clamp (core/moe_eager.hpp)
   CHECK(oss.yarn_factor == 32);  // rope_scaling {rope_type yarn, factor 32}: Megatron-Core's unfused rotary
   {
+    // Expert keys under a dense family's model_type: counted dense (the family's code builds no
+    // experts), and said.
+    std::ifstream in(std::string(NAPKIN_SOURCE_DIR) + "/tests/data/hf/llama-3.2-3b/config.json");
+    nlohmann::json j = nlohmann::json::parse(in);
+    j["num_local_experts"] = 8;
+    const HfImport dense = import_hf_config(j.dump(), "c.json", "c");
+    CHECK(!dense.model.moe);
+    CHECK(std::any_of(dense.notes.begin(), dense.notes.end(), [](const std::string& n) {
+      return n.find("num_local_experts is set, but model_type llama is a dense family") != std::string::npos;
+    }));
+  }
+  {
     std::ifstream in(std::string(NAPKIN_SOURCE_DIR) + "/tests/data/hf/reconstructed/gpt-oss-20b/config.json");
     nlohmann::json j = nlohmann::json::parse(in);
     REQUIRE(j.contains("swiglu_limit"));

@@ -193,6 +193,14 @@ HfImport import_placed(const json& top, const std::string& display_path, const s
                : key;
   if (!out.notes.empty()) m.notes = "Only the language model (text_config) is counted; the vision tower and the multimodal projector are not included.";
   read_family(r, m, out.family, model_type);
+  // Expert keys under a dense family's model_type: the family's code builds no experts, so neither
+  // does napkin; said, so a mislabelled MoE config is not counted dense in silence.
+  if (!m.moe)
+    for (const char* k : {"num_local_experts", "num_experts", "n_routed_experts", "moe_intermediate_size"})
+      if (r.has(k)) {
+        r.note(std::string(k) + " is set, but model_type " + model_type + " is a dense family: no experts counted (check the config's model_type)");
+        break;
+      }
   // A multimodal config may state tie_word_embeddings beside text_config rather than in it (Qwen3.5:
   // the composite's PretrainedConfig holds it); the language model's head follows it.
   if (!where.empty() && !j.contains("tie_word_embeddings") && top.contains("tie_word_embeddings") && top["tie_word_embeddings"].is_boolean()) {
