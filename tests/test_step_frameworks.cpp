@@ -221,6 +221,8 @@ TEST_CASE("Megatron-Core's eager expert bias and clamp: bytes and kernels counte
   CHECK(c.fwd_bytes == near(4.4e6));
   CHECK(c.bwd_bytes == near(7.6e6));
   CHECK(c.replay_bytes == near(3.2e6));
+  CHECK(c.bias_loop_experts == 4);
+  CHECK(c.clamp);
   CHECK(c.fwd_s == near(4.4e-6));
   CHECK(c.bwd_s == near(7.6e-6));
   CHECK(c.kernels == 36);  // bias: 6 a local expert + 2 cats; clamp: 3 forward, 7 backward

@@ -27,7 +27,7 @@ MoeEagerCost moe_eager_cost(const Model& m, const MoeEagerShape& x, double bw, d
     // sum over the width (u) for the router weight; the split's cat of the gradients (2U).
     c.bwd_s += E * 2 * (kernel(2 * u) + kernel(u)) + kernel(2 * U);
     c.bwd_bytes += E * 6 * u + 2 * U;
-    c.bias_kernels = 6 * E;
+    c.bias_loop_experts = E;
     c.kernels += 6 * E + 2;
   }
   if (m.activation_clamp > 0 && is_gated(m.mlp)) {
@@ -44,6 +44,7 @@ MoeEagerCost moe_eager_cost(const Model& m, const MoeEagerShape& x, double bw, d
                kernel(4 * V * B);
     c.bwd_bytes += V * (11 * B + 8);
     c.kernels += 3 + 7;
+    c.clamp = true;
     c.replay_s = fwd;
     c.replay_bytes = 8 * V * B;
   }

@@ -31,7 +31,8 @@ struct MoeEagerCost {
   double replay_s = 0;  // the clamp's forward again (selective recompute of moe_act)
   double fwd_bytes = 0, bwd_bytes = 0, replay_bytes = 0;
   double kernels = 0;   // forward and backward, without the replay
-  double bias_kernels = 0;  // of kernels: the Python loop's, per local expert
+  double bias_loop_experts = 0;  // the output bias's Python loop length (0: no biased experts)
+  bool clamp = false;            // the activation clamp is priced
 };
 
 struct MoeEagerShape {

@@ -427,8 +427,8 @@ std::string plan_explain(const PlanReport& r, std::size_t w) {
     // Megatron-Core's grouped experts: the output bias and the activation clamp as eager ops (core/moe_eager.hpp).
     const MoeEagerCost& e = t.layer.moe_eager;
     std::vector<std::string> ops;
-    if (e.bias_kernels > 0) ops.push_back(fmt::format("the experts' output bias in a Python loop over {} local experts", format_sig(e.bias_kernels / 6, 4)));
-    if (e.replay_bytes > 0) ops.emplace_back("the activation clamp outside the fused kernel");
+    if (e.bias_loop_experts > 0) ops.push_back(fmt::format("the experts' output bias in a Python loop over {} local experts", format_sig(e.bias_loop_experts, 4)));
+    if (e.clamp) ops.emplace_back("the activation clamp outside the fused kernel");
     kv.add("MoE eager ops", secs(t.moe_eager_s),
            fmt::format("Megatron-Core: {}; {} forward + {} backward a MoE layer in {} kernels", fmt::join(ops, ", "), gb(e.fwd_bytes), gb(e.bwd_bytes),
                        format_sig(e.kernels, 4)));
