@@ -18,6 +18,7 @@
 #include "core/infer_serving.hpp"
 #include "core/infer_validation.hpp"
 #include "spec/registry.hpp"
+#include "validation_support.hpp"
 
 using namespace napkin;
 
@@ -134,8 +135,7 @@ TEST_CASE("one request at a time: its prefill, then its decode steps; beyond the
 
 TEST_CASE("NIM's concurrency sweeps: inter-token latency and throughput in steady state") {
   const SpecRegistry specs = SpecRegistry::builtin_only();
-  const char* v = std::getenv("NAPKIN_VALIDATION_TABLE");
-  const bool table = v && std::strcmp(v, "1") == 0;
+  const bool table = test::table_wanted("1");
   if (table)
     std::printf("| model | in/out | C | running | TTFT ms | napkin | ITL ms | napkin | output tok/s | napkin |\n|---|---|---|---|---|---|---|---|---|---|\n");
   double itl_sum = 0, tput_sum = 0, ttft1_sum = 0, ttft_queued_sum = 0, ttft_loaded_sum = 0, itl_worst = 0, tput_worst = 0;
@@ -303,8 +303,7 @@ constexpr BestRow best_rows[] = {
 
 TEST_CASE("InferenceX's best configuration per GPU at a fixed concurrency (out of sample)") {
   const SpecRegistry specs = SpecRegistry::builtin_only();
-  const char* v = std::getenv("NAPKIN_VALIDATION_TABLE");
-  const bool table = v && std::strcmp(v, "1") == 0;
+  const bool table = test::table_wanted("1");
   if (table)
     std::printf("\n| model | GPU | weights | engine | tp | ISL/OSL | concurrency | measured total tok/s/GPU | napkin | error | measured TPOT ms | napkin ITL | error |\n"
                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -377,8 +376,7 @@ constexpr SmallLoadRow small_load_rows[] = {
 
 TEST_CASE("one H100 at a small concurrency, 2025-26 engines: GPUStack's and vLLM's runs (out of sample)") {
   const SpecRegistry specs = SpecRegistry::builtin_only();
-  const char* v = std::getenv("NAPKIN_VALIDATION_TABLE");
-  const bool table = v && std::strcmp(v, "1") == 0;
+  const bool table = test::table_wanted("1");
   if (table)
     std::printf("\n| source | model | engine | weights / KV | in/out | concurrency | measured out tok/s | napkin | error | measured TPOT/ITL ms | napkin ITL |\n"
                 "|---|---|---|---|---|---|---|---|---|---|---|\n");
